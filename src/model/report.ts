@@ -1,0 +1,64 @@
+/** What an evaluation says about one trace against one scenario. */
+
+/** pass: every check held. fail: a hard check failed. inconclusive: a check could not be decided (e.g. arguments not captured). */
+export type Verdict = 'pass' | 'fail' | 'inconclusive';
+
+/** A hard finding fails the verdict whatever the scores; a warning only lowers a score. */
+export type Severity = 'hard' | 'warning';
+
+/** The dimensions a report scores, each 0..1. Only dimensions the scenario checks appear. */
+export type Dimension = 'structure' | 'order' | 'arguments' | 'grounding' | 'safety' | 'efficiency';
+
+/** One thing that is wrong (or could not be decided), with the calls and spans it is about. */
+export interface Finding {
+  /** Stable dotted id of the rule, e.g. `order.sequence`, `tools.allowed`. */
+  rule: string;
+  severity: Severity;
+  /** Says what was expected and what was seen. */
+  message: string;
+  /** Trajectory node ids of the calls concerned. */
+  calls: string[];
+  /** Span ids of the calls concerned (where they came from spans). */
+  spans: string[];
+  /** Name of the assertion this finding came from, when it came from one. */
+  assertion?: string;
+  /** True when the rule could not decide (e.g. arguments not captured). */
+  inconclusive?: boolean;
+}
+
+/** One named assertion's result, in the `{name, status, reason}` shape of the compatibility format. */
+export interface AssertionResult {
+  name: string;
+  status: 'pass' | 'fail' | 'inconclusive';
+  /** Empty on pass; on fail says what was expected and what was seen. */
+  reason: string;
+}
+
+/** Counts about the evaluated trajectory. */
+export interface ReportStats {
+  calls: number;
+  turns: number;
+  errors: number;
+  durationMs: number;
+}
+
+/** The outcome of evaluating one trace against one scenario. */
+export interface Report {
+  traceId: string;
+  scenario: { id: string; version?: string };
+  verdict: Verdict;
+  pass: boolean;
+  scores: Partial<Record<Dimension, number>>;
+  findings: Finding[];
+  assertions: AssertionResult[];
+  stats: ReportStats;
+}
+
+/** Totals over a run of evaluations. */
+export interface ReportSummary {
+  traces: number;
+  evaluated: number;
+  passed: number;
+  failed: number;
+  inconclusive: number;
+}

@@ -1,0 +1,159 @@
+/**
+ * The Trajectory: what an agent did, as typed events. Normalizers build it from spans (or from
+ * typed call/result events); rules only ever read it.
+ */
+import type { JsonValue } from './json.js';
+
+/**
+ * A value that may not have been recorded. OTel makes tool arguments and results opt-in, so
+ * "not captured" must never be confused with "empty".
+ */
+export type Captured<T> =
+  | {
+      captured: true;
+      value: T;
+      /** Set when the attribute was a string that is not valid JSON: `value` then holds the raw string. */
+      parseError?: string;
+    }
+  | { captured: false };
+
+/** How a tool call ended. `no_result` means the call never reported back (span left open, no result event). */
+export type CallOutcome =
+  | { status: 'ok' }
+  | { status: 'error'; errorType?: string; message?: string }
+  | { status: 'no_result' };
+
+/** One tool invocation and its result. */
+export interface ToolCall {
+  /** Stable id of this node inside the trajectory: the call id when known and unique, else `span:<spanId>`. */
+  id: string;
+  /** The call id the framework gave it (`gen_ai.tool.call.id` or equivalent), if any. */
+  callId?: string;
+  tool: string;
+  args: Captured<JsonValue>;
+  result: Captured<JsonValue>;
+  outcome: CallOutcome;
+  spanId?: string;
+  parentSpanId?: string;
+  startTimeUnixNano?: bigint;
+  endTimeUnixNano?: bigint;
+  /** The agent that made the call, from the call's own span or its nearest agent ancestor. */
+  agentName?: string;
+  /** The LLM turn that asked for this call, when known. */
+  turnId?: string;
+  /** The convention the call was read from (e.g. `otel-genai`, `typed-events`). */
+  convention: string;
+}
+
+/** One LLM generation: the calls it asked for and the results it had been shown. */
+export interface Turn {
+  id: string;
+  spanId?: string;
+  /** Ids of the calls this turn issued. */
+  issued: string[];
+  /** Ids of the calls whose results this turn consumed. */
+  consumed: string[];
+}
+
+/** Something a normalizer could not link or read, kept so a report can say so instead of guessing. */
+export interface TrajectoryIssue {
+  /** Stable id, e.g. `arguments.unparsable`, `result.orphan`, `call.duplicate_id`. */
+  kind: string;
+  message: string;
+  spanIds: string[];
+}
+
+/** The root of what was evaluated: the local root span (or the event file). */
+export interface TrajectoryRoot {
+  name: string;
+  spanId?: string;
+  agentName?: string;
+  startTimeUnixNano?: bigint;
+  endTimeUnixNano?: bigint;
+}
+
+/**
+ * When a call was issued and when its result became available, on one ordering scale: a
+ * position in an event list, or nanoseconds inside one process. `completedAt` is absent for
+ * a call with no result, which then happens-before nothing.
+ */
+export interface CallTiming {
+  issuedAt: bigint;
+  completedAt?: bigint;
+}
+
+/** Everything a normalizer hands to {@link Trajectory}. */
+export interface TrajectoryInit {
+  traceId: string;
+  calls: ToolCall[];
+  timing: Map<string, CallTiming>;
+  turns?: Turn[];
+  root?: TrajectoryRoot;
+  issues?: TrajectoryIssue[];
+  spanCount?: number;
+}
+
+/**
+ * The causal structure of one trace. Calls are held in a causal order (a topological order
+ * of happens-before, ties broken by issue time), so a rule that walks `calls` never sees an
+ * effect before its cause.
+ */
+export class Trajectory {
+  readonly traceId: string;
+  readonly calls: readonly ToolCall[];
+  readonly turns: readonly Turn[];
+  readonly root: TrajectoryRoot | undefined;
+  readonly issues: readonly TrajectoryIssue[];
+  readonly spanCount: number;
+  readonly #timing: Map<string, CallTiming>;
+  readonly #byId: Map<string, ToolCall>;
+
+  constructor(init: TrajectoryInit) {
+    this.traceId = init.traceId;
+    this.#timing = init.timing;
+    this.calls = [...init.calls].sort((a, b) => compareTiming(this.#timingOf(a), this.#timingOf(b)));
+    this.#byId = new Map(this.calls.map((call) => [call.id, call]));
+    this.turns = init.turns ?? [];
+    this.root = init.root;
+    this.issues = init.issues ?? [];
+    this.spanCount = init.spanCount ?? 0;
+  }
+
+  /** The call with this node id. */
+  call(id: string): ToolCall | undefined {
+    return this.#byId.get(id);
+  }
+
+  /**
+   * `a -> b`: b was issued after a's result was available, so b could have depended on it.
+   * Two calls issued together (one turn, a parallel batch) are never ordered.
+   */
+  happensBefore(a: ToolCall, b: ToolCall): boolean {
+    const before = this.#timingOf(a);
+    const after = this.#timingOf(b);
+    return before.completedAt !== undefined && a !== b && before.completedAt <= after.issuedAt;
+  }
+
+  /** Neither call happened before the other. */
+  concurrent(a: ToolCall, b: ToolCall): boolean {
+    return a !== b && !this.happensBefore(a, b) && !this.happensBefore(b, a);
+  }
+
+  /** The calls of one tool, in causal order. */
+  callsOf(tool: string): ToolCall[] {
+    return this.calls.filter((call) => call.tool === tool);
+  }
+
+  #timingOf(call: ToolCall): CallTiming {
+    const timing = this.#timing.get(call.id);
+    if (!timing) throw new Error(`trajectory ${this.traceId}: no timing for call ${call.id}`);
+    return timing;
+  }
+}
+
+function compareTiming(a: CallTiming, b: CallTiming): number {
+  if (a.issuedAt !== b.issuedAt) return a.issuedAt < b.issuedAt ? -1 : 1;
+  const ac = a.completedAt ?? -1n;
+  const bc = b.completedAt ?? -1n;
+  return ac === bc ? 0 : ac < bc ? -1 : 1;
+}
