@@ -62,3 +62,8 @@ export interface ReportSummary {
   failed: number;
   inconclusive: number;
 }
+
+/** `id@version` (or just `id`): how a scenario is named in output. */
+export function scenarioLabel(scenario: Report['scenario']): string {
+  return scenario.version ? `${scenario.id}@${scenario.version}` : scenario.id;
+}

@@ -82,7 +82,9 @@ export function isSpanId(value: string): boolean {
 }
 
 /** Span duration in milliseconds, or undefined while the span is open. */
-export function durationMs(span: Pick<SpanRecord, 'startTimeUnixNano' | 'endTimeUnixNano'>): number | undefined {
+export function durationMs(
+  span: Pick<SpanRecord, 'startTimeUnixNano' | 'endTimeUnixNano'>,
+): number | undefined {
   if (span.endTimeUnixNano === undefined) return undefined;
   return Number(span.endTimeUnixNano - span.startTimeUnixNano) / 1e6;
 }

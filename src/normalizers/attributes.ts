@@ -1,0 +1,40 @@
+/** Reading typed values out of span attributes, shared by every convention. */
+import type { JsonValue } from '../model/json.js';
+import type { Attributes, AttributeValue } from '../model/span-record.js';
+import type { Captured } from '../model/trajectory.js';
+
+/** The attribute as a non-empty trimmed string, or undefined. Ids in the wild carry stray spaces. */
+export function stringAttribute(attributes: Attributes, key: string): string | undefined {
+  const value = attributes[key];
+  if (typeof value !== 'string') return undefined;
+  const trimmed = value.trim();
+  return trimmed === '' ? undefined : trimmed;
+}
+
+/**
+ * Arguments and results: JSON strings on every JS producer seen, structured values on some.
+ * Absent means not captured (OTel makes them opt-in); a string that is not JSON is kept as
+ * that string with `parseError` set, so a rule can say why it could not compare.
+ */
+export function jsonAttribute(attributes: Attributes, key: string): Captured<JsonValue> {
+  if (!Object.hasOwn(attributes, key)) return { captured: false };
+  const value = attributes[key] as AttributeValue;
+  if (typeof value !== 'string') return { captured: true, value: toJson(value) };
+  try {
+    return { captured: true, value: JSON.parse(value) as JsonValue };
+  } catch (error) {
+    return { captured: true, value, parseError: (error as Error).message };
+  }
+}
+
+/** Attribute values as JSON: bytes become base64, everything else is already JSON-shaped. */
+export function toJson(value: AttributeValue): JsonValue {
+  if (value instanceof Uint8Array) return Buffer.from(value).toString('base64');
+  if (Array.isArray(value)) return value.map(toJson);
+  if (value !== null && typeof value === 'object') {
+    const out: { [key: string]: JsonValue } = {};
+    for (const [key, inner] of Object.entries(value)) out[key] = toJson(inner);
+    return out;
+  }
+  return value;
+}

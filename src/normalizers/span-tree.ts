@@ -1,0 +1,67 @@
+/**
+ * The parent/child structure of one trace's spans, robust to what real pipelines deliver:
+ * duplicate span ids, parents that never arrived, cycles in parent ids.
+ */
+import type { SpanRecord } from '../model/span-record.js';
+import type { TrajectoryIssue } from '../model/trajectory.js';
+
+/** One trace's spans indexed by id, with the problems found while indexing. */
+export class SpanTree {
+  readonly spans: readonly SpanRecord[];
+  readonly issues: TrajectoryIssue[] = [];
+  readonly #byId = new Map<string, SpanRecord>();
+
+  constructor(spans: readonly SpanRecord[]) {
+    const kept: SpanRecord[] = [];
+    for (const span of spans) {
+      if (this.#byId.has(span.spanId)) {
+        this.issues.push({
+          kind: 'span.duplicate_id',
+          message: `span id ${span.spanId} appears more than once; kept the first ("${this.#byId.get(span.spanId)?.name}"), ignored "${span.name}"`,
+          spanIds: [span.spanId],
+        });
+        continue;
+      }
+      this.#byId.set(span.spanId, span);
+      kept.push(span);
+    }
+    this.spans = kept;
+  }
+
+  /** The span with this id. */
+  get(spanId: string | undefined): SpanRecord | undefined {
+    return spanId === undefined ? undefined : this.#byId.get(spanId);
+  }
+
+  /** The span's parent, when it is in this trace. */
+  parent(span: SpanRecord): SpanRecord | undefined {
+    return this.get(span.parentSpanId);
+  }
+
+  /**
+   * Ancestors from the parent upwards. Stops at a missing parent and at a cycle, so a
+   * malformed trace never loops.
+   */
+  *ancestors(span: SpanRecord): Generator<SpanRecord> {
+    const seen = new Set<string>([span.spanId]);
+    let current = this.parent(span);
+    while (current && !seen.has(current.spanId)) {
+      yield current;
+      seen.add(current.spanId);
+      current = this.parent(current);
+    }
+  }
+
+  /**
+   * The local root: a span without a parent in this trace (the earliest, if several). Spans
+   * whose parent is missing count too, so a partial trace still has a root.
+   */
+  root(): SpanRecord | undefined {
+    let best: SpanRecord | undefined;
+    for (const span of this.spans) {
+      if (this.parent(span) !== undefined) continue;
+      if (!best || span.startTimeUnixNano < best.startTimeUnixNano) best = span;
+    }
+    return best ?? this.spans[0];
+  }
+}

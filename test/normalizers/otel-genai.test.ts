@@ -1,0 +1,197 @@
+import { describe, expect, it } from 'vitest';
+import { normalizeSpans, normalizeTrace } from '../../src/normalizers/normalize.js';
+import { spanOutcome } from '../../src/normalizers/otel-genai.js';
+import { spanRecord, TRACE_ID, toolSpan } from '../helpers/spans.js';
+
+describe('OTel GenAI execute_tool spans', () => {
+  it('reads tool name, call id, parsed arguments and result, and the agent from an ancestor', () => {
+    const agent = spanRecord({
+      name: 'invoke_agent support',
+      attributes: { 'gen_ai.agent.name': 'support' },
+      end: 100,
+    });
+    const call = toolSpan('get_order', {
+      parentSpanId: agent.spanId,
+      callId: ' call_1 ',
+      args: { orderId: 'O-17' },
+      result: { amount: 40 },
+      start: 5,
+      end: 9,
+    });
+    const trajectory = normalizeTrace(TRACE_ID, [agent, call]);
+    expect(trajectory?.calls).toHaveLength(1);
+    const [read] = trajectory?.calls ?? [];
+    expect(read).toMatchObject({
+      id: 'call_1',
+      callId: 'call_1',
+      tool: 'get_order',
+      args: { captured: true, value: { orderId: 'O-17' } },
+      result: { captured: true, value: { amount: 40 } },
+      outcome: { status: 'ok' },
+      agentName: 'support',
+      spanId: call.spanId,
+      parentSpanId: agent.spanId,
+      convention: 'otel-genai',
+    });
+    expect(trajectory?.root).toMatchObject({
+      name: 'invoke_agent support',
+      agentName: 'support',
+      spanId: agent.spanId,
+    });
+  });
+
+  it('takes the tool name from the span name when only the name says execute_tool', () => {
+    const span = spanRecord({ name: 'execute_tool lookup', attributes: { 'gen_ai.tool.name': 'lookup' } });
+    expect(normalizeTrace(TRACE_ID, [span])?.calls[0]?.tool).toBe('lookup');
+  });
+
+  it('marks arguments and results that were not recorded as not captured, never as empty', () => {
+    const trajectory = normalizeTrace(TRACE_ID, [toolSpan('get_order', { callId: 'c1' })]);
+    expect(trajectory?.calls[0]?.args).toEqual({ captured: false });
+    expect(trajectory?.calls[0]?.result).toEqual({ captured: false });
+  });
+
+  it('keeps malformed JSON arguments as the raw string and reports them', () => {
+    const span = toolSpan('get_order', { callId: 'c1', args: '{"orderId": "O-1' });
+    const trajectory = normalizeTrace(TRACE_ID, [span]);
+    const args = trajectory?.calls[0]?.args;
+    expect(args?.captured && args.value).toBe('{"orderId": "O-1');
+    expect(args?.captured && args.parseError).toMatch(/JSON/);
+    expect(trajectory?.issues.map((issue) => issue.kind)).toEqual(['arguments.unparsable']);
+    expect(trajectory?.issues[0]?.spanIds).toEqual([span.spanId]);
+  });
+
+  it('accepts structured (non-string) argument attributes', () => {
+    const span = toolSpan('search', { extra: { 'gen_ai.tool.call.arguments': ['a', 'b'] } });
+    expect(normalizeTrace(TRACE_ID, [span])?.calls[0]?.args).toEqual({ captured: true, value: ['a', 'b'] });
+  });
+
+  it('returns no trajectory for a trace no agent convention claims', () => {
+    const http = spanRecord({
+      name: 'GET /health',
+      kind: 'server',
+      attributes: { 'http.request.method': 'GET' },
+    });
+    expect(normalizeTrace(TRACE_ID, [http])).toBeUndefined();
+    expect(normalizeSpans([http])).toEqual([]);
+  });
+});
+
+describe('tool outcomes', () => {
+  it('status ERROR is an error even without error.type', () => {
+    expect(spanOutcome(toolSpan('t', { status: { code: 'error', message: 'gateway timeout' } }))).toEqual({
+      status: 'error',
+      message: 'gateway timeout',
+    });
+  });
+
+  it('an exception event on an unset status is an error, typed from the exception', () => {
+    const span = toolSpan('t', {
+      events: [
+        {
+          name: 'exception',
+          timeUnixNano: 1n,
+          attributes: { 'exception.type': 'TimeoutError', 'exception.message': 'slow' },
+        },
+      ],
+    });
+    expect(spanOutcome(span)).toEqual({ status: 'error', errorType: 'TimeoutError', message: 'slow' });
+  });
+
+  it('error.type makes an error', () => {
+    expect(spanOutcome(toolSpan('t', { extra: { 'error.type': 'tool_error' } }))).toEqual({
+      status: 'error',
+      errorType: 'tool_error',
+    });
+  });
+
+  it('an explicit OK wins over a handled exception', () => {
+    const span = toolSpan('t', {
+      status: { code: 'ok' },
+      events: [{ name: 'exception', timeUnixNano: 1n, attributes: {} }],
+    });
+    expect(spanOutcome(span)).toEqual({ status: 'ok' });
+  });
+
+  it('a span that never ended has no result and orders nothing after it', () => {
+    const open = toolSpan('slow', { callId: 'a', start: 0, end: null });
+    const later = toolSpan('next', { callId: 'b', start: 50, end: 60 });
+    const trajectory = normalizeTrace(TRACE_ID, [open, later]);
+    const [a, b] = trajectory?.calls ?? [];
+    expect(a?.outcome).toEqual({ status: 'no_result' });
+    expect(a && b && trajectory?.happensBefore(a, b)).toBe(false);
+    expect(a && b && trajectory?.concurrent(a, b)).toBe(true);
+  });
+});
+
+describe('order without turns', () => {
+  it('a call started after another ended happens after it; overlapping calls are concurrent', () => {
+    const spans = [
+      toolSpan('c', { callId: 'c', start: 20, end: 30 }),
+      toolSpan('a', { callId: 'a', start: 0, end: 10 }),
+      toolSpan('b', { callId: 'b', start: 5, end: 15 }),
+    ];
+    const trajectory = normalizeTrace(TRACE_ID, spans);
+    expect(trajectory?.calls.map((call) => call.id)).toEqual(['a', 'b', 'c']);
+    const byId = (id: string) => {
+      const call = trajectory?.call(id);
+      if (!call) throw new Error(`no call ${id}`);
+      return call;
+    };
+    expect(trajectory?.concurrent(byId('a'), byId('b'))).toBe(true);
+    expect(trajectory?.happensBefore(byId('a'), byId('c'))).toBe(true);
+    expect(trajectory?.happensBefore(byId('b'), byId('c'))).toBe(true);
+    expect(trajectory?.happensBefore(byId('c'), byId('a'))).toBe(false);
+  });
+});
+
+describe('robustness', () => {
+  it('duplicate call ids are told apart by span id and reported', () => {
+    const first = toolSpan('t', { callId: 'same', start: 0, end: 1 });
+    const second = toolSpan('t', { callId: 'same', start: 2, end: 3 });
+    const trajectory = normalizeTrace(TRACE_ID, [first, second]);
+    expect(trajectory?.calls.map((call) => call.id)).toEqual([
+      `span:${first.spanId}`,
+      `span:${second.spanId}`,
+    ]);
+    expect(trajectory?.issues.find((issue) => issue.kind === 'call.duplicate_id')?.spanIds).toEqual([
+      first.spanId,
+      second.spanId,
+    ]);
+  });
+
+  it('a duplicate span id keeps the first span and reports the second', () => {
+    const first = toolSpan('t', { callId: 'x' });
+    const copy = { ...toolSpan('u', { callId: 'y' }), spanId: first.spanId };
+    const trajectory = normalizeTrace(TRACE_ID, [first, copy]);
+    expect(trajectory?.calls.map((call) => call.tool)).toEqual(['t']);
+    expect(trajectory?.issues.map((issue) => issue.kind)).toContain('span.duplicate_id');
+  });
+
+  it('a cycle in parent ids neither hangs nor loses the calls', () => {
+    const a = spanRecord({ name: 'a', attributes: { 'gen_ai.agent.name': 'x' } });
+    const b = toolSpan('t', { callId: 'c1', parentSpanId: a.spanId });
+    a.parentSpanId = b.spanId;
+    const trajectory = normalizeTrace(TRACE_ID, [a, b]);
+    expect(trajectory?.calls.map((call) => call.id)).toEqual(['c1']);
+    expect(trajectory?.calls[0]?.agentName).toBe('x');
+    expect(trajectory?.root).toBeDefined();
+  });
+
+  it('a tool span whose parent never arrived is still a call, and the earliest orphan is the root', () => {
+    const orphan = toolSpan('t', { callId: 'c1', parentSpanId: 'ffffffffffffffff', start: 3 });
+    const trajectory = normalizeTrace(TRACE_ID, [orphan]);
+    expect(trajectory?.calls).toHaveLength(1);
+    expect(trajectory?.root?.spanId).toBe(orphan.spanId);
+  });
+
+  it('10,000 tool spans normalize in causal order', () => {
+    const spans = Array.from({ length: 10_000 }, (_, i) =>
+      toolSpan(`t${i % 7}`, { callId: `c${i}`, start: i * 2, end: i * 2 + 1 }),
+    );
+    const trajectory = normalizeTrace(TRACE_ID, spans.reverse());
+    expect(trajectory?.calls).toHaveLength(10_000);
+    expect(trajectory?.calls[0]?.id).toBe('c0');
+    expect(trajectory?.calls[9_999]?.id).toBe('c9999');
+  });
+});
