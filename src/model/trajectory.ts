@@ -131,7 +131,9 @@ export class Trajectory {
   happensBefore(a: ToolCall, b: ToolCall): boolean {
     const before = this.#timingOf(a);
     const after = this.#timingOf(b);
-    return before.completedAt !== undefined && a !== b && before.completedAt <= after.issuedAt;
+    if (a === b || before.completedAt === undefined || before.completedAt > after.issuedAt) return false;
+    // Two instantaneous calls at the same instant (millisecond clocks) cannot be told apart: concurrent.
+    return !(after.completedAt !== undefined && after.completedAt <= before.issuedAt);
   }
 
   /** Neither call happened before the other. */

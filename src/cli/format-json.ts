@@ -1,0 +1,21 @@
+/** `--format json`: `{reports, summary}` (plus `errors` when an input could not be read). */
+import { formatInputError, type InputError } from './read-traces.js';
+import type { EvalRun } from './run-eval.js';
+
+/** The run as one JSON document, with the report shape of DESIGN.md. */
+export function formatJson(run: EvalRun): string {
+  const document: Record<string, unknown> = {
+    reports: run.reports.map(({ report }) => report),
+    summary: run.summary,
+  };
+  if (run.errors.length > 0) document.errors = run.errors.map(errorJson);
+  return `${JSON.stringify(document, null, 2)}\n`;
+}
+
+function errorJson(error: InputError): Record<string, string> {
+  return {
+    source: error.source,
+    ...(error.location && { location: error.location }),
+    message: formatInputError(error),
+  };
+}

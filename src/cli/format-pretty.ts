@@ -1,0 +1,58 @@
+/** `--format pretty`: what a person reads in a terminal. One block per evaluation, failures first named. */
+import { type Report, scenarioLabel } from '../model/report.js';
+import { formatInputError } from './read-traces.js';
+import type { EvalRun } from './run-eval.js';
+
+/** Colours for a TTY; plain text elsewhere. */
+export interface PrettyOptions {
+  color: boolean;
+}
+
+const LABEL: Record<Report['verdict'], string> = { pass: 'PASS', fail: 'FAIL', inconclusive: 'INCONCLUSIVE' };
+
+/** The run as readable text. */
+export function formatPretty(run: EvalRun, options: PrettyOptions = { color: false }): string {
+  const paint = painter(options.color);
+  const out: string[] = [];
+  for (const { source, report } of run.reports) {
+    const colour = report.verdict === 'pass' ? 'green' : report.verdict === 'fail' ? 'red' : 'yellow';
+    const agent = report.stats.calls === 1 ? '1 call' : `${report.stats.calls} calls`;
+    out.push(
+      `${paint(colour, LABEL[report.verdict])}  ${scenarioLabel(report.scenario)}  trace ${report.traceId}  ${paint('dim', `(${source}, ${agent}, ${formatMs(report.stats.durationMs)})`)}`,
+    );
+    const scores = Object.entries(report.scores).map(
+      ([dimension, score]) => `${dimension} ${score.toFixed(2)}`,
+    );
+    if (scores.length > 0) out.push(`    ${paint('dim', scores.join('  '))}`);
+    for (const finding of report.findings) {
+      const mark = finding.inconclusive ? '?' : finding.severity === 'hard' ? 'x' : '!';
+      out.push(`    ${paint(colour, mark)} ${finding.assertion ?? finding.rule}: ${finding.message}`);
+      const where = [
+        finding.calls.length > 0 && `calls ${finding.calls.join(', ')}`,
+        finding.spans.length > 0 && `spans ${finding.spans.join(', ')}`,
+      ].filter(Boolean);
+      if (where.length > 0) out.push(`      ${paint('dim', where.join('; '))}`);
+    }
+  }
+  for (const error of run.errors) out.push(`${paint('red', 'ERROR')}  ${formatInputError(error)}`);
+  const s = run.summary;
+  out.push(
+    '',
+    `${s.traces} ${s.traces === 1 ? 'trace' : 'traces'}, ${s.evaluated} ${s.evaluated === 1 ? 'evaluation' : 'evaluations'}: ` +
+      `${s.passed} passed, ${s.failed} failed, ${s.inconclusive} inconclusive` +
+      (run.errors.length > 0
+        ? `; ${run.errors.length} input ${run.errors.length === 1 ? 'error' : 'errors'}`
+        : ''),
+  );
+  return `${out.join('\n')}\n`;
+}
+
+function formatMs(ms: number): string {
+  return ms >= 1000 ? `${(ms / 1000).toFixed(2)} s` : `${ms.toFixed(ms < 10 ? 2 : 0)} ms`;
+}
+
+const CODES = { green: 32, red: 31, yellow: 33, dim: 2 } as const;
+
+function painter(color: boolean): (code: keyof typeof CODES, text: string) => string {
+  return color ? (code, text) => `\u001b[${CODES[code]}m${text}\u001b[0m` : (_code, text) => text;
+}

@@ -1,0 +1,67 @@
+/** The `toolpath` command: dispatches to a subcommand; never prints a stack trace unless asked. */
+import { readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { demoCommand } from './demo-command.js';
+import { EVAL_USAGE, evalCommand } from './eval-command.js';
+import { type CliIO, UsageError } from './io.js';
+
+const USAGE = `usage: toolpath <command> [options]
+
+commands:
+  eval    evaluate stored traces against scenarios (toolpath eval --help)
+  demo    run a small instrumented demo agent and evaluate its traces
+
+options:
+  --help, -h     this text
+  --version, -v  the version
+`;
+
+const COMMANDS: Record<
+  string,
+  { run: (args: readonly string[], io: CliIO) => Promise<number>; usage: string }
+> = {
+  eval: { run: evalCommand, usage: EVAL_USAGE },
+  demo: { run: demoCommand, usage: 'usage: toolpath demo [--keep DIR]\n' },
+};
+
+/** Runs the command line; resolves to the exit status. */
+export async function main(argv: readonly string[], io: CliIO): Promise<number> {
+  const [name, ...rest] = argv;
+  if (name === undefined || name === '--help' || name === '-h' || name === 'help') {
+    (name === undefined ? io.stderr : io.stdout)(USAGE);
+    return name === undefined ? 2 : 0;
+  }
+  if (name === '--version' || name === '-v') {
+    io.stdout(`${version()}\n`);
+    return 0;
+  }
+  const command = COMMANDS[name];
+  if (!command) {
+    io.stderr(`toolpath: unknown command "${name}"\n\n${USAGE}`);
+    return 2;
+  }
+  if (rest.includes('--help') || rest.includes('-h')) {
+    io.stdout(command.usage);
+    return 0;
+  }
+  try {
+    return await command.run(rest, io);
+  } catch (error) {
+    if (error instanceof UsageError) {
+      io.stderr(`toolpath ${name}: ${error.message}\n\n${command.usage}`);
+      return 2;
+    }
+    const detail = process.env.TOOLPATH_DEBUG
+      ? ((error as Error).stack ?? String(error))
+      : (error as Error).message;
+    io.stderr(
+      `toolpath ${name}: internal error: ${detail}\n(set TOOLPATH_DEBUG=1 for the stack; please report it)\n`,
+    );
+    return 2;
+  }
+}
+
+function version(): string {
+  const path = fileURLToPath(new URL('../../package.json', import.meta.url));
+  return (JSON.parse(readFileSync(path, 'utf8')) as { version: string }).version;
+}

@@ -1,0 +1,254 @@
+/**
+ * The leaves of OTLP JSON: ids, enums, 64-bit integers, AnyValues and attribute lists. Each
+ * decoder returns its value or an {@link Invalid} naming the field, so `otlp-json.ts` can reject
+ * one span and keep the rest.
+ */
+import type { Attributes, AttributeValue, SpanKindName, StatusCodeName } from '../model/span-record.js';
+
+/**
+ * Why a value was rejected, with its path relative to the caller. Returned rather than thrown:
+ * callers prefix their own path segment, and only on this (rare) path are strings built.
+ */
+export class Invalid {
+  constructor(
+    readonly path: string,
+    readonly message: string,
+  ) {}
+}
+
+/** Span kinds by their OTLP enum number. */
+export const SPAN_KINDS: readonly SpanKindName[] = [
+  'unspecified',
+  'internal',
+  'server',
+  'client',
+  'producer',
+  'consumer',
+];
+/** Status codes by their OTLP enum number. */
+export const STATUS_CODES: readonly StatusCodeName[] = ['unset', 'ok', 'error'];
+/** AnyValues nested deeper than this are rejected: bounded recursion, so hostile input cannot overflow the stack. */
+const MAX_VALUE_DEPTH = 64;
+const MAX_UINT64 = 2n ** 64n - 1n;
+const DECIMAL_INTEGER = /^-?\d+$/;
+const JSON_NUMBER = /^-?(?:0|[1-9]\d*)(?:\.\d+)?(?:[eE][+-]?\d+)?$/;
+const HEX = /^[0-9a-fA-F]+$/;
+const ALL_ZERO = /^0+$/;
+const BASE64 = /^[A-Za-z0-9+/_-]+={0,2}$/;
+const ANY_VALUE_FIELDS = new Set([
+  'stringValue',
+  'boolValue',
+  'intValue',
+  'doubleValue',
+  'arrayValue',
+  'kvlistValue',
+  'bytesValue',
+]);
+
+/** Enums come as integers, or as their proto names (`SPAN_KIND_SERVER`), which proto3 JSON also allows. */
+export function decodeEnum<T extends string>(
+  raw: unknown,
+  names: readonly T[],
+  prefix: string,
+  at: string,
+): T | Invalid {
+  if (raw == null) return names[0] as T;
+  if (typeof raw === 'number' && Number.isInteger(raw) && raw >= 0 && raw < names.length)
+    return names[raw] as T;
+  if (typeof raw === 'string' && raw.startsWith(prefix)) {
+    const index = names.indexOf(raw.slice(prefix.length).toLowerCase() as T);
+    if (index >= 0) return names[index] as T;
+  }
+  const accepted = `0-${names.length - 1} or ${names.map((n) => prefix + n.toUpperCase()).join(', ')}`;
+  return new Invalid(at, `expected ${accepted}, got ${preview(raw)}`);
+}
+
+/** A string field; absent (proto3's default) is the empty string. */
+export function decodeString(raw: unknown, at: string): string | Invalid {
+  if (raw == null) return '';
+  return typeof raw === 'string' ? raw : new Invalid(at, `expected a string, got ${describe(raw)}`);
+}
+
+/** A trace id (32 hex) or span id (16 hex), returned lowercase. */
+export function decodeId(raw: unknown, at: string, hexLength: 16 | 32): string | Invalid {
+  const what = hexLength === 32 ? 'trace id' : 'span id';
+  if (typeof raw !== 'string' || raw === '') {
+    return new Invalid(
+      at,
+      `expected a ${what} of ${hexLength} hex characters, got ${raw === '' ? 'an empty string' : describe(raw)}`,
+    );
+  }
+  if (raw.length !== hexLength || !HEX.test(raw)) {
+    // A generic proto3-JSON writer base64-encodes ids; say so, since that is the usual cause.
+    const base64Length = hexLength === 32 ? 24 : 12;
+    const hint = raw.length === base64Length && BASE64.test(raw) ? '; OTLP JSON ids are hex, not base64' : '';
+    return new Invalid(
+      at,
+      `expected ${hexLength} hex characters, got ${preview(raw)} (${raw.length} characters)${hint}`,
+    );
+  }
+  if (ALL_ZERO.test(raw)) return new Invalid(at, `an all-zero ${what} is invalid`);
+  return raw.toLowerCase();
+}
+
+/** A fixed64 nanosecond time, as a decimal string or an integer number; absent is 0. */
+export function decodeTimestamp(raw: unknown, at: string): bigint | Invalid {
+  if (raw == null) return 0n;
+  if (typeof raw === 'string' && DECIMAL_INTEGER.test(raw)) {
+    const value = BigInt(raw);
+    if (value >= 0n && value <= MAX_UINT64) return value;
+  } else if (typeof raw === 'number' && Number.isInteger(raw) && raw >= 0) {
+    return BigInt(raw);
+  }
+  return new Invalid(
+    at,
+    `expected nanoseconds since the epoch (an unsigned 64-bit integer), got ${preview(raw)}`,
+  );
+}
+
+/**
+ * An int64 attribute: a number when exact, else its canonical decimal string, so nothing is lost.
+ * Not range-checked: the JS SDK writes any integral number as intValue (even 1e21), and dropping
+ * a span over an attribute value would lose more than it protects.
+ */
+function decodeInt(raw: unknown): AttributeValue | Invalid {
+  if (typeof raw === 'string' && DECIMAL_INTEGER.test(raw)) {
+    // Up to 15 digits a double is exact: skip the BigInt.
+    if (raw.length <= 15) return Number(raw) || 0;
+    const value = BigInt(raw);
+    return value >= BigInt(Number.MIN_SAFE_INTEGER) && value <= BigInt(Number.MAX_SAFE_INTEGER)
+      ? Number(value)
+      : value.toString();
+  }
+  if (typeof raw === 'number' && Number.isInteger(raw)) {
+    return Number.isSafeInteger(raw) ? raw || 0 : BigInt(raw).toString();
+  }
+  return new Invalid('.intValue', `expected an integer (a decimal string or a number), got ${preview(raw)}`);
+}
+
+function decodeDouble(raw: unknown): number | Invalid {
+  if (typeof raw === 'number') return raw;
+  if (raw === 'NaN') return Number.NaN;
+  if (raw === 'Infinity') return Number.POSITIVE_INFINITY;
+  if (raw === '-Infinity') return Number.NEGATIVE_INFINITY;
+  if (typeof raw === 'string' && JSON_NUMBER.test(raw)) return Number(raw);
+  return new Invalid(
+    '.doubleValue',
+    `expected a number, "NaN", "Infinity" or "-Infinity", got ${preview(raw)}`,
+  );
+}
+
+function decodeBytes(raw: unknown): Uint8Array | Invalid {
+  if (typeof raw === 'string' && (raw === '' || BASE64.test(raw)))
+    return Uint8Array.from(Buffer.from(raw, 'base64'));
+  return new Invalid('.bytesValue', `expected base64, got ${preview(raw)}`);
+}
+
+/** An AnyValue: exactly one of its fields, or none (`{}`, which is null). */
+function decodeAnyValue(raw: unknown, depth: number): AttributeValue | Invalid {
+  if (raw == null) return null;
+  if (!isObject(raw))
+    return new Invalid('', `expected an AnyValue object (e.g. {"stringValue": "..."}), got ${describe(raw)}`);
+  let field: string | undefined;
+  for (const key in raw) {
+    if (!ANY_VALUE_FIELDS.has(key) || raw[key] == null) continue;
+    if (field !== undefined)
+      return new Invalid('', `an AnyValue holds one value, got both ${field} and ${key}`);
+    field = key;
+  }
+  switch (field) {
+    case undefined:
+      return null;
+    case 'stringValue':
+      return typeof raw.stringValue === 'string'
+        ? raw.stringValue
+        : new Invalid('.stringValue', `expected a string, got ${describe(raw.stringValue)}`);
+    case 'boolValue':
+      return typeof raw.boolValue === 'boolean'
+        ? raw.boolValue
+        : new Invalid('.boolValue', `expected true or false, got ${preview(raw.boolValue)}`);
+    case 'intValue':
+      return decodeInt(raw.intValue);
+    case 'doubleValue':
+      return decodeDouble(raw.doubleValue);
+    case 'bytesValue':
+      return decodeBytes(raw.bytesValue);
+  }
+  if (depth >= MAX_VALUE_DEPTH) return new Invalid('', `value nested deeper than ${MAX_VALUE_DEPTH} levels`);
+  const container = raw[field as 'arrayValue' | 'kvlistValue'];
+  if (!isObject(container))
+    return new Invalid(`.${field}`, `expected an object with "values", got ${describe(container)}`);
+  if (field === 'kvlistValue') return decodeKeyValues(container.values, '.kvlistValue.values', depth + 1);
+  const values = container.values;
+  if (values == null) return [];
+  if (!Array.isArray(values))
+    return new Invalid('.arrayValue.values', `expected an array, got ${describe(values)}`);
+  const items: AttributeValue[] = new Array(values.length);
+  for (let i = 0; i < values.length; i++) {
+    const item = decodeAnyValue(values[i], depth + 1);
+    if (item instanceof Invalid) return new Invalid(`.arrayValue.values[${i}]${item.path}`, item.message);
+    items[i] = item;
+  }
+  return items;
+}
+
+/** A `[{key, value}]` list (attributes, kvlistValue) as an object; a repeated key keeps its last value. */
+export function decodeKeyValues(raw: unknown, at: string, depth: number): Attributes | Invalid {
+  const attributes: Attributes = {};
+  if (raw == null) return attributes;
+  if (!Array.isArray(raw))
+    return new Invalid(at, `expected an array of {"key", "value"}, got ${describe(raw)}`);
+  for (let i = 0; i < raw.length; i++) {
+    const entry = raw[i];
+    if (!isObject(entry))
+      return new Invalid(`${at}[${i}]`, `expected a {"key", "value"} object, got ${describe(entry)}`);
+    const key = entry.key;
+    if (typeof key !== 'string') {
+      return new Invalid(
+        `${at}[${i}].key`,
+        key === undefined ? 'missing key' : `expected a string, got ${describe(key)}`,
+      );
+    }
+    const value = decodeAnyValue(entry.value, depth);
+    if (value instanceof Invalid) return new Invalid(`${at}[${i}].value${value.path}`, value.message);
+    // `attributes["__proto__"] = v` would set the prototype, not a key.
+    if (key === '__proto__')
+      Object.defineProperty(attributes, key, { value, enumerable: true, writable: true, configurable: true });
+    else attributes[key] = value;
+  }
+  return attributes;
+}
+
+/** A JSON object: not null, not an array. */
+export function isObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+/** A non-empty array. */
+export function hasItems(value: unknown): boolean {
+  return Array.isArray(value) && value.length > 0;
+}
+
+/** An object with at least one enumerable key. */
+export function hasKeys(value: object): boolean {
+  for (const _ in value) return true;
+  return false;
+}
+
+/** The JSON type of a value, for messages: "got an array", "got number 5". */
+export function describe(value: unknown): string {
+  if (value === null) return 'null';
+  if (value === undefined) return 'nothing';
+  if (Array.isArray(value)) return 'an array';
+  if (typeof value === 'object') return 'an object';
+  if (typeof value === 'string') return `a string (${preview(value)})`;
+  return `${typeof value} ${String(value)}`;
+}
+
+/** A short rendering of a scalar for messages; long strings are cut so one bad value cannot flood a log. */
+function preview(value: unknown): string {
+  if (typeof value !== 'string')
+    return isObject(value) || Array.isArray(value) ? describe(value) : String(value);
+  const cut = value.length > 40 ? `${value.slice(0, 40)}...` : value;
+  return JSON.stringify(cut);
+}

@@ -1,0 +1,128 @@
+/**
+ * The demo's three conversations, each a scripted model run: one good, one that refunds before
+ * checking the policy, one that confirms a refund id it made up. And the scenario that judges them.
+ */
+import type { JsonValue } from '../model/json.js';
+import type { ScriptStep } from './mock-model.js';
+
+/** One demo conversation: a name for its trace file and the model's script. */
+export interface DemoConversation {
+  name: string;
+  description: string;
+  steps: ScriptStep[];
+}
+
+const order = { orderId: 'O-17' };
+const field = (value: JsonValue | undefined, key: string): JsonValue =>
+  value !== null && typeof value === 'object' && !Array.isArray(value) ? (value[key] ?? null) : null;
+
+/** The three conversations the demo runs. */
+export const DEMO_CONVERSATIONS: DemoConversation[] = [
+  {
+    name: 'good-refund',
+    description: 'looks up the order and the policy in parallel, refunds, confirms the real refund id',
+    steps: [
+      () => ({
+        toolCalls: [
+          { name: 'get_order', arguments: order },
+          { name: 'get_refund_policy', arguments: order },
+        ],
+      }),
+      (seen) => ({
+        toolCalls: [
+          { name: 'issue_refund', arguments: { ...order, amount: field(seen.get('get_order'), 'amount') } },
+        ],
+      }),
+      (seen) => ({
+        toolCalls: [
+          {
+            name: 'send_confirmation',
+            arguments: {
+              email: field(seen.get('get_order'), 'email'),
+              refundId: field(seen.get('issue_refund'), 'refundId'),
+            },
+          },
+        ],
+      }),
+      () => ({ text: 'Your refund of $40 is on its way.' }),
+    ],
+  },
+  {
+    name: 'refund-before-policy',
+    description: 'issues the refund first and checks the refund policy only afterwards',
+    steps: [
+      () => ({ toolCalls: [{ name: 'get_order', arguments: order }] }),
+      (seen) => ({
+        toolCalls: [
+          { name: 'issue_refund', arguments: { ...order, amount: field(seen.get('get_order'), 'amount') } },
+        ],
+      }),
+      () => ({ toolCalls: [{ name: 'get_refund_policy', arguments: order }] }),
+      (seen) => ({
+        toolCalls: [
+          {
+            name: 'send_confirmation',
+            arguments: {
+              email: field(seen.get('get_order'), 'email'),
+              refundId: field(seen.get('issue_refund'), 'refundId'),
+            },
+          },
+        ],
+      }),
+      () => ({ text: 'Your refund of $40 is on its way.' }),
+    ],
+  },
+  {
+    name: 'made-up-confirmation',
+    description:
+      'refunds correctly but confirms a refund id it made up instead of the one the refund returned',
+    steps: [
+      () => ({
+        toolCalls: [
+          { name: 'get_order', arguments: order },
+          { name: 'get_refund_policy', arguments: order },
+        ],
+      }),
+      (seen) => ({
+        toolCalls: [
+          { name: 'issue_refund', arguments: { ...order, amount: field(seen.get('get_order'), 'amount') } },
+        ],
+      }),
+      (seen) => ({
+        toolCalls: [
+          {
+            name: 'send_confirmation',
+            arguments: { email: field(seen.get('get_order'), 'email'), refundId: 'R-7731' },
+          },
+        ],
+      }),
+      () => ({ text: 'Your refund R-7731 is on its way.' }),
+    ],
+  },
+];
+
+/**
+ * The scenario the demo judges by, in the seed-001 assertion format. The refund id is known
+ * because the demo shop is deterministic (every run issues R-1001 first).
+ */
+export const DEMO_SCENARIO = {
+  id: 'demo.support.refund',
+  version: '1',
+  allowed_tools: ['get_order', 'get_refund_policy', 'issue_refund', 'send_confirmation'],
+  expected_tool_sequence: [
+    { tool: 'get_refund_policy' },
+    { tool: 'issue_refund' },
+    { tool: 'send_confirmation' },
+  ],
+  tool_call_args: [
+    { tool: 'issue_refund', match: { mode: 'subset', args: { orderId: 'O-17', amount: 40 } } },
+    { tool: 'send_confirmation', match: { mode: 'subset', args: { refundId: 'R-1001' } } },
+  ],
+};
+
+/** What each conversation must get from the scenario: the demo checks itself. */
+export const EXPECTED_VERDICTS: Record<string, 'pass' | 'fail'> = {
+  'good-refund': 'pass',
+  'refund-before-policy': 'fail',
+  'made-up-confirmation': 'fail',
+};

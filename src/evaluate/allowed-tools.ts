@@ -1,0 +1,27 @@
+/**
+ * `no_unexpected_tool` (seed 001's `allowed_tools`): deny by default. Every call whose tool is
+ * not on the list fails the assertion, and the reason names each forbidden tool with its calls.
+ */
+import type { ToolCall, Trajectory } from '../model/trajectory.js';
+import { type AssertionOutcome, callIds, capList, failed, passed } from './outcome.js';
+
+/** The seed-001 result name of the allowlist assertion. */
+export const NO_UNEXPECTED_TOOL = 'no_unexpected_tool';
+
+/** Evaluates `allowed_tools` against the trajectory. An empty list allows no tool at all. */
+export function checkAllowedTools(trajectory: Trajectory, allowed: readonly string[]): AssertionOutcome {
+  const allowedSet = new Set(allowed);
+  // Map keeps first-call order, so the reason lists forbidden tools in the order they were used.
+  const forbidden = new Map<string, ToolCall[]>();
+  for (const call of trajectory.calls) {
+    if (allowedSet.has(call.tool)) continue;
+    const calls = forbidden.get(call.tool);
+    if (calls) calls.push(call);
+    else forbidden.set(call.tool, [call]);
+  }
+  if (forbidden.size === 0) return passed(NO_UNEXPECTED_TOOL);
+  const listed = capList([...forbidden].map(([tool, calls]) => `${tool} (${callIds(calls)})`));
+  const allowedText = allowed.length === 0 ? 'none' : allowed.join(', ');
+  const reason = `called tools outside allowed_tools: ${listed}; allowed: ${allowedText}`;
+  return failed(NO_UNEXPECTED_TOOL, reason, [...forbidden.values()].flat());
+}

@@ -1,0 +1,68 @@
+/**
+ * `tool_call_args`: a tool was called with matching arguments - any of its calls, or its Nth
+ * call in causal order with `call_index`. Calls whose arguments were not captured make the
+ * result inconclusive unless another call settles it.
+ */
+import type { ToolCall, Trajectory } from '../model/trajectory.js';
+import type { ToolCallArgsAssertion } from '../scenario/assertions.js';
+import { describeExpectation, type MatchOutcome, matchArgs } from './match-args.js';
+import { type AssertionOutcome, failed, passed, times, undecided } from './outcome.js';
+
+/** At most this many calls are described in one reason; the rest are counted. */
+const MAX_CALLS_DESCRIBED = 5;
+
+/** The seed-001 result name: `tool_call_args:<tool>` or `tool_call_args:<tool>#<call_index>`. */
+export function toolCallArgsName(assertion: ToolCallArgsAssertion): string {
+  const base = `tool_call_args:${assertion.tool}`;
+  return assertion.call_index === undefined ? base : `${base}#${assertion.call_index}`;
+}
+
+/** Evaluates one `tool_call_args` entry against the trajectory. */
+export function checkToolCallArgs(
+  trajectory: Trajectory,
+  assertion: ToolCallArgsAssertion,
+): AssertionOutcome {
+  const name = toolCallArgsName(assertion);
+  const { tool } = assertion;
+  const calls = trajectory.callsOf(tool);
+  const expectation = describeExpectation(assertion.match);
+  const index = assertion.call_index;
+
+  if (index !== undefined) {
+    const call = calls[index - 1];
+    if (!call) {
+      const seen =
+        calls.length === 0 ? `${tool} was never called` : `${tool} was called ${times(calls.length)}`;
+      return failed(name, `${seen}; call_index ${index} asks for call #${index}`, calls);
+    }
+    const outcome = matchArgs(assertion.match, call.args);
+    const which = `${tool} call #${index} (call ${call.id})`;
+    if (outcome.status === 'match') return passed(name, [call]);
+    if (outcome.status === 'undecided') {
+      return undecided(name, `${which} could not be checked against ${expectation}: ${outcome.detail}`, [
+        call,
+      ]);
+    }
+    return failed(name, `${which} did not match ${expectation}: ${outcome.detail}`, [call]);
+  }
+
+  if (calls.length === 0) return failed(name, `${tool} was never called`, []);
+  const outcomes = calls.map((call) => ({ call, outcome: matchArgs(assertion.match, call.args) }));
+  const match = outcomes.find((entry) => entry.outcome.status === 'match');
+  if (match) return passed(name, [match.call]);
+  const seen = `saw ${calls.length === 1 ? '1 call' : `${calls.length} calls`}: ${describeCalls(outcomes)}`;
+  if (outcomes.some((entry) => entry.outcome.status === 'undecided')) {
+    return undecided(name, `could not decide whether ${tool} was called with ${expectation}; ${seen}`, calls);
+  }
+  return failed(name, `no call to ${tool} matched ${expectation}; ${seen}`, calls);
+}
+
+/** `#1 (call c3) amount_cents: expected 5000, saw 4000; #2 (call c5) arguments were not captured`. */
+export function describeCalls(outcomes: readonly { call: ToolCall; outcome: MatchOutcome }[]): string {
+  const described = outcomes.slice(0, MAX_CALLS_DESCRIBED).map(({ call, outcome }, position) => {
+    const detail = outcome.status === 'match' ? 'matched' : outcome.detail;
+    return `#${position + 1} (call ${call.id}) ${detail}`;
+  });
+  const rest = outcomes.length - MAX_CALLS_DESCRIBED;
+  return rest > 0 ? `${described.join('; ')}; and ${rest} more` : described.join('; ');
+}

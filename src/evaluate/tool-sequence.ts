@@ -1,0 +1,119 @@
+/**
+ * `tool_sequence` (seed 001's `expected_tool_sequence`): the steps must appear as an ordered
+ * subsequence on the causal order - step i+1's call happens-after step i's call. Other calls
+ * may interleave; calls issued together (one turn, a parallel batch) never satisfy "A then B".
+ * The search is in sequence-search.ts; this module judges and explains.
+ */
+import type { ToolCall, Trajectory } from '../model/trajectory.js';
+import type { SequenceStep } from '../scenario/assertions.js';
+import { describeExpectation, type MatchOutcome, matchArgs } from './match-args.js';
+import { type AssertionOutcome, callIds, capList, failed, passed, times, undecided } from './outcome.js';
+import { type SequenceSearch, searchSequence } from './sequence-search.js';
+
+/** The seed-001 result name of the sequence assertion. */
+export const TOOL_SEQUENCE = 'tool_sequence';
+
+/** Evaluates `expected_tool_sequence` against the trajectory. */
+export function checkToolSequence(trajectory: Trajectory, steps: readonly SequenceStep[]): AssertionOutcome {
+  // Each call's arguments are checked once per step, then shared by both searches below.
+  const outcomes = steps.map((step) => {
+    const byCall = new Map<ToolCall, MatchOutcome>();
+    for (const call of trajectory.callsOf(step.tool)) {
+      byCall.set(call, step.match ? matchArgs(step.match, call.args) : { status: 'match' });
+    }
+    return byCall;
+  });
+  const certain = searchSequence(
+    trajectory,
+    outcomes.map((byCall) => (call: ToolCall) => byCall.get(call)?.status === 'match'),
+  );
+  if (certain.reached === steps.length) return passed(TOOL_SEQUENCE, certain.chain);
+
+  // Would the sequence hold if every call we could not judge matched? Then it is undecided, not failed.
+  const judged = outcomes.every((byCall) =>
+    [...byCall.values()].every((outcome) => outcome.status !== 'undecided'),
+  );
+  if (!judged) {
+    const possible = searchSequence(
+      trajectory,
+      outcomes.map((byCall) => (call: ToolCall) => {
+        const status = byCall.get(call)?.status;
+        return status === 'match' || status === 'undecided';
+      }),
+    );
+    if (possible.reached === steps.length) {
+      const unknown = possible.chain.flatMap((call, index) => {
+        const outcome = outcomes[index]?.get(call);
+        return outcome?.status === 'undecided' ? [`${call.tool} (call ${call.id}) ${outcome.detail}`] : [];
+      });
+      const reason =
+        `could not decide: ${progress(certain, steps)}; the rest holds only if these calls match: ` +
+        unknown.join('; ');
+      return undecided(TOOL_SEQUENCE, reason, possible.chain);
+    }
+  }
+
+  const { reason, calls } = diagnose(trajectory, steps, certain, outcomes[certain.reached]);
+  return failed(TOOL_SEQUENCE, `${progress(certain, steps)}; ${reason}`, [...certain.chain, ...calls]);
+}
+
+/** `matched 2 of 4 steps: lookup_account (call c1), check_refund_eligibility (call c3)`. */
+function progress(search: SequenceSearch, steps: readonly SequenceStep[]): string {
+  const head = `matched ${search.reached} of ${steps.length} steps`;
+  if (search.chain.length === 0) return head;
+  return `${head}: ${search.chain.map((call) => `${call.tool} (call ${call.id})`).join(', ')}`;
+}
+
+/** Why the first unmatched step has no call: never called, called too early or alongside, other arguments. */
+function diagnose(
+  trajectory: Trajectory,
+  steps: readonly SequenceStep[],
+  search: SequenceSearch,
+  outcomes: Map<ToolCall, MatchOutcome> | undefined,
+): { reason: string; calls: ToolCall[] } {
+  const step = steps[search.reached];
+  if (!step || !outcomes) return { reason: 'the sequence is incomplete', calls: [] };
+  const { tool } = step;
+  const candidates = [...outcomes.keys()];
+  if (candidates.length === 0) return { reason: `${tool} was never called`, calls: [] };
+  const wanted = step.match ? ` with ${describeExpectation(step.match)}` : '';
+  const withArguments = (calls: readonly ToolCall[]) =>
+    capList(
+      calls.map((call) => {
+        const outcome = outcomes.get(call);
+        return `call ${call.id}${outcome && outcome.status !== 'match' ? `: ${outcome.detail}` : ''}`;
+      }),
+      '; ',
+    );
+
+  const previous = search.chain[search.chain.length - 1];
+  if (!previous) {
+    // The first step failed, so every call of its tool was rejected on its arguments.
+    const reason = `${tool} was called ${times(candidates.length)}, but not${wanted}: ${withArguments(candidates)}`;
+    return { reason, calls: candidates };
+  }
+
+  const before: ToolCall[] = [];
+  const alongside: ToolCall[] = [];
+  const afterWithOtherArguments: ToolCall[] = [];
+  const reused: ToolCall[] = []; // a step repeating the previous tool: its call cannot count twice
+  const frontier = new Set(search.frontier);
+  for (const call of candidates) {
+    if (search.follows(call)) afterWithOtherArguments.push(call);
+    else if (frontier.has(call)) reused.push(call);
+    else if (trajectory.happensBefore(call, previous)) before.push(call);
+    else alongside.push(call);
+  }
+  const parts: string[] = [];
+  if (reused.length > 0) parts.push(`only as the previous step (${callIds(reused)})`);
+  if (before.length > 0) parts.push(`before it (${callIds(before)})`);
+  if (alongside.length > 0) parts.push(`concurrently with it, not after (${callIds(alongside)})`);
+  if (afterWithOtherArguments.length > 0) {
+    parts.push(`after it with other arguments (${withArguments(afterWithOtherArguments)})`);
+  }
+  const after = `after ${previous.tool} (call ${previous.id})`;
+  return {
+    reason: `no ${tool} call${wanted} ${after}: ${tool} was called ${parts.join(', ')}`,
+    calls: candidates,
+  };
+}

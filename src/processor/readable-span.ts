@@ -1,0 +1,135 @@
+/**
+ * SDK ReadableSpan -> SpanRecord, for the in-process processor. Uses only fields of the
+ * ReadableSpan interface, which is identical in sdk-trace-base 2.x and sdk-trace 3.x, so the
+ * same code serves both lines.
+ */
+import type { HrTime, SpanStatusCode } from '@opentelemetry/api';
+import type { ReadableSpan } from '@opentelemetry/sdk-trace-base';
+import type {
+  Attributes,
+  AttributeValue,
+  ScopeRecord,
+  SpanKindName,
+  SpanRecord,
+  StatusCodeName,
+} from '../model/span-record.js';
+
+/** API SpanKind (INTERNAL = 0 ... CONSUMER = 4) by number; OTLP numbers are these plus one. */
+const SPAN_KIND_NAMES: readonly SpanKindName[] = ['internal', 'server', 'client', 'producer', 'consumer'];
+/** API SpanStatusCode (UNSET = 0, OK = 1, ERROR = 2) by number, the same numbers as OTLP. */
+const STATUS_CODE_NAMES: readonly StatusCodeName[] = ['unset', 'ok', 'error'];
+const NANOS_PER_SECOND = 1_000_000_000n;
+
+type SdkAttributes = ReadableSpan['attributes'];
+type SdkResource = ReadableSpan['resource'];
+type SdkScope = ReadableSpan['instrumentationScope'];
+
+// Spans of one tracer share one scope object and one resource: convert each once, and let the
+// SpanRecords share the result, as the OTLP decoder does.
+const scopeCache = new WeakMap<SdkScope, ScopeRecord>();
+const resourceCache = new WeakMap<SdkResource, Attributes>();
+
+/** Converts an SDK span (ended or not) to a SpanRecord; an unended span has no end time. */
+export function fromReadableSpan(span: ReadableSpan): SpanRecord {
+  const context = span.spanContext();
+  const parentSpanId = span.parentSpanContext?.spanId;
+  return {
+    // The SDK accepts upper-case ids from propagators; SpanRecord ids are lowercase.
+    traceId: context.traceId.toLowerCase(),
+    spanId: context.spanId.toLowerCase(),
+    parentSpanId: parentSpanId ? parentSpanId.toLowerCase() : undefined,
+    name: span.name,
+    kind: SPAN_KIND_NAMES[span.kind] ?? 'unspecified',
+    startTimeUnixNano: hrTimeToNanos(span.startTime),
+    endTimeUnixNano: span.ended ? hrTimeToNanos(span.endTime) : undefined,
+    status: statusOf(span.status.code, span.status.message),
+    attributes: toAttributes(span.attributes),
+    events: span.events.map((event) => ({
+      name: event.name,
+      timeUnixNano: hrTimeToNanos(event.time),
+      attributes: toAttributes(event.attributes),
+    })),
+    links: span.links.map((link) => ({
+      traceId: link.context.traceId.toLowerCase(),
+      spanId: link.context.spanId.toLowerCase(),
+      attributes: toAttributes(link.attributes),
+    })),
+    resource: resourceAttributes(span.resource),
+    scope: scopeRecord(span.instrumentationScope),
+  };
+}
+
+/**
+ * `[seconds, nanoseconds]` to exact nanoseconds. Truncates fractions as the OTLP serializer
+ * does, so both readers give the same time for the same span.
+ */
+export function hrTimeToNanos(time: HrTime): bigint {
+  return BigInt(Math.trunc(time[0])) * NANOS_PER_SECOND + BigInt(Math.trunc(time[1]));
+}
+
+function statusOf(code: SpanStatusCode, message: string | undefined): SpanRecord['status'] {
+  const name = STATUS_CODE_NAMES[code] ?? 'unset';
+  // Proto3 cannot tell an empty message from none; drop it, as the OTLP decoder does.
+  return message ? { code: name, message } : { code: name };
+}
+
+function scopeRecord(scope: SdkScope): ScopeRecord {
+  let record = scopeCache.get(scope);
+  if (!record) {
+    record = { name: scope.name };
+    if (scope.version) record.version = scope.version;
+    // 3.x scopes may carry attributes; 2.x ones do not. Read them without depending on the type.
+    const attributes = (scope as { attributes?: SdkAttributes }).attributes;
+    if (attributes && Object.keys(attributes).length > 0) record.attributes = toAttributes(attributes);
+    scopeCache.set(scope, record);
+  }
+  return record;
+}
+
+function resourceAttributes(resource: SdkResource): Attributes {
+  let attributes = resourceCache.get(resource);
+  if (!attributes) {
+    attributes = toAttributes(resource.attributes);
+    // Attributes still being detected would change: do not remember them yet.
+    if (!resource.asyncAttributesPending) resourceCache.set(resource, attributes);
+  }
+  return attributes;
+}
+
+/**
+ * A copy of SDK attributes as plain AttributeValues: `undefined` (allowed in SDK arrays) becomes
+ * null, as it does in OTLP. A copy, not the SDK's object, so nothing done to the span later shows through.
+ */
+function toAttributes(attributes: SdkAttributes | undefined): Attributes {
+  const result: Attributes = {};
+  if (!attributes) return result;
+  for (const key of Object.keys(attributes)) setKey(result, key, toAttributeValue(attributes[key]));
+  return result;
+}
+
+function toAttributeValue(value: unknown): AttributeValue {
+  if (value === undefined || value === null) return null;
+  switch (typeof value) {
+    case 'string':
+    case 'number':
+    case 'boolean':
+      return value;
+    case 'object':
+      if (value instanceof Uint8Array) return value;
+      if (Array.isArray(value)) return value.map(toAttributeValue);
+      // Map-valued attributes (allowed by newer API versions): copied recursively.
+      return toAttributes(value as SdkAttributes);
+    default:
+      // Functions, symbols and bigints do not pass the SDK's attribute checks; OTLP would carry them as empty.
+      return null;
+  }
+}
+
+/** `record["__proto__"] = v` would set the prototype instead of a key. */
+function setKey(record: Attributes, key: string, value: AttributeValue): void {
+  if (key === '__proto__') {
+    Object.defineProperty(record, key, { value, enumerable: true, writable: true, configurable: true });
+  } else {
+    record[key] = value;
+  }
+}

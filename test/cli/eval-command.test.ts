@@ -1,0 +1,163 @@
+import { spawnSync } from 'node:child_process';
+import { mkdtemp, readFile, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { captureDemoTraces } from '../../src/demo/capture.js';
+import { DEMO_SCENARIO } from '../../src/demo/conversations.js';
+import { runCli } from '../helpers/cli.js';
+
+let dir: string;
+let scenario: string;
+let good: string;
+let bad: string;
+let allThree: string[];
+
+// Traces from a real SDK provider, serialized by the real OTLP JSON serializer.
+beforeAll(async () => {
+  dir = await mkdtemp(join(tmpdir(), 'toolpath-eval-test-'));
+  scenario = join(dir, 'scenario.json');
+  await writeFile(scenario, JSON.stringify(DEMO_SCENARIO));
+  allThree = [];
+  for (const trace of await captureDemoTraces()) {
+    const path = join(dir, `${trace.conversation.name}.otlp.json`);
+    await writeFile(path, trace.otlpJson);
+    allThree.push(path);
+  }
+  good = join(dir, 'good-refund.otlp.json');
+  bad = join(dir, 'refund-before-policy.otlp.json');
+});
+
+describe('toolpath eval', () => {
+  it('exits 0 when every evaluation passes, and says so', async () => {
+    const run = await runCli(['eval', '--scenario', scenario, good]);
+    expect(run.code).toBe(0);
+    expect(run.stdout).toMatch(/^PASS {2}demo\.support\.refund@1 {2}trace [0-9a-f]{32}/m);
+    expect(run.stdout).toContain('1 trace, 1 evaluation: 1 passed, 0 failed, 0 inconclusive');
+  });
+
+  it('exits 1 when one fails, and the failure says how far the trace got', async () => {
+    const run = await runCli(['eval', '-s', scenario, good, bad]);
+    expect(run.code).toBe(1);
+    expect(run.stdout).toMatch(/^FAIL .*refund-before-policy/m);
+    expect(run.stdout).toMatch(/tool_sequence: .*issue_refund/);
+  });
+
+  it('--format json prints reports and a summary in the report shape', async () => {
+    const run = await runCli(['eval', '--scenario', scenario, '--format', 'json', ...allThree]);
+    expect(run.code).toBe(1);
+    const document = JSON.parse(run.stdout);
+    expect(document.summary).toEqual({ traces: 3, evaluated: 3, passed: 1, failed: 2, inconclusive: 0 });
+    expect(document.errors).toBeUndefined();
+    for (const report of document.reports) {
+      expect(Object.keys(report).sort()).toEqual(
+        ['assertions', 'findings', 'pass', 'scenario', 'scores', 'stats', 'traceId', 'verdict'].sort(),
+      );
+      expect(report.scenario).toEqual({ id: 'demo.support.refund', version: '1' });
+      expect(report.stats.calls).toBe(4);
+    }
+    const failed = document.reports.filter((r: { pass: boolean }) => !r.pass);
+    for (const report of failed) {
+      expect(report.findings.length).toBeGreaterThan(0);
+      for (const finding of report.findings) {
+        expect(finding.calls.length + finding.spans.length).toBeGreaterThan(0);
+        expect(finding.severity).toBe('hard');
+      }
+    }
+  });
+
+  it('--format junit writes one testcase per evaluation with failures marked', async () => {
+    const run = await runCli(['eval', '--scenario', scenario, '--format', 'junit', ...allThree]);
+    expect(run.stdout.startsWith('<?xml')).toBe(true);
+    expect(run.stdout.match(/<testcase /g)).toHaveLength(3);
+    expect(run.stdout.match(/<failure type="fail"/g)).toHaveLength(2);
+    expect(run.stdout).toContain('<testsuite name="demo.support.refund@1" tests="3" failures="2"');
+    expect(run.stdout.match(/<testcase [^>]*>/g)?.every((tag) => !tag.includes('<', 1))).toBe(true);
+  });
+
+  it('--out writes the report to a file and prints a one-line summary on stderr', async () => {
+    const out = join(dir, 'report.json');
+    const run = await runCli(['eval', '--scenario', scenario, '--format', 'json', '--out', out, good]);
+    expect(run.code).toBe(0);
+    expect(run.stdout).toBe('');
+    expect(run.stderr).toContain(`report written to ${out}`);
+    expect(JSON.parse(await readFile(out, 'utf8')).summary.passed).toBe(1);
+  });
+
+  it('- reads the trace from stdin', async () => {
+    const run = await runCli(['eval', '--scenario', scenario, '-'], await readFile(good, 'utf8'));
+    expect(run.code).toBe(0);
+    expect(run.stdout).toContain('(-, 4 calls');
+  });
+
+  it('a broken input is an error naming the file, exit 2, and the other inputs are still evaluated', async () => {
+    const truncated = join(dir, 'truncated.json');
+    await writeFile(truncated, (await readFile(good, 'utf8')).slice(0, 200));
+    const empty = join(dir, 'empty.json');
+    await writeFile(empty, '');
+    const run = await runCli([
+      'eval',
+      '--scenario',
+      scenario,
+      '--format',
+      'json',
+      truncated,
+      good,
+      empty,
+      join(dir, 'missing.json'),
+    ]);
+    expect(run.code).toBe(2);
+    const document = JSON.parse(run.stdout);
+    expect(document.summary.evaluated).toBe(1);
+    expect(document.reports[0].pass).toBe(true);
+    expect(document.errors.map((e: { source: string }) => e.source)).toEqual([
+      join(dir, 'missing.json'),
+      truncated,
+      empty,
+    ]);
+    expect(run.stderr).toContain(`${truncated}:`);
+    expect(run.stderr).toContain('ENOENT');
+    expect(run.stderr).not.toMatch(/\n\s+at /);
+  });
+
+  it('a bad scenario stops before evaluating, naming the file and what is wrong', async () => {
+    const broken = join(dir, 'broken.yaml');
+    await writeFile(broken, 'allowed_tool: [a]\n');
+    const run = await runCli(['eval', '--scenario', broken, good]);
+    expect(run.code).toBe(2);
+    expect(run.stderr).toContain('broken.yaml');
+    expect(run.stderr).toContain('allowed_tools');
+    expect(run.stdout).toBe('');
+  });
+
+  it.each([
+    [['eval', 'trace.json'], 'missing --scenario'],
+    [['eval', '--scenario', 'x.json'], 'missing INPUT'],
+    [
+      ['eval', '--scenario', 'x.json', '--format', 'xml', 'a.json'],
+      '--format: expected one of pretty, json, junit; got "xml"',
+    ],
+    [['eval', '--bogus'], "Unknown option '--bogus'"],
+    [['frobnicate'], 'unknown command "frobnicate"'],
+  ])('usage error %j exits 2 with %s', async (args, message) => {
+    const run = await runCli(args);
+    expect(run.code).toBe(2);
+    expect(run.stderr).toContain(message);
+  });
+
+  it('the real executable exits 2 without a stack trace on bad input', async () => {
+    const garbage = join(dir, 'garbage.json');
+    await writeFile(garbage, '{"resourceSpans": [{"scopeSpans": [{"spans": [{"traceId": "zz"}]}]}]}');
+    const result = spawnSync(
+      process.execPath,
+      ['--import', 'tsx', 'src/cli/bin.ts', 'eval', '-s', scenario, garbage],
+      {
+        encoding: 'utf8',
+      },
+    );
+    expect(result.status).toBe(2);
+    expect(result.stdout + result.stderr).toContain('garbage.json');
+    expect(result.stdout + result.stderr).toContain('traceId');
+    expect(result.stderr).not.toMatch(/\n\s+at /);
+  });
+});

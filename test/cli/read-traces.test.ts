@@ -1,0 +1,233 @@
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { formatInputError, type ReadResult, readStoredTraces } from '../../src/cli/read-traces.js';
+import type { SpanRecord } from '../../src/model/span-record.js';
+
+const fixture = (name: string) => readFileSync(join(import.meta.dirname, '..', 'spans', name), 'utf8');
+
+function spansOf(result: ReadResult): SpanRecord[] {
+  if (!result.input || result.input.format === 'typed-events')
+    throw new Error(`no spans in ${result.source}`);
+  return result.input.spans;
+}
+const messages = (result: ReadResult) => result.errors.map(formatInputError);
+/** JSON.parse's own message for a text, to compare with ours. */
+function jsonParseMessage(text: string): string {
+  try {
+    JSON.parse(text);
+  } catch (error) {
+    return (error as Error).message;
+  }
+  throw new Error('text parsed');
+}
+
+describe('readStoredTraces detects the format by content', () => {
+  it('reads one OTLP JSON request', () => {
+    const result = readStoredTraces(fixture('sdk-genai-refund.otlp.json'), 'refund.otlp.json');
+    expect(result.errors).toEqual([]);
+    expect(result.input?.format).toBe('otlp-json');
+    expect(spansOf(result)).toHaveLength(13);
+    expect(
+      spansOf(result)
+        .filter((s) => s.parentSpanId === undefined)
+        .map((s) => s.name),
+    ).toEqual(['invoke_agent support-agent']);
+  });
+
+  it('reads an array of requests as one input with all their spans', () => {
+    const result = readStoredTraces(fixture('sdk-genai-two-traces.otlp.json'), 'two.json');
+    expect(result.errors).toEqual([]);
+    expect(result.input?.format).toBe('otlp-json');
+    const spans = spansOf(result);
+    expect(spans).toHaveLength(6);
+    expect(new Set(spans.map((s) => s.traceId)).size).toBe(2);
+  });
+
+  it('reads Collector file-exporter JSON lines, a trace split over two lines', () => {
+    const text = fixture('sdk-genai-file-exporter.jsonl');
+    const result = readStoredTraces(text, 'export.jsonl');
+    expect(result.errors).toEqual([]);
+    expect(result.input?.format).toBe('otlp-jsonl');
+    const spans = spansOf(result);
+    expect(spans).toHaveLength(19);
+    const refund = readStoredTraces(fixture('sdk-genai-refund.otlp.json'), 'refund.json');
+    const refundTraceId = spansOf(refund)[0]?.traceId;
+    expect(spans.filter((s) => s.traceId === refundTraceId)).toHaveLength(13);
+  });
+
+  it('reads JSON lines with CRLF endings and blank lines, whatever the file is called', () => {
+    const lines = fixture('sdk-genai-file-exporter.jsonl').trim().split('\n');
+    const result = readStoredTraces(`\r\n${lines.join('\r\n\r\n')}\r\n`, 'traces.json');
+    expect(result.errors).toEqual([]);
+    expect(result.input?.format).toBe('otlp-jsonl');
+    expect(spansOf(result)).toHaveLength(19);
+  });
+
+  it('reads typed call/result events exactly as written', () => {
+    const text = fixture('typed-events-refund.json');
+    const result = readStoredTraces(text, 'events.json');
+    expect(result.errors).toEqual([]);
+    expect(result.input).toEqual({ format: 'typed-events', events: JSON.parse(text) });
+  });
+
+  it('keeps numbers in typed-event arguments as JSON numbers', () => {
+    const text =
+      '[{"kind":"call","id":"c1","tool":"t","args":{"intValue":12345678901234567890,"timeUnixNano":5}}]';
+    const result = readStoredTraces(text, 'events.json');
+    expect(result.input).toEqual({
+      format: 'typed-events',
+      events: [
+        {
+          kind: 'call',
+          id: 'c1',
+          tool: 't',
+          args: { intValue: Number('12345678901234567890'), timeUnixNano: 5 },
+        },
+      ],
+    });
+  });
+
+  it('skips a byte order mark', () => {
+    const result = readStoredTraces(`\ufeff${fixture('typed-events-refund.json')}`, 'bom.json');
+    expect(result.errors).toEqual([]);
+    expect(result.input?.format).toBe('typed-events');
+  });
+});
+
+describe('readStoredTraces errors', () => {
+  it('says when there is nothing to read', () => {
+    expect(messages(readStoredTraces('', 'empty.json'))).toEqual([
+      'empty.json: no spans or events found: the file is empty',
+    ]);
+    expect(messages(readStoredTraces(' \n\t\n', 'blank.json'))).toEqual([
+      'blank.json: no spans or events found: the file is empty',
+    ]);
+    expect(messages(readStoredTraces('[]', 'a.json'))).toEqual([
+      'a.json: no spans or events found: the file is an empty array',
+    ]);
+    expect(messages(readStoredTraces('{"resourceSpans":[]}', 'r.json'))).toEqual([
+      'r.json: no spans or events found',
+    ]);
+    expect(
+      messages(readStoredTraces('{"resourceSpans":[{"scopeSpans":[{"spans":[]}]}]}\n\n', 'r.jsonl')),
+    ).toEqual(['r.jsonl: no spans or events found']);
+  });
+
+  it('reports truncated JSON with JSON.parse’s message, not a stack', () => {
+    const text = fixture('sdk-genai-refund.otlp.json').slice(0, 5000);
+    const result = readStoredTraces(text, 'cut.json');
+    expect(result.input).toBeUndefined();
+    expect(messages(result)).toEqual([`cut.json: not valid JSON: ${jsonParseMessage(text)}`]);
+    expect(messages(result)[0]).not.toContain('\n');
+  });
+
+  it('reports a cut last line of JSON lines by line number and keeps the lines before', () => {
+    const text = fixture('sdk-genai-file-exporter.jsonl').trimEnd().slice(0, -200);
+    const result = readStoredTraces(text, 'export.jsonl');
+    expect(result.errors).toHaveLength(1);
+    expect(result.errors[0]?.location).toBe('line 4');
+    expect(messages(result)[0]).toMatch(/^export\.jsonl:4: not valid JSON: /);
+    expect(spansOf(result)).toHaveLength(17);
+  });
+
+  it('names the span of a bad id and still returns the other spans', () => {
+    const document = JSON.parse(fixture('sdk-genai-refund.otlp.json'));
+    const bad = document.resourceSpans[0].scopeSpans[1].spans[3];
+    bad.spanId = Buffer.from(bad.spanId, 'hex').toString('base64');
+    const result = readStoredTraces(JSON.stringify(document), 'refund.json');
+    expect(messages(result)).toEqual([
+      `refund.json: resourceSpans[0].scopeSpans[1].spans[3].spanId: expected 16 hex characters, got "${bad.spanId}" (12 characters); OTLP JSON ids are hex, not base64`,
+    ]);
+    expect(spansOf(result)).toHaveLength(12);
+  });
+
+  it('prefixes errors in an array of requests with the request’s index', () => {
+    const [agent, http] = JSON.parse(fixture('sdk-genai-two-traces.otlp.json'));
+    http.resourceSpans[0].scopeSpans[0].spans[0].traceId = '0'.repeat(32);
+    const result = readStoredTraces(JSON.stringify([agent, http, { nope: 1 }]), 'two.json');
+    expect(messages(result)).toEqual([
+      'two.json: [1].resourceSpans[0].scopeSpans[0].spans[0].traceId: an all-zero trace id is invalid',
+      'two.json: [2]: expected an ExportTraceServiceRequest like the first item, got an object with keys "nope"',
+    ]);
+    expect(spansOf(result)).toHaveLength(5);
+  });
+
+  it('gives a JSON-lines span error its line and its path', () => {
+    const lines = fixture('sdk-genai-file-exporter.jsonl').trim().split('\n');
+    const third = JSON.parse(lines[2] as string);
+    third.resourceSpans[0].scopeSpans[0].spans[0].name = 42;
+    lines[2] = JSON.stringify(third);
+    const result = readStoredTraces(lines.join('\n'), 'export.jsonl');
+    expect(messages(result)).toEqual([
+      'export.jsonl:3: resourceSpans[0].scopeSpans[0].spans[0].name: expected a string, got number 42',
+    ]);
+  });
+
+  it('explains a document that is not a trace', () => {
+    const expected =
+      'expected OTLP JSON (an object with "resourceSpans", or an array of them), Collector file-exporter JSON lines, ' +
+      'or an array of typed events ({"kind": "call" | "result", ...})';
+    expect(messages(readStoredTraces('{"data":[],"total":0}', 'x.json'))).toEqual([
+      `x.json: ${expected}; got an object with keys "data", "total"`,
+    ]);
+    expect(messages(readStoredTraces('[1, 2]', 'x.json'))).toEqual([
+      `x.json: ${expected}; got an array whose first item is number`,
+    ]);
+    expect(messages(readStoredTraces('{"resource_spans":[]}', 'x.json'))[0]).toContain(
+      'OTLP JSON field names are lowerCamelCase: "resourceSpans"',
+    );
+  });
+
+  it('validates typed events strictly, naming the index and the field', () => {
+    const events = [
+      { kind: 'call', id: 'c1', tool: 'get_order', args: { order_id: 'ORD-20417' }, note: 'extra' },
+      { kind: 'call', id: '', tool: 'get_refund_policy', args: {} },
+      { kind: 'call', id: 'c3', tool: 'issue_refund' },
+      { kind: 'result', callId: 'c1', ok: 'true', output: {} },
+      { kind: 'answer', text: 'done' },
+      { kind: 'result', callId: 'c1', ok: true, output: [] },
+    ];
+    const result = readStoredTraces(JSON.stringify(events), 'events.json');
+    expect(result.input).toBeUndefined();
+    expect(messages(result)).toEqual([
+      'events.json: [0]: unknown field "note"; a call has kind, id, tool, args',
+      'events.json: [1].id: must not be empty',
+      'events.json: [2].args: missing; expected object',
+      'events.json: [3].ok: expected boolean, got string',
+      'events.json: [4].kind: expected "call" or "result", got "answer"',
+      'events.json: [5].output: expected object, got array',
+    ]);
+  });
+
+  it('checks that results answer earlier calls, once', () => {
+    const events = [
+      { kind: 'result', callId: 'c1', ok: true, output: {} },
+      { kind: 'call', id: 'c1', tool: 'get_order', args: {} },
+      { kind: 'call', id: 'c1', tool: 'get_order', args: {} },
+      { kind: 'result', callId: 'c1', ok: true, output: {} },
+      { kind: 'result', callId: 'c1', ok: false, output: { error: 'again' } },
+    ];
+    const result = readStoredTraces(JSON.stringify(events), 'events.json');
+    expect(messages(result)).toEqual([
+      'events.json: [0].callId: no earlier call has id "c1"',
+      'events.json: [2].id: call id "c1" is already used by [1]',
+      'events.json: [4].callId: call "c1" already has a result at [3]',
+    ]);
+    expect(result.input?.format).toBe('typed-events');
+  });
+});
+
+describe('formatInputError', () => {
+  it('writes a path location after the file and a line location as file:line', () => {
+    expect(formatInputError({ source: 'a.json', message: 'no spans or events found' })).toBe(
+      'a.json: no spans or events found',
+    );
+    expect(
+      formatInputError({ source: 'a.json', location: '[3].ok', message: 'expected boolean, got string' }),
+    ).toBe('a.json: [3].ok: expected boolean, got string');
+    expect(formatInputError({ source: 'b.jsonl', location: 'line 3', message: 'not valid JSON: x' })).toBe(
+      'b.jsonl:3: not valid JSON: x',
+    );
+  });
+});

@@ -1,0 +1,37 @@
+import { mkdtemp, readdir } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { runCli } from '../helpers/cli.js';
+
+describe('toolpath demo', () => {
+  it('runs the instrumented agent, evaluates its three traces and gets the expected verdicts', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'toolpath-demo-test-'));
+    const run = await runCli(['demo', '--keep', dir]);
+    expect(run.stderr).toBe('');
+    expect(run.code).toBe(0);
+    expect(run.stdout).toMatch(/^PASS .*good-refund\.otlp\.json/m);
+    expect(run.stdout).toMatch(/^FAIL .*refund-before-policy\.otlp\.json/m);
+    expect(run.stdout).toMatch(/^FAIL .*made-up-confirmation\.otlp\.json/m);
+    expect(run.stdout).toContain('R-7731');
+    expect(run.stdout).toContain('3 traces, 3 evaluations: 1 passed, 2 failed, 0 inconclusive');
+    expect((await readdir(dir)).sort()).toEqual([
+      'good-refund.otlp.json',
+      'made-up-confirmation.otlp.json',
+      'refund-before-policy.otlp.json',
+      'refund-scenario.json',
+    ]);
+
+    // The files it leaves are what `toolpath eval` reads, with the same verdicts.
+    const again = await runCli([
+      'eval',
+      '--scenario',
+      join(dir, 'refund-scenario.json'),
+      '--format',
+      'json',
+      join(dir, 'good-refund.otlp.json'),
+      join(dir, 'made-up-confirmation.otlp.json'),
+    ]);
+    expect(JSON.parse(again.stdout).summary).toMatchObject({ passed: 1, failed: 1 });
+  });
+});
