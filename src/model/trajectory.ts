@@ -2,7 +2,10 @@
  * The Trajectory: what an agent did, as typed events. Normalizers build it from spans (or from
  * typed call/result events); rules only ever read it.
  */
+import { type CallTiming, type CausalOrder, TimingOrder } from './causal-order.js';
 import type { JsonValue } from './json.js';
+
+export type { CallTiming } from './causal-order.js';
 
 /**
  * A value that may not have been recorded. OTel makes tool arguments and results opt-in, so
@@ -49,6 +52,9 @@ export interface ToolCall {
 export interface Turn {
   id: string;
   spanId?: string;
+  /** The agent run this turn belongs to. */
+  runId?: string;
+  model?: string;
   /** Ids of the calls this turn issued. */
   issued: string[];
   /** Ids of the calls whose results this turn consumed. */
@@ -63,6 +69,22 @@ export interface TrajectoryIssue {
   spanIds: string[];
 }
 
+/** One run of an agent: its turns and calls, and the call or run it was started from. */
+export interface AgentRun {
+  /** The agent span's id (or a synthetic id for a trace without agent spans). */
+  id: string;
+  name?: string;
+  spanId?: string;
+  /** The enclosing agent run, for a sub-agent or a handoff target. */
+  parentRunId?: string;
+  /** The tool call that started this run (agent as a tool), when there is one. */
+  parentCallId?: string;
+  /** Ids of this run's turns, in order. */
+  turns: string[];
+  /** Ids of the calls this run's turns issued (or that ran under it without a turn). */
+  calls: string[];
+}
+
 /** The root of what was evaluated: the local root span (or the event file). */
 export interface TrajectoryRoot {
   name: string;
@@ -72,22 +94,15 @@ export interface TrajectoryRoot {
   endTimeUnixNano?: bigint;
 }
 
-/**
- * When a call was issued and when its result became available, on one ordering scale: a
- * position in an event list, or nanoseconds inside one process. `completedAt` is absent for
- * a call with no result, which then happens-before nothing.
- */
-export interface CallTiming {
-  issuedAt: bigint;
-  completedAt?: bigint;
-}
-
 /** Everything a normalizer hands to {@link Trajectory}. */
 export interface TrajectoryInit {
   traceId: string;
   calls: ToolCall[];
-  timing: Map<string, CallTiming>;
+  /** Happens-before between the calls; or give `timing` for positions on one clock. */
+  order?: CausalOrder;
+  timing?: Map<string, CallTiming>;
   turns?: Turn[];
+  agents?: AgentRun[];
   root?: TrajectoryRoot;
   issues?: TrajectoryIssue[];
   spanCount?: number;
@@ -105,15 +120,20 @@ export class Trajectory {
   readonly root: TrajectoryRoot | undefined;
   readonly issues: readonly TrajectoryIssue[];
   readonly spanCount: number;
-  readonly #timing: Map<string, CallTiming>;
+  /** Agent runs (sub-agents, handoffs), outermost first. */
+  readonly agents: readonly AgentRun[];
+  readonly #order: CausalOrder;
   readonly #byId: Map<string, ToolCall>;
 
   constructor(init: TrajectoryInit) {
     this.traceId = init.traceId;
-    this.#timing = init.timing;
-    this.calls = [...init.calls].sort((a, b) => compareTiming(this.#timingOf(a), this.#timingOf(b)));
+    const order = init.order ?? (init.timing && new TimingOrder(init.timing));
+    if (!order) throw new Error(`trajectory ${init.traceId}: give an order or timing`);
+    this.#order = order;
+    this.calls = [...init.calls].sort((a, b) => order.compare(a.id, b.id));
     this.#byId = new Map(this.calls.map((call) => [call.id, call]));
     this.turns = init.turns ?? [];
+    this.agents = init.agents ?? [];
     this.root = init.root;
     this.issues = init.issues ?? [];
     this.spanCount = init.spanCount ?? 0;
@@ -129,11 +149,7 @@ export class Trajectory {
    * Two calls issued together (one turn, a parallel batch) are never ordered.
    */
   happensBefore(a: ToolCall, b: ToolCall): boolean {
-    const before = this.#timingOf(a);
-    const after = this.#timingOf(b);
-    if (a === b || before.completedAt === undefined || before.completedAt > after.issuedAt) return false;
-    // Two instantaneous calls at the same instant (millisecond clocks) cannot be told apart: concurrent.
-    return !(after.completedAt !== undefined && after.completedAt <= before.issuedAt);
+    return a !== b && this.#order.happensBefore(a.id, b.id);
   }
 
   /** Neither call happened before the other. */
@@ -145,17 +161,4 @@ export class Trajectory {
   callsOf(tool: string): ToolCall[] {
     return this.calls.filter((call) => call.tool === tool);
   }
-
-  #timingOf(call: ToolCall): CallTiming {
-    const timing = this.#timing.get(call.id);
-    if (!timing) throw new Error(`trajectory ${this.traceId}: no timing for call ${call.id}`);
-    return timing;
-  }
-}
-
-function compareTiming(a: CallTiming, b: CallTiming): number {
-  if (a.issuedAt !== b.issuedAt) return a.issuedAt < b.issuedAt ? -1 : 1;
-  const ac = a.completedAt ?? -1n;
-  const bc = b.completedAt ?? -1n;
-  return ac === bc ? 0 : ac < bc ? -1 : 1;
 }

@@ -18,7 +18,11 @@ export function stringAttribute(attributes: Attributes, key: string): string | u
  */
 export function jsonAttribute(attributes: Attributes, key: string): Captured<JsonValue> {
   if (!Object.hasOwn(attributes, key)) return { captured: false };
-  const value = attributes[key] as AttributeValue;
+  return capturedJson(attributes[key] as AttributeValue);
+}
+
+/** A recorded value as JSON: strings are parsed, a string that is not JSON is kept with `parseError`. */
+export function capturedJson(value: AttributeValue | JsonValue): Captured<JsonValue> {
   if (typeof value !== 'string') return { captured: true, value: toJson(value) };
   try {
     return { captured: true, value: JSON.parse(value) as JsonValue };

@@ -1,8 +1,12 @@
-/** What a convention's reader hands to trajectory assembly for one tool span. */
+/**
+ * What a convention reads from one span, before trajectory assembly links anything. Each
+ * convention is one file exporting a {@link Convention}; assembly never looks at attribute keys.
+ */
 import type { JsonValue } from '../model/json.js';
+import type { SpanRecord } from '../model/span-record.js';
 import type { CallOutcome, Captured } from '../model/trajectory.js';
 
-/** A tool call as one convention reads it from one span, before ids and order are assigned. */
+/** A tool call as one convention reads it from one tool span, before ids and order are assigned. */
 export interface ToolCallDraft {
   tool: string;
   callId?: string;
@@ -11,4 +15,44 @@ export interface ToolCallDraft {
   outcome: CallOutcome;
   agentName?: string;
   convention: string;
+}
+
+/** A tool call an LLM turn asked for (a `tool_call` part or the convention's equivalent). */
+export interface RequestedCall {
+  callId?: string;
+  tool: string;
+  args: Captured<JsonValue>;
+}
+
+/** A tool result an LLM turn was shown in its input (a `tool_call_response` part or equivalent). */
+export interface ShownResult {
+  callId?: string;
+  tool?: string;
+  result: Captured<JsonValue>;
+}
+
+/** One LLM generation as read from its span. */
+export interface TurnDraft {
+  /** The calls the model asked for in its output. */
+  requested: RequestedCall[];
+  /** The tool results in its input; undefined when the input was not captured. */
+  shown: ShownResult[] | undefined;
+  /** Messages in its input (the history grows turn by turn: a tie-breaker for equal start times). */
+  historyLength: number;
+  model?: string;
+  convention: string;
+}
+
+/** What a span is, to the trajectory. */
+export type SpanReading =
+  | { kind: 'tool'; call: ToolCallDraft }
+  | { kind: 'turn'; turn: TurnDraft }
+  | { kind: 'agent'; name?: string; convention: string };
+
+/** One telemetry convention: claims the spans it recognizes and reads them. */
+export interface Convention {
+  /** Stable name, as it appears on ToolCalls (e.g. `otel-genai`). */
+  name: string;
+  /** Reads the span if this convention claims it; undefined otherwise. Pure, never throws. */
+  read(span: SpanRecord): SpanReading | undefined;
 }

@@ -1,15 +1,19 @@
 /**
- * OTel GenAI semantic conventions: `execute_tool {gen_ai.tool.name}` spans with the opt-in
- * `gen_ai.tool.call.arguments` / `gen_ai.tool.call.result`, and agent names from
- * `invoke_agent` spans. Keys are our own constants: the published ones are deprecated in
- * `@opentelemetry/semantic-conventions` since the GenAI conventions moved repositories.
+ * OTel GenAI semantic conventions: `execute_tool {tool}` spans (arguments and results are
+ * opt-in), inference spans (`chat`, `text_completion`, `generate_content`) whose
+ * `gen_ai.output.messages` hold the `tool_call` parts the model asked for and whose
+ * `gen_ai.input.messages` hold the `tool_call_response` parts it was shown, agent spans
+ * (`invoke_agent`, `invoke_workflow`), and MCP `tools/call` client and server spans.
+ * Keys are our own constants: the published ones are deprecated since the GenAI conventions
+ * moved repositories.
  */
 import type { SpanRecord } from '../model/span-record.js';
-import type { CallOutcome } from '../model/trajectory.js';
 import { jsonAttribute, stringAttribute } from './attributes.js';
-import type { ToolCallDraft } from './convention.js';
+import type { Convention, SpanReading, ToolCallDraft } from './convention.js';
+import { readMessages, requestedCalls, shownResults } from './genai-messages.js';
+import { spanOutcome } from './span-outcome.js';
 
-/** Attribute keys of the OTel GenAI conventions that this normalizer reads. */
+/** Attribute keys of the OTel GenAI and MCP conventions that this normalizer reads. */
 export const GENAI = {
   operationName: 'gen_ai.operation.name',
   toolName: 'gen_ai.tool.name',
@@ -17,67 +21,83 @@ export const GENAI = {
   toolCallArguments: 'gen_ai.tool.call.arguments',
   toolCallResult: 'gen_ai.tool.call.result',
   agentName: 'gen_ai.agent.name',
-  errorType: 'error.type',
+  inputMessages: 'gen_ai.input.messages',
+  outputMessages: 'gen_ai.output.messages',
+  requestModel: 'gen_ai.request.model',
+  mcpMethodName: 'mcp.method.name',
+  jsonRpcRequestId: 'jsonrpc.request.id',
 } as const;
-
-const EXECUTE_TOOL = 'execute_tool';
-const EXECUTE_TOOL_PREFIX = 'execute_tool ';
 
 /** The convention's name as it appears on ToolCalls. */
 export const OTEL_GENAI = 'otel-genai';
 
-/**
- * A tool span: `gen_ai.operation.name = execute_tool`, or (for producers that only set the name)
- * a span named `execute_tool {tool}` that carries `gen_ai.tool.name`.
- */
-export function isGenAiToolSpan(span: SpanRecord): boolean {
-  const operation = span.attributes[GENAI.operationName];
-  if (operation === EXECUTE_TOOL) return true;
+const EXECUTE_TOOL_PREFIX = 'execute_tool ';
+const INFERENCE = new Set(['chat', 'text_completion', 'generate_content']);
+const AGENT = new Set(['invoke_agent', 'invoke_workflow']);
+
+/** The OTel GenAI convention. */
+export const otelGenAi: Convention = {
+  name: OTEL_GENAI,
+  read(span: SpanRecord): SpanReading | undefined {
+    const operation = stringAttribute(span.attributes, GENAI.operationName);
+    if (operation === 'execute_tool' || isMcpToolCall(span) || isNamedToolSpan(span, operation)) {
+      return { kind: 'tool', call: readGenAiToolCall(span) };
+    }
+    if (operation !== undefined && AGENT.has(operation)) {
+      const name = stringAttribute(span.attributes, GENAI.agentName);
+      return { kind: 'agent', ...(name && { name }), convention: OTEL_GENAI };
+    }
+    if (operation !== undefined && INFERENCE.has(operation)) return readTurn(span);
+    return undefined;
+  },
+};
+
+/** Producers that only set the span name: `execute_tool {tool}` carrying `gen_ai.tool.name`. */
+function isNamedToolSpan(span: SpanRecord, operation: string | undefined): boolean {
   return (
     operation === undefined && span.name.startsWith(EXECUTE_TOOL_PREFIX) && GENAI.toolName in span.attributes
   );
 }
 
-/** Reads the tool call an `execute_tool` span records. */
+function isMcpToolCall(span: SpanRecord): boolean {
+  return span.attributes[GENAI.mcpMethodName] === 'tools/call';
+}
+
+/** Reads the tool call an `execute_tool` (or MCP `tools/call`) span records. */
 export function readGenAiToolCall(span: SpanRecord): ToolCallDraft {
   const attributes = span.attributes;
-  const tool =
-    stringAttribute(attributes, GENAI.toolName) ??
-    (span.name.startsWith(EXECUTE_TOOL_PREFIX)
-      ? span.name.slice(EXECUTE_TOOL_PREFIX.length).trim()
-      : span.name);
+  const tool = stringAttribute(attributes, GENAI.toolName) ?? toolFromName(span.name);
+  const agentName = stringAttribute(attributes, GENAI.agentName);
+  const callId = stringAttribute(attributes, GENAI.toolCallId);
   return {
     tool,
-    callId: stringAttribute(attributes, GENAI.toolCallId),
+    ...(callId && { callId }),
     args: jsonAttribute(attributes, GENAI.toolCallArguments),
     result: jsonAttribute(attributes, GENAI.toolCallResult),
     outcome: spanOutcome(span),
-    agentName: stringAttribute(attributes, GENAI.agentName),
+    ...(agentName && { agentName }),
     convention: OTEL_GENAI,
   };
 }
 
-/** The agent name a span declares, if it is an agent span or carries one. */
-export function genAiAgentName(span: SpanRecord): string | undefined {
-  return stringAttribute(span.attributes, GENAI.agentName);
+/** `execute_tool get_order` -> get_order; `tools/call get-weather` -> get-weather. */
+function toolFromName(name: string): string {
+  const space = name.indexOf(' ');
+  return space === -1 ? name : name.slice(space + 1).trim();
 }
 
-/**
- * How a span's operation ended. Status ERROR is an error even without `error.type` (the Vercel
- * AI SDK sets only the status and an exception event); an `error.type` or exception event on an
- * unset status is an error too; an explicit OK wins (the exception was handled). A span that never ended has no result.
- */
-export function spanOutcome(span: SpanRecord): CallOutcome {
-  if (span.endTimeUnixNano === undefined) return { status: 'no_result' };
-  // An explicit OK is the instrumentation's word that the call succeeded (a handled exception).
-  if (span.status.code === 'ok') return { status: 'ok' };
-  const exception = span.events.find((event) => event.name === 'exception');
-  const errorType =
-    stringAttribute(span.attributes, GENAI.errorType) ??
-    (exception ? stringAttribute(exception.attributes, 'exception.type') : undefined);
-  if (span.status.code === 'unset' && errorType === undefined && !exception) return { status: 'ok' };
-  const message =
-    (span.status.message?.trim() || undefined) ??
-    (exception ? stringAttribute(exception.attributes, 'exception.message') : undefined);
-  return { status: 'error', ...(errorType && { errorType }), ...(message && { message }) };
+function readTurn(span: SpanRecord): SpanReading {
+  const input = readMessages(span.attributes, GENAI.inputMessages);
+  const output = readMessages(span.attributes, GENAI.outputMessages);
+  const model = stringAttribute(span.attributes, GENAI.requestModel);
+  return {
+    kind: 'turn',
+    turn: {
+      requested: output ? requestedCalls(output) : [],
+      shown: input ? shownResults(input) : undefined,
+      historyLength: input?.length ?? 0,
+      ...(model && { model }),
+      convention: OTEL_GENAI,
+    },
+  };
 }

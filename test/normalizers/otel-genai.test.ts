@@ -1,13 +1,13 @@
 import { describe, expect, it } from 'vitest';
 import { normalizeSpans, normalizeTrace } from '../../src/normalizers/normalize.js';
-import { spanOutcome } from '../../src/normalizers/otel-genai.js';
+import { spanOutcome } from '../../src/normalizers/span-outcome.js';
 import { spanRecord, TRACE_ID, toolSpan } from '../helpers/spans.js';
 
 describe('OTel GenAI execute_tool spans', () => {
   it('reads tool name, call id, parsed arguments and result, and the agent from an ancestor', () => {
     const agent = spanRecord({
       name: 'invoke_agent support',
-      attributes: { 'gen_ai.agent.name': 'support' },
+      attributes: { 'gen_ai.operation.name': 'invoke_agent', 'gen_ai.agent.name': 'support' },
       end: 100,
     });
     const call = toolSpan('get_order', {
@@ -169,7 +169,10 @@ describe('robustness', () => {
   });
 
   it('a cycle in parent ids neither hangs nor loses the calls', () => {
-    const a = spanRecord({ name: 'a', attributes: { 'gen_ai.agent.name': 'x' } });
+    const a = spanRecord({
+      name: 'a',
+      attributes: { 'gen_ai.operation.name': 'invoke_agent', 'gen_ai.agent.name': 'x' },
+    });
     const b = toolSpan('t', { callId: 'c1', parentSpanId: a.spanId });
     a.parentSpanId = b.spanId;
     const trajectory = normalizeTrace(TRACE_ID, [a, b]);

@@ -1,0 +1,232 @@
+/**
+ * Happens-before between the calls of a trajectory. Two ways to know it: a causal graph of
+ * turns and calls (what a turn issued, what results it had been shown), or, for sources with no
+ * turns, positions on one clock (an event list's order).
+ */
+
+/** A strict partial order on call ids, plus a linear extension of it for listing calls. */
+export interface CausalOrder {
+  /** `a -> b`: b could have depended on a's result. */
+  happensBefore(a: string, b: string): boolean;
+  /** Negative when a comes first in a causal listing (a topological order, ties by time). */
+  compare(a: string, b: string): number;
+}
+
+/**
+ * When a call was issued and when its result became available, on one ordering scale (positions
+ * in an event list). `completedAt` absent: the call never reported back and orders nothing.
+ */
+export interface CallTiming {
+  issuedAt: bigint;
+  completedAt?: bigint;
+}
+
+/** Happens-before from positions on one clock: b was issued once a's result was there. */
+export class TimingOrder implements CausalOrder {
+  constructor(private readonly timing: ReadonlyMap<string, CallTiming>) {}
+
+  happensBefore(a: string, b: string): boolean {
+    const before = this.#of(a);
+    const after = this.#of(b);
+    // Issued strictly earlier: two calls issued at the same position are never ordered, so the
+    // calls after a given call are always a suffix of the calls sorted by issue position.
+    return (
+      a !== b &&
+      before.completedAt !== undefined &&
+      before.issuedAt < after.issuedAt &&
+      before.completedAt <= after.issuedAt
+    );
+  }
+
+  compare(a: string, b: string): number {
+    const x = this.#of(a);
+    const y = this.#of(b);
+    if (x.issuedAt !== y.issuedAt) return x.issuedAt < y.issuedAt ? -1 : 1;
+    const xc = x.completedAt ?? -1n;
+    const yc = y.completedAt ?? -1n;
+    return xc === yc ? 0 : xc < yc ? -1 : 1;
+  }
+
+  #of(id: string): CallTiming {
+    const timing = this.timing.get(id);
+    if (!timing) throw new Error(`no timing for call ${id}`);
+    return timing;
+  }
+}
+
+/**
+ * A DAG over calls, turns and any other events the normalizer needs, with reachability between
+ * calls. Edges say "could have caused". Reachability is computed once, lazily, as one bitset of
+ * reachable calls per node, in reverse topological order: O((nodes + edges) x calls / 32).
+ */
+export class CausalGraph implements CausalOrder {
+  readonly #keys: string[] = [];
+  readonly #index = new Map<string, number>();
+  readonly #time: bigint[] = [];
+  readonly #out: number[][] = [];
+  readonly #callSlot = new Map<number, number>();
+  #rank: Int32Array | undefined;
+  #reach: Uint32Array[] | undefined;
+  /** Edges dropped because they closed a cycle (contradictory data); for the normalizer to report. */
+  readonly droppedEdges: [string, string][] = [];
+
+  /** Adds a node once; `time` breaks ties in the causal listing. Calls are the nodes happens-before is asked about. */
+  addNode(key: string, time: bigint, isCall: boolean): void {
+    if (this.#index.has(key)) return;
+    const node = this.#keys.length;
+    this.#keys.push(key);
+    this.#index.set(key, node);
+    this.#time.push(time);
+    this.#out.push([]);
+    if (isCall) this.#callSlot.set(node, this.#callSlot.size);
+    this.#rank = undefined;
+    this.#reach = undefined;
+  }
+
+  /** Whether the node exists. */
+  has(key: string): boolean {
+    return this.#index.has(key);
+  }
+
+  /** Adds `from -> to`; unknown keys and self-loops are ignored. */
+  addEdge(from: string, to: string): void {
+    const a = this.#index.get(from);
+    const b = this.#index.get(to);
+    if (a === undefined || b === undefined || a === b) return;
+    this.#out[a]?.push(b);
+    this.#rank = undefined;
+    this.#reach = undefined;
+  }
+
+  happensBefore(a: string, b: string): boolean {
+    const from = this.#index.get(a);
+    const to = this.#index.get(b);
+    if (from === undefined || to === undefined || from === to) return false;
+    const slot = this.#callSlot.get(to);
+    if (slot === undefined) throw new Error(`${b} is not a call`);
+    const reach = this.#reachability()[from] as Uint32Array;
+    return ((reach[slot >>> 5] as number) & (1 << (slot & 31))) !== 0;
+  }
+
+  compare(a: string, b: string): number {
+    const rank = this.#ranks();
+    return (rank[this.#index.get(a) ?? -1] ?? 0) - (rank[this.#index.get(b) ?? -1] ?? 0);
+  }
+
+  /**
+   * A topological order, earliest time first among ready nodes. Edges that would close a cycle
+   * (possible only with contradictory input, e.g. reused call ids) are dropped and recorded.
+   */
+  #ranks(): Int32Array {
+    if (this.#rank) return this.#rank;
+    const n = this.#keys.length;
+    const indegree = new Int32Array(n);
+    for (const targets of this.#out) for (const t of targets) indegree[t] = (indegree[t] ?? 0) + 1;
+    const rank = new Int32Array(n).fill(-1);
+    const ready = new MinHeap((x, y) => this.#before(x, y));
+    for (let i = 0; i < n; i++) if (indegree[i] === 0) ready.push(i);
+    let next = 0;
+    while (next < n) {
+      let node = ready.pop();
+      if (node === undefined) {
+        // A cycle: release the earliest unplaced node and drop the edges still pointing at it.
+        node = this.#earliestUnplaced(rank);
+        this.#dropEdgesInto(node, rank);
+      }
+      rank[node] = next++;
+      for (const t of this.#out[node] ?? []) {
+        indegree[t] = (indegree[t] ?? 0) - 1;
+        if (indegree[t] === 0 && rank[t] === -1) ready.push(t);
+      }
+    }
+    this.#rank = rank;
+    return rank;
+  }
+
+  #before(x: number, y: number): boolean {
+    const tx = this.#time[x] ?? 0n;
+    const ty = this.#time[y] ?? 0n;
+    return tx === ty ? x < y : tx < ty;
+  }
+
+  #earliestUnplaced(rank: Int32Array): number {
+    let best = -1;
+    for (let i = 0; i < rank.length; i++)
+      if (rank[i] === -1 && (best === -1 || this.#before(i, best))) best = i;
+    return best;
+  }
+
+  #dropEdgesInto(node: number, rank: Int32Array): void {
+    for (let from = 0; from < this.#out.length; from++) {
+      if (rank[from] !== -1) continue;
+      const targets = this.#out[from] as number[];
+      const kept = targets.filter((t) => t !== node);
+      if (kept.length !== targets.length) {
+        this.droppedEdges.push([this.#keys[from] as string, this.#keys[node] as string]);
+        this.#out[from] = kept;
+      }
+    }
+  }
+
+  #reachability(): Uint32Array[] {
+    if (this.#reach) return this.#reach;
+    const rank = this.#ranks();
+    const n = this.#keys.length;
+    const words = Math.max(1, Math.ceil(this.#callSlot.size / 32));
+    const byRank = new Int32Array(n);
+    for (let i = 0; i < n; i++) byRank[rank[i] as number] = i;
+    const reach: Uint32Array[] = new Array(n);
+    for (let r = n - 1; r >= 0; r--) {
+      const node = byRank[r] as number;
+      const bits = new Uint32Array(words);
+      for (const t of this.#out[node] ?? []) {
+        const slot = this.#callSlot.get(t);
+        if (slot !== undefined) bits[slot >>> 5] = (bits[slot >>> 5] as number) | (1 << (slot & 31));
+        const inner = reach[t] as Uint32Array;
+        for (let w = 0; w < words; w++) bits[w] = (bits[w] as number) | (inner[w] as number);
+      }
+      reach[node] = bits;
+    }
+    this.#reach = reach;
+    return reach;
+  }
+}
+
+/** A small binary heap; `before(a, b)` true when a comes out first. */
+class MinHeap {
+  readonly #items: number[] = [];
+  constructor(private readonly before: (a: number, b: number) => boolean) {}
+
+  push(item: number): void {
+    const items = this.#items;
+    items.push(item);
+    let i = items.length - 1;
+    while (i > 0) {
+      const parent = (i - 1) >> 1;
+      if (!this.before(items[i] as number, items[parent] as number)) break;
+      [items[i], items[parent]] = [items[parent] as number, items[i] as number];
+      i = parent;
+    }
+  }
+
+  pop(): number | undefined {
+    const items = this.#items;
+    const top = items[0];
+    const last = items.pop();
+    if (items.length > 0 && last !== undefined) {
+      items[0] = last;
+      let i = 0;
+      for (;;) {
+        const l = 2 * i + 1;
+        const r = l + 1;
+        let best = i;
+        if (l < items.length && this.before(items[l] as number, items[best] as number)) best = l;
+        if (r < items.length && this.before(items[r] as number, items[best] as number)) best = r;
+        if (best === i) break;
+        [items[i], items[best]] = [items[best] as number, items[i] as number];
+        i = best;
+      }
+    }
+    return top;
+  }
+}

@@ -1,0 +1,367 @@
+/**
+ * From one trace's spans to its Trajectory: read every span through the conventions, merge a
+ * call seen by several spans into one node, link each tool call to the turn that asked for it,
+ * and hand the pieces to the causal graph. Pure: the same spans give the same trajectory.
+ */
+import { canonicalJson } from '../model/json.js';
+import type { SpanRecord } from '../model/span-record.js';
+import type { ToolCall, Trajectory, TrajectoryIssue } from '../model/trajectory.js';
+import { buildTrajectory } from './causal-edges.js';
+import type { Convention, SpanReading, ToolCallDraft, TurnDraft } from './convention.js';
+import { CONVENTIONS, readSpan } from './conventions.js';
+import { SpanTree } from './span-tree.js';
+
+/** A tool call under assembly. */
+export interface CallNode {
+  span?: SpanRecord;
+  /** Every span merged into this node (client + server, tool span + nested MCP span). */
+  spanIds: string[];
+  draft: ToolCallDraft;
+  run: RunNode;
+  issuer?: TurnNode;
+  requestIndex?: number;
+  id: string;
+}
+
+/** An LLM turn under assembly. */
+export interface TurnNode {
+  id: string;
+  span: SpanRecord;
+  draft: TurnDraft;
+  run: RunNode;
+  /** Per requested call: the node it became. */
+  issued: (CallNode | undefined)[];
+  consumed: Set<CallNode>;
+}
+
+/** An agent run under assembly: an agent span, or the whole trace when there is none. */
+export interface RunNode {
+  id: string;
+  span?: SpanRecord;
+  name?: string;
+  parent?: RunNode;
+  /** The tool call whose span encloses this run (agent used as a tool). */
+  parentCall?: CallNode;
+  turns: TurnNode[];
+  calls: CallNode[];
+}
+
+/** Everything assembly found, for the causal graph. */
+export interface Assembly {
+  traceId: string;
+  tree: SpanTree;
+  runs: RunNode[];
+  turns: TurnNode[];
+  calls: CallNode[];
+  issues: TrajectoryIssue[];
+  /** The call node enclosing a span, for nesting edges. */
+  enclosingCall(span: SpanRecord): CallNode | undefined;
+  /** Clock resolution of span start times in ns (1 ms for SDKs that start spans from Date.now()). */
+  resolution: bigint;
+}
+
+const ROOT_RUN = 'run:trace';
+
+/**
+ * Builds the Trajectory of one trace, or undefined when no convention claims any span in it
+ * (an ordinary HTTP or database trace: nothing to evaluate).
+ */
+export function assembleTrajectory(
+  traceId: string,
+  spans: readonly SpanRecord[],
+  conventions: readonly Convention[] = CONVENTIONS,
+): Trajectory | undefined {
+  const tree = new SpanTree(spans);
+  const readings = new Map<SpanRecord, SpanReading>();
+  for (const span of tree.spans) {
+    const reading = readSpan(span, conventions);
+    if (reading) readings.set(span, reading);
+  }
+  if (readings.size === 0) return undefined;
+  const assembly = collect(traceId, tree, readings);
+  linkByCallId(assembly);
+  linkByNameAndArguments(assembly);
+  addRequestOnlyCalls(assembly);
+  assignIds(assembly);
+  return buildTrajectory(assembly);
+}
+
+function collect(traceId: string, tree: SpanTree, readings: Map<SpanRecord, SpanReading>): Assembly {
+  const issues: TrajectoryIssue[] = [...tree.issues];
+  const runs = new Map<SpanRecord | undefined, RunNode>();
+  const runOf = (span: SpanRecord): RunNode => {
+    const agentSpan = [span, ...tree.ancestors(span)].find((s) => readings.get(s)?.kind === 'agent');
+    let run = runs.get(agentSpan);
+    if (run) return run;
+    const reading = agentSpan && readings.get(agentSpan);
+    const name = reading?.kind === 'agent' ? reading.name : undefined;
+    run = {
+      id: agentSpan ? `run:${agentSpan.spanId}` : ROOT_RUN,
+      turns: [],
+      calls: [],
+      ...(agentSpan && { span: agentSpan }),
+      ...(name && { name }),
+    };
+    runs.set(agentSpan, run);
+    if (agentSpan) {
+      const parentSpan = tree.parent(agentSpan);
+      if (parentSpan) run.parent = runOf(parentSpan);
+    }
+    return run;
+  };
+
+  // Tool spans nested in a tool span of the same tool (MCP client -> server, execute_tool ->
+  // tools/call) are one call: merge inward spans into the outermost.
+  const nodeOfSpan = new Map<SpanRecord, CallNode>();
+  const calls: CallNode[] = [];
+  const turns: TurnNode[] = [];
+  const depths = new Map<SpanRecord, number>();
+  for (const span of readings.keys()) depths.set(span, depth(tree, span));
+  const byDepth = [...readings].sort(([a], [b]) => (depths.get(a) ?? 0) - (depths.get(b) ?? 0));
+  for (const [span, reading] of byDepth) {
+    if (reading.kind === 'agent') {
+      runOf(span);
+    } else if (reading.kind === 'turn') {
+      const run = runOf(span);
+      const turn: TurnNode = {
+        id: `turn:${span.spanId}`,
+        span,
+        draft: reading.turn,
+        run,
+        issued: [],
+        consumed: new Set(),
+      };
+      run.turns.push(turn);
+      turns.push(turn);
+    } else {
+      const outer = enclosingToolNode(tree, readings, nodeOfSpan, span, true);
+      if (outer && sameCall(outer.draft, reading.call)) {
+        mergeInto(outer, reading.call, span);
+        nodeOfSpan.set(span, outer);
+        continue;
+      }
+      const run = runOf(span);
+      const node: CallNode = { span, spanIds: [span.spanId], draft: { ...reading.call }, run, id: '' };
+      run.calls.push(node);
+      calls.push(node);
+      nodeOfSpan.set(span, node);
+    }
+  }
+  for (const run of runs.values()) {
+    run.turns.sort(turnOrder);
+    if (run.span) {
+      const enclosing = enclosingToolNode(tree, readings, nodeOfSpan, run.span);
+      if (enclosing) run.parentCall = enclosing;
+    }
+  }
+  reportUnparsableArguments(calls, issues);
+  return {
+    traceId,
+    tree,
+    runs: [...runs.values()],
+    turns,
+    calls,
+    issues,
+    enclosingCall: (span) => enclosingToolNode(tree, readings, nodeOfSpan, span),
+    resolution: startResolution(tree.spans),
+  };
+}
+
+function depth(tree: SpanTree, span: SpanRecord): number {
+  let d = 0;
+  for (const _ of tree.ancestors(span)) d++;
+  return d;
+}
+
+/**
+ * The nearest tool-call node above a span. With `stopAtAgent`, an agent span in between ends
+ * the search: a sub-agent's call of a same-named tool is its own call, not the outer one again.
+ */
+function enclosingToolNode(
+  tree: SpanTree,
+  readings: Map<SpanRecord, SpanReading>,
+  nodeOfSpan: Map<SpanRecord, CallNode>,
+  span: SpanRecord,
+  stopAtAgent = false,
+): CallNode | undefined {
+  for (const ancestor of tree.ancestors(span)) {
+    const node = nodeOfSpan.get(ancestor);
+    if (node) return node;
+    if (stopAtAgent && readings.get(ancestor)?.kind === 'agent') return undefined;
+  }
+  return undefined;
+}
+
+function sameCall(outer: ToolCallDraft, inner: ToolCallDraft): boolean {
+  if (outer.tool !== inner.tool) return false;
+  return outer.callId === undefined || inner.callId === undefined || outer.callId === inner.callId;
+}
+
+/** The outer span is what the agent saw; the inner one fills what the outer did not record. */
+function mergeInto(node: CallNode, inner: ToolCallDraft, span: SpanRecord): void {
+  node.spanIds.push(span.spanId);
+  const draft = node.draft;
+  if (draft.callId === undefined && inner.callId !== undefined) draft.callId = inner.callId;
+  if (!draft.args.captured) draft.args = inner.args;
+  if (!draft.result.captured) draft.result = inner.result;
+  if (draft.outcome.status === 'no_result') draft.outcome = inner.outcome;
+}
+
+/** Turns of one run in conversation order: start time, then the longer history (ties at ms clocks). */
+function turnOrder(a: TurnNode, b: TurnNode): number {
+  if (a.span.startTimeUnixNano !== b.span.startTimeUnixNano)
+    return a.span.startTimeUnixNano < b.span.startTimeUnixNano ? -1 : 1;
+  return a.draft.historyLength - b.draft.historyLength;
+}
+
+function linkByCallId(assembly: Assembly): void {
+  const requests = new Map<string, { turn: TurnNode; index: number }[]>();
+  for (const turn of assembly.turns) {
+    turn.draft.requested.forEach((request, index) => {
+      if (request.callId === undefined) return;
+      const list = requests.get(request.callId);
+      if (list) list.push({ turn, index });
+      else requests.set(request.callId, [{ turn, index }]);
+    });
+  }
+  for (const node of assembly.calls) {
+    if (node.draft.callId === undefined) continue;
+    const candidates = (requests.get(node.draft.callId) ?? []).filter(
+      ({ turn, index }) => !turn.issued[index],
+    );
+    const pick = candidates.find(({ turn }) => turn.run === node.run) ?? candidates[0];
+    if (pick) link(node, pick.turn, pick.index);
+  }
+}
+
+/**
+ * Tool spans without a call id (OpenInference bridges, LangChain, decorators): the turn that
+ * asked for a call of that tool, in the same run, started before it; equal arguments first,
+ * then a turn under the same parent span, then the latest such turn.
+ */
+function linkByNameAndArguments(assembly: Assembly): void {
+  for (const node of assembly.calls) {
+    if (node.issuer || !node.span) continue;
+    const span = node.span;
+    let best: { turn: TurnNode; index: number; score: number } | undefined;
+    for (const turn of node.run.turns) {
+      if (turn.span.startTimeUnixNano > span.startTimeUnixNano + assembly.resolution) continue;
+      turn.draft.requested.forEach((request, index) => {
+        if (turn.issued[index] || request.tool !== node.draft.tool) return;
+        if (request.callId !== undefined && node.draft.callId !== undefined) return;
+        const score =
+          argumentScore(request.args, node.draft.args) * 2 +
+          (turn.span.parentSpanId === span.parentSpanId ? 1 : 0);
+        if (
+          !best ||
+          score > best.score ||
+          (score === best.score && turn.span.startTimeUnixNano >= best.turn.span.startTimeUnixNano)
+        ) {
+          best = { turn, index, score };
+        }
+      });
+    }
+    if (best) link(node, best.turn, best.index);
+  }
+}
+
+function argumentScore(a: ToolCallDraft['args'], b: ToolCallDraft['args']): number {
+  if (!a.captured || !b.captured) return 1;
+  return canonicalJson(a.value) === canonicalJson(b.value) ? 2 : 0;
+}
+
+function link(node: CallNode, turn: TurnNode, index: number): void {
+  node.issuer = turn;
+  node.requestIndex = index;
+  turn.issued[index] = node;
+  const request = turn.draft.requested[index];
+  if (!request) return;
+  if (node.draft.callId === undefined && request.callId !== undefined) node.draft.callId = request.callId;
+  if (!node.draft.args.captured) node.draft.args = request.args;
+}
+
+/** A call the model asked for that no tool span records (untraced tools, server-side tools) is still a call. */
+function addRequestOnlyCalls(assembly: Assembly): void {
+  for (const turn of assembly.turns) {
+    turn.draft.requested.forEach((request, index) => {
+      if (turn.issued[index]) return;
+      const node: CallNode = {
+        spanIds: [],
+        draft: {
+          tool: request.tool,
+          ...(request.callId !== undefined && { callId: request.callId }),
+          args: request.args,
+          result: { captured: false },
+          outcome: { status: 'no_result' },
+          ...(turn.run.name && { agentName: turn.run.name }),
+          convention: turn.draft.convention,
+        },
+        run: turn.run,
+        issuer: turn,
+        requestIndex: index,
+        id: '',
+      };
+      turn.issued[index] = node;
+      turn.run.calls.push(node);
+      assembly.calls.push(node);
+    });
+  }
+}
+
+/** Node ids: the call id when it is unique in the trace, else the span id or the turn and position. */
+function assignIds(assembly: Assembly): void {
+  const counts = new Map<string, number>();
+  for (const { draft } of assembly.calls)
+    if (draft.callId !== undefined) counts.set(draft.callId, (counts.get(draft.callId) ?? 0) + 1);
+  for (const node of assembly.calls) {
+    const callId = node.draft.callId;
+    if (callId !== undefined && counts.get(callId) === 1) node.id = callId;
+    else if (node.span) node.id = `span:${node.span.spanId}`;
+    else node.id = `${node.issuer?.id ?? 'call'}#${node.requestIndex ?? 0}`;
+  }
+  for (const [callId, count] of counts) {
+    if (count < 2) continue;
+    assembly.issues.push({
+      kind: 'call.duplicate_id',
+      message: `call id ${callId} is used by ${count} calls; they are told apart by span id or turn position`,
+      spanIds: assembly.calls.filter((n) => n.draft.callId === callId).flatMap((n) => n.spanIds),
+    });
+  }
+}
+
+function reportUnparsableArguments(calls: readonly CallNode[], issues: TrajectoryIssue[]): void {
+  for (const { draft, span } of calls) {
+    if (!draft.args.captured || draft.args.parseError === undefined) continue;
+    issues.push({
+      kind: 'arguments.unparsable',
+      message: `arguments of ${draft.tool}${span ? ` (span ${span.spanId})` : ''} are not valid JSON: ${draft.args.parseError}`,
+      spanIds: span ? [span.spanId] : [],
+    });
+  }
+}
+
+/**
+ * 1 ms when every start time is a whole millisecond (OTel JS SDKs start spans from Date.now()
+ * while ending them from a precise clock), else 1 ns.
+ */
+function startResolution(spans: readonly SpanRecord[]): bigint {
+  const coarse = spans.length > 1 && spans.every((span) => span.startTimeUnixNano % 1_000_000n === 0n);
+  return coarse ? 1_000_000n : 1n;
+}
+
+/** Finishes a call node into the model's ToolCall. */
+export function toToolCall(node: CallNode): ToolCall {
+  const span = node.span;
+  return {
+    ...node.draft,
+    id: node.id,
+    ...(node.draft.agentName === undefined && node.run.name && { agentName: node.run.name }),
+    ...(node.issuer && { turnId: node.issuer.id }),
+    ...(span && {
+      spanId: span.spanId,
+      ...(span.parentSpanId !== undefined && { parentSpanId: span.parentSpanId }),
+      startTimeUnixNano: span.startTimeUnixNano,
+      ...(span.endTimeUnixNano !== undefined && { endTimeUnixNano: span.endTimeUnixNano }),
+    }),
+  };
+}

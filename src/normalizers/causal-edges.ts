@@ -1,0 +1,255 @@
+/**
+ * The causal graph of an assembled trace. Edges mean "could have caused":
+ * - a turn -> each call it issued; a call -> each turn that was shown its result;
+ * - consecutive turns of one agent run (the conversation history only grows);
+ * - an agent run started by a tool call sits between that call's issuing turn and the turns
+ *   that consumed its result; so does any call nested in another call's span;
+ * - where there are no turns to go by (turnless conventions, handoffs between agent runs),
+ *   an item that ended before another started, on the trace's clock resolution.
+ * Calls issued by one turn get no edge between them: they are concurrent.
+ */
+import { CausalGraph } from '../model/causal-order.js';
+import type { SpanRecord } from '../model/span-record.js';
+import { type AgentRun, Trajectory, type Turn } from '../model/trajectory.js';
+import { type Assembly, type CallNode, type RunNode, type TurnNode, toToolCall } from './assemble.js';
+
+// Graph keys for things that are not calls; the NUL keeps them apart from any call id.
+const turnKey = (turn: TurnNode) => `\u0000${turn.id}`;
+const runStartKey = (run: RunNode) => `\u0000start:${run.id}`;
+const runEndKey = (run: RunNode) => `\u0000end:${run.id}`;
+
+/** Builds the graph over the assembled pieces and wraps everything into a Trajectory. */
+export function buildTrajectory(assembly: Assembly): Trajectory {
+  const graph = new CausalGraph();
+  for (const run of assembly.runs) {
+    const start = run.span?.startTimeUnixNano ?? 0n;
+    graph.addNode(runStartKey(run), start, false);
+    graph.addNode(runEndKey(run), run.span?.endTimeUnixNano ?? start, false);
+  }
+  for (const turn of assembly.turns) graph.addNode(turnKey(turn), turn.span.startTimeUnixNano, false);
+  for (const node of assembly.calls) graph.addNode(node.id, callTime(node), true);
+
+  for (const run of assembly.runs) {
+    for (const turn of run.turns) {
+      graph.addEdge(runStartKey(run), turnKey(turn));
+      graph.addEdge(turnKey(turn), runEndKey(run));
+    }
+    for (const node of run.calls) {
+      graph.addEdge(runStartKey(run), node.id);
+      graph.addEdge(node.id, runEndKey(run));
+    }
+    run.turns.forEach((turn, k) => {
+      const next = run.turns[k + 1];
+      if (next) graph.addEdge(turnKey(turn), turnKey(next));
+    });
+  }
+  for (const node of assembly.calls) if (node.issuer) graph.addEdge(turnKey(node.issuer), node.id);
+  linkConsumption(assembly);
+  for (const turn of assembly.turns) for (const node of turn.consumed) graph.addEdge(node.id, turnKey(turn));
+  addNestingEdges(assembly, graph);
+  for (const run of assembly.runs) addTimeChain(assembly, run, graph);
+
+  for (const [from, to] of graph.droppedEdges) {
+    assembly.issues.push({
+      kind: 'order.cycle',
+      message: `the trace's links contradict each other (a cycle through ${printable(from)} and ${printable(to)}); one link was ignored`,
+      spanIds: [],
+    });
+  }
+  return new Trajectory({
+    traceId: assembly.traceId,
+    calls: assembly.calls.map(toToolCall),
+    order: graph,
+    turns: assembly.turns.map(toTurn),
+    agents: assembly.runs.map(toAgentRun),
+    issues: assembly.issues,
+    spanCount: assembly.tree.spans.length,
+    ...rootOf(assembly),
+  });
+}
+
+function callTime(node: CallNode): bigint {
+  return (
+    node.span?.startTimeUnixNano ??
+    node.issuer?.span.endTimeUnixNano ??
+    node.issuer?.span.startTimeUnixNano ??
+    0n
+  );
+}
+
+/**
+ * Which results each turn was shown: by call id where its input names them; otherwise (input
+ * not captured, or results without ids) the results of the previous turn's calls, which is what
+ * an agent loop sends back before it asks the model again.
+ */
+function linkConsumption(assembly: Assembly): void {
+  const byCallId = new Map<string, CallNode[]>();
+  for (const node of assembly.calls) {
+    const callId = node.draft.callId;
+    if (callId === undefined) continue;
+    const list = byCallId.get(callId);
+    if (list) list.push(node);
+    else byCallId.set(callId, [node]);
+  }
+  for (const run of assembly.runs) {
+    run.turns.forEach((turn, k) => {
+      const shown = turn.draft.shown ?? [];
+      let named = 0;
+      for (const result of shown) {
+        if (result.callId === undefined) continue;
+        named++;
+        const candidates = byCallId.get(result.callId) ?? [];
+        const node =
+          candidates.find((n) => n.issuer !== turn && n.run === run) ??
+          candidates.find((n) => n.issuer !== turn);
+        if (!node) continue;
+        turn.consumed.add(node);
+        if (!node.draft.result.captured && result.result.captured) {
+          node.draft.result = result.result;
+          if (node.draft.outcome.status === 'no_result') node.draft.outcome = { status: 'ok' };
+        }
+      }
+      const previous = run.turns[k - 1];
+      if (named === 0 && previous) {
+        for (const node of previous.issued)
+          if (node && node.draft.outcome.status !== 'no_result') turn.consumed.add(node);
+      }
+    });
+  }
+}
+
+/**
+ * A call's span may enclose a whole sub-agent run or other calls (an agent used as a tool, a
+ * tool that calls a tool). What runs inside came after the call was issued and before its
+ * result was consumed.
+ */
+function addNestingEdges(assembly: Assembly, graph: CausalGraph): void {
+  const consumers = new Map<CallNode, TurnNode[]>();
+  for (const turn of assembly.turns) {
+    for (const node of turn.consumed) {
+      const list = consumers.get(node);
+      if (list) list.push(turn);
+      else consumers.set(node, [turn]);
+    }
+  }
+  const around = (outer: CallNode, startKey: string, endKey: string) => {
+    if (outer.issuer) graph.addEdge(turnKey(outer.issuer), startKey);
+    for (const turn of consumers.get(outer) ?? []) graph.addEdge(endKey, turnKey(turn));
+  };
+  for (const run of assembly.runs)
+    if (run.parentCall) around(run.parentCall, runStartKey(run), runEndKey(run));
+  for (const node of assembly.calls) {
+    const outer = node.span && assembly.enclosingCall(node.span);
+    if (outer && outer !== node && outer.run === node.run) around(outer, node.id, node.id);
+  }
+}
+
+interface ChainItem {
+  startKey: string;
+  endKey: string;
+  start: bigint;
+  end?: bigint;
+}
+
+/**
+ * Time order for what no turn orders: a run's calls without an issuing turn, and agent runs
+ * started directly under it (handoffs). `a -> b` when a ended before b started; with a
+ * millisecond start clock, an end is rounded down to its millisecond and two items that
+ * started in the same millisecond are never ordered. Linear in items: ends go to time points
+ * chained in order, and each item hangs off the last point at or before its start.
+ */
+function addTimeChain(assembly: Assembly, run: RunNode, graph: CausalGraph): void {
+  const turnless = run.calls.filter((node) => !node.issuer && node.span);
+  const childRuns = assembly.runs.filter((child) => child.parent === run && !child.parentCall && child.span);
+  if (turnless.length === 0 && childRuns.length === 0) return;
+  const items: ChainItem[] = [
+    ...run.turns.map((turn) => spanItem(turn.span, turnKey(turn), turnKey(turn))),
+    ...turnless.map((node) => spanItem(node.span as SpanRecord, node.id, node.id)),
+    ...childRuns.map((child) => spanItem(child.span as SpanRecord, runStartKey(child), runEndKey(child))),
+  ];
+  const resolution = assembly.resolution;
+  const ends = new Map<bigint, string[]>();
+  for (const item of items) {
+    if (item.end === undefined) continue;
+    const rounded = item.end - (item.end % resolution);
+    const effective = rounded > item.start ? rounded : item.start + 1n;
+    const list = ends.get(effective);
+    if (list) list.push(item.endKey);
+    else ends.set(effective, [item.endKey]);
+  }
+  const points = [...ends.keys()].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
+  const pointKey = (time: bigint) => `\u0000time:${run.id}:${time}`;
+  points.forEach((time, i) => {
+    graph.addNode(pointKey(time), time, false);
+    for (const key of ends.get(time) ?? []) graph.addEdge(key, pointKey(time));
+    const previous = points[i - 1];
+    if (previous !== undefined) graph.addEdge(pointKey(previous), pointKey(time));
+  });
+  for (const item of items) {
+    const point = lastAtOrBefore(points, item.start);
+    if (point !== undefined) graph.addEdge(pointKey(point), item.startKey);
+  }
+}
+
+function spanItem(span: SpanRecord, startKey: string, endKey: string): ChainItem {
+  return {
+    startKey,
+    endKey,
+    start: span.startTimeUnixNano,
+    ...(span.endTimeUnixNano !== undefined && { end: span.endTimeUnixNano }),
+  };
+}
+
+function lastAtOrBefore(sorted: readonly bigint[], time: bigint): bigint | undefined {
+  let low = 0;
+  let high = sorted.length;
+  while (low < high) {
+    const middle = (low + high) >> 1;
+    if ((sorted[middle] as bigint) <= time) low = middle + 1;
+    else high = middle;
+  }
+  return low === 0 ? undefined : sorted[low - 1];
+}
+
+function toTurn(turn: TurnNode): Turn {
+  return {
+    id: turn.id,
+    spanId: turn.span.spanId,
+    runId: turn.run.id,
+    ...(turn.draft.model && { model: turn.draft.model }),
+    issued: turn.issued.filter((node): node is CallNode => node !== undefined).map((node) => node.id),
+    consumed: [...turn.consumed].map((node) => node.id),
+  };
+}
+
+function toAgentRun(run: RunNode): AgentRun {
+  return {
+    id: run.id,
+    ...(run.name && { name: run.name }),
+    ...(run.span && { spanId: run.span.spanId }),
+    ...(run.parent && { parentRunId: run.parent.id }),
+    ...(run.parentCall && { parentCallId: run.parentCall.id }),
+    turns: run.turns.map((turn) => turn.id),
+    calls: run.calls.map((node) => node.id),
+  };
+}
+
+function rootOf(assembly: Assembly): { root?: Trajectory['root'] } {
+  const root = assembly.tree.root();
+  if (!root) return {};
+  const agentName =
+    assembly.runs.find((run) => run.span === root)?.name ?? assembly.runs.find((run) => run.name)?.name;
+  return {
+    root: {
+      name: root.name,
+      spanId: root.spanId,
+      ...(agentName && { agentName }),
+      startTimeUnixNano: root.startTimeUnixNano,
+      ...(root.endTimeUnixNano !== undefined && { endTimeUnixNano: root.endTimeUnixNano }),
+    },
+  };
+}
+
+function printable(key: string): string {
+  return key.replace('\u0000', '');
+}
