@@ -67,8 +67,7 @@ export class CausalGraph implements CausalOrder {
   readonly #callSlot = new Map<number, number>();
   #rank: Int32Array | undefined;
   #reach: Uint32Array[] | undefined;
-  /** Edges dropped because they closed a cycle (contradictory data); for the normalizer to report. */
-  readonly droppedEdges: [string, string][] = [];
+  readonly #dropped: [string, string][] = [];
 
   /** Adds a node once; `time` breaks ties in the causal listing. Calls are the nodes happens-before is asked about. */
   addNode(key: string, time: bigint, isCall: boolean): void {
@@ -96,6 +95,15 @@ export class CausalGraph implements CausalOrder {
     this.#out[a]?.push(b);
     this.#rank = undefined;
     this.#reach = undefined;
+  }
+
+  /**
+   * Edges that closed a cycle (possible only with contradictory input, e.g. reused call ids),
+   * dropped to keep the order a DAG; for the normalizer to report.
+   */
+  droppedEdges(): readonly [string, string][] {
+    this.#ranks();
+    return this.#dropped;
   }
 
   happensBefore(a: string, b: string): boolean {
@@ -162,7 +170,7 @@ export class CausalGraph implements CausalOrder {
       const targets = this.#out[from] as number[];
       const kept = targets.filter((t) => t !== node);
       if (kept.length !== targets.length) {
-        this.droppedEdges.push([this.#keys[from] as string, this.#keys[node] as string]);
+        this.#dropped.push([this.#keys[from] as string, this.#keys[node] as string]);
         this.#out[from] = kept;
       }
     }

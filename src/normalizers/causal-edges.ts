@@ -49,7 +49,7 @@ export function buildTrajectory(assembly: Assembly): Trajectory {
   addNestingEdges(assembly, graph);
   for (const run of assembly.runs) addTimeChain(assembly, run, graph);
 
-  for (const [from, to] of graph.droppedEdges) {
+  for (const [from, to] of graph.droppedEdges()) {
     assembly.issues.push({
       kind: 'order.cycle',
       message: `the trace's links contradict each other (a cycle through ${printable(from)} and ${printable(to)}); one link was ignored`,
