@@ -3,7 +3,7 @@
  * results into a {@link Report}. Pure: no I/O, no clock, so replaying a trace gives the same report.
  */
 import type { AssertionResult, Dimension, Finding, Report, ReportStats, Verdict } from '../model/report.js';
-import type { Trajectory } from '../model/trajectory.js';
+import type { Trajectory, TrajectoryIssue } from '../model/trajectory.js';
 import type { Scenario } from '../scenario/scenario.js';
 import { checkAllowedTools } from './allowed-tools.js';
 import { checkExpectedToolCalls } from './expected-tool-calls.js';
@@ -70,6 +70,8 @@ export function evaluate(trajectory: Trajectory, scenario: Scenario): Report {
     }
   }
 
+  findings.push(...trajectory.issues.map(issueFinding));
+
   const scores: Partial<Record<Dimension, number>> = {};
   for (const [dimension, { passed, total }] of tally) scores[dimension] = total === 0 ? 1 : passed / total;
   const verdict = decideVerdict(findings);
@@ -85,6 +87,21 @@ export function evaluate(trajectory: Trajectory, scenario: Scenario): Report {
     stats: computeStats(trajectory),
   };
   return report;
+}
+
+/**
+ * What the normalizer could not read or link (unparsable arguments, contradictory ids, a
+ * duplicate span) is reported with every evaluation of the trace, as a warning: it does not
+ * decide the verdict, but a reader of a surprising verdict needs to see it.
+ */
+function issueFinding(issue: TrajectoryIssue): Finding {
+  return {
+    rule: `trajectory.${issue.kind}`,
+    severity: 'warning',
+    message: issue.message,
+    calls: [],
+    spans: issue.spanIds,
+  };
 }
 
 /** A hard failure fails the verdict; otherwise anything undecided makes it inconclusive. */

@@ -1,6 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { evaluate } from '../../src/evaluate/evaluate.js';
+import { normalizeTrace } from '../../src/normalizers/normalize.js';
 import { parseScenario } from '../../src/scenario/scenario.js';
+import { TRACE_ID, toolSpan } from '../helpers/spans.js';
 import { buildTrajectory, NOT_CAPTURED, STEP_NANOS } from '../helpers/trajectory.js';
 
 const refundScenario = parseScenario(
@@ -166,5 +168,24 @@ describe('evaluate', () => {
   it('gives the same report every time the same trajectory is evaluated', () => {
     const trajectory = goodRun();
     expect(evaluate(trajectory, refundScenario)).toEqual(evaluate(trajectory, refundScenario));
+  });
+});
+
+describe('what the normalizer could not read', () => {
+  it('is reported as a warning finding and does not change the verdict', () => {
+    const span = toolSpan('lookup', { callId: 'c1', args: '{"id": 4' });
+    const trajectory = normalizeTrace(TRACE_ID, [span]);
+    if (!trajectory) throw new Error('no trajectory');
+    const report = evaluate(trajectory, parseScenario({ allowed_tools: ['lookup'] }, 'issues.json'));
+    expect(report.verdict).toBe('pass');
+    expect(report.findings).toEqual([
+      {
+        rule: 'trajectory.arguments.unparsable',
+        severity: 'warning',
+        message: expect.stringContaining('arguments of lookup'),
+        calls: [],
+        spans: [span.spanId],
+      },
+    ]);
   });
 });
