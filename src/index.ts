@@ -1,1 +1,76 @@
-export {};
+/**
+ * toolpath: judge what an AI agent did from its OpenTelemetry spans.
+ *
+ * The pipeline, one direction: spans -> {@link SpanRecord} -> {@link Trajectory} (a causal DAG
+ * of turns and tool calls) -> {@link Report} per scenario.
+ *
+ * ```ts
+ * import { readStoredTraces, normalizeSpans, loadScenarioFile, evaluate } from 'toolpath';
+ * const read = readStoredTraces(text, 'trace.json');
+ * const scenario = await loadScenarioFile('refund.yaml');
+ * if (read.input?.format === 'otlp-json') {
+ *   for (const trajectory of normalizeSpans(read.input.spans)) console.log(evaluate(trajectory, scenario));
+ * }
+ * ```
+ * @packageDocumentation
+ */
+
+export {
+  formatInputError,
+  type InputError,
+  type ReadResult,
+  readStoredTraces,
+  type StoredInput,
+} from './cli/read-traces.js';
+export {
+  type DecodeError,
+  type DecodeOptions,
+  type DecodeResult,
+  decodeExportTraceRequest,
+  parseOtlpJsonText,
+} from './collector/otlp-json.js';
+export { evaluate } from './evaluate/evaluate.js';
+export type { JsonValue } from './model/json.js';
+export type {
+  AssertionResult,
+  Dimension,
+  Finding,
+  Report,
+  ReportStats,
+  ReportSummary,
+  Severity,
+  Verdict,
+} from './model/report.js';
+export type {
+  Attributes,
+  AttributeValue,
+  ScopeRecord,
+  SpanEventRecord,
+  SpanKindName,
+  SpanLinkRecord,
+  SpanRecord,
+  StatusCodeName,
+} from './model/span-record.js';
+export {
+  type AgentRun,
+  type CallOutcome,
+  type Captured,
+  type ToolCall,
+  Trajectory,
+  type TrajectoryIssue,
+  type TrajectoryRoot,
+  type Turn,
+} from './model/trajectory.js';
+export type { TypedEvent } from './model/typed-event.js';
+export type { Convention, SpanReading } from './normalizers/convention.js';
+export { CONVENTIONS } from './normalizers/conventions.js';
+export { groupByTrace, normalizeSpans, normalizeTrace } from './normalizers/normalize.js';
+export { trajectoryFromTypedEvents } from './normalizers/typed-events.js';
+export { fromReadableSpan } from './processor/readable-span.js';
+export {
+  loadScenarioFile,
+  parseScenario,
+  parseScenarioText,
+  type Scenario,
+  ScenarioError,
+} from './scenario/scenario.js';
