@@ -58,6 +58,7 @@ export interface Assembly {
   enclosingCall(span: SpanRecord): CallNode | undefined;
   /** Clock resolution of span start times in ns (1 ms for SDKs that start spans from Date.now()). */
   resolution: bigint;
+  turnOfSpan: Map<SpanRecord, TurnNode>;
 }
 
 const ROOT_RUN = 'run:trace';
@@ -164,6 +165,7 @@ function collect(traceId: string, tree: SpanTree, readings: Map<SpanRecord, Span
     issues,
     enclosingCall: (span) => enclosingToolNode(tree, readings, nodeOfSpan, span),
     resolution: startResolution(tree.spans),
+    turnOfSpan: new Map(turns.map((turn) => [turn.span, turn])),
   };
 }
 
@@ -262,6 +264,22 @@ function linkByNameAndArguments(assembly: Assembly): void {
       });
     }
     if (best) link(node, best.turn, best.index);
+    else linkToEnclosingTurn(assembly, node);
+  }
+}
+
+/**
+ * A tool span nested in a turn's span that matches none of its requests (the turn's output was
+ * not recorded) was still issued by that turn (Vercel legacy nests tool spans in the model call).
+ */
+function linkToEnclosingTurn(assembly: Assembly, node: CallNode): void {
+  if (!node.span) return;
+  for (const ancestor of assembly.tree.ancestors(node.span)) {
+    const turn = assembly.turnOfSpan.get(ancestor);
+    if (!turn) continue;
+    node.issuer = turn;
+    turn.issued.push(node);
+    return;
   }
 }
 

@@ -104,9 +104,12 @@ function linkConsumption(assembly: Assembly): void {
           candidates.find((n) => n.issuer !== turn);
         if (!node) continue;
         turn.consumed.add(node);
-        if (!node.draft.result.captured && result.result.captured) {
-          node.draft.result = result.result;
-          if (node.draft.outcome.status === 'no_result') node.draft.outcome = { status: 'ok' };
+        if (!node.draft.result.captured && result.result.captured) node.draft.result = result.result;
+        // A call with no span of its own learns how it ended from what the model was shown.
+        if (node.draft.outcome.status === 'no_result' && result.result.captured) {
+          node.draft.outcome = result.isError
+            ? { status: 'error', ...errorMessage(result.result.value) }
+            : { status: 'ok' };
         }
       }
       const previous = run.turns[k - 1];
@@ -116,6 +119,10 @@ function linkConsumption(assembly: Assembly): void {
       }
     });
   }
+}
+
+function errorMessage(value: unknown): { message?: string } {
+  return typeof value === 'string' && value !== '' ? { message: value } : {};
 }
 
 /**

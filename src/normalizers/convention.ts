@@ -29,6 +29,8 @@ export interface ShownResult {
   callId?: string;
   tool?: string;
   result: Captured<JsonValue>;
+  /** The convention marks this result as an error (e.g. an `error-text` tool result). */
+  isError?: boolean;
 }
 
 /** One LLM generation as read from its span. */

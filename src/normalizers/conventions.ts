@@ -6,9 +6,10 @@
 import type { SpanRecord } from '../model/span-record.js';
 import type { Convention, SpanReading } from './convention.js';
 import { otelGenAi } from './otel-genai.js';
+import { vercelAi } from './vercel-ai.js';
 
 /** Every convention, highest precedence first. */
-export const CONVENTIONS: readonly Convention[] = [otelGenAi];
+export const CONVENTIONS: readonly Convention[] = [vercelAi, otelGenAi];
 
 /** The first reading any convention makes of this span. */
 export function readSpan(

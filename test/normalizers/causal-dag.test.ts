@@ -332,3 +332,55 @@ describe('property: random agent runs come back as the DAG that produced them', 
     );
   });
 });
+
+describe('assembly corner cases', () => {
+  it('a call with no tool span that the next turn was shown as an error is a failed call', () => {
+    const root = spanRecord({
+      name: 'invoke_agent a',
+      attributes: { 'gen_ai.operation.name': 'invoke_agent' },
+      end: 100,
+    });
+    const turn1 = spanRecord({
+      name: 'ai.generateText.doGenerate',
+      parentSpanId: root.spanId,
+      start: 0,
+      end: 1,
+      attributes: {
+        'ai.operationId': 'ai.generateText.doGenerate',
+        'ai.response.toolCalls': '[{"toolCallId":"c1","toolName":"pay","input":{}}]',
+      },
+    });
+    const turn2 = spanRecord({
+      name: 'ai.generateText.doGenerate',
+      parentSpanId: root.spanId,
+      start: 5,
+      end: 6,
+      attributes: {
+        'ai.operationId': 'ai.generateText.doGenerate',
+        'ai.prompt.messages': JSON.stringify([
+          {
+            role: 'tool',
+            content: [
+              {
+                type: 'tool-result',
+                toolCallId: 'c1',
+                toolName: 'pay',
+                output: { type: 'error-text', value: 'card declined' },
+              },
+            ],
+          },
+        ]),
+      },
+    });
+    const trajectory = normalizeTrace(TRACE_ID, [root, turn1, turn2]);
+    expect(trajectory?.calls[0]?.outcome).toEqual({ status: 'error', message: 'card declined' });
+  });
+
+  it('a tool span inside a turn whose requests were not recorded is issued by that turn', () => {
+    const turn = spanRecord({ name: 'chat m', attributes: { 'gen_ai.operation.name': 'chat' }, end: 10 });
+    const tool = toolSpan('lookup', { parentSpanId: turn.spanId, callId: 'x', start: 2, end: 3 });
+    const trajectory = normalizeTrace(TRACE_ID, [turn, tool]);
+    expect(trajectory?.calls[0]?.turnId).toBe(`turn:${turn.spanId}`);
+    expect(trajectory?.turns[0]?.issued).toEqual(['x']);
+  });
+});
