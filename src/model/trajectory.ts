@@ -157,6 +157,21 @@ export class Trajectory {
     return a !== b && !this.happensBefore(a, b) && !this.happensBefore(b, a);
   }
 
+  /**
+   * The results `call` could have seen: every call that happened before it and reported back
+   * (ok or error), in causal order. Grounding rules look for argument values here.
+   */
+  resultsVisibleTo(call: ToolCall): ToolCall[] {
+    return this.calls.filter(
+      (earlier) => earlier.outcome.status !== 'no_result' && this.happensBefore(earlier, call),
+    );
+  }
+
+  /** The agent runs started from a run (sub-agents, handoff targets); the top-level runs for undefined. */
+  childRuns(runId: string | undefined): AgentRun[] {
+    return this.agents.filter((run) => run.parentRunId === runId);
+  }
+
   /** The calls of one tool, in causal order. */
   callsOf(tool: string): ToolCall[] {
     return this.calls.filter((call) => call.tool === tool);

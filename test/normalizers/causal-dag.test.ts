@@ -54,6 +54,12 @@ describe('the causal DAG of a real SDK trace', () => {
         'issue_refund->send_confirmation',
       ].sort(),
     );
+    expect(trajectory.resultsVisibleTo(callOf(trajectory, 'send_confirmation')).map((c) => c.tool)).toEqual([
+      'get_order',
+      'get_refund_policy',
+      'issue_refund',
+    ]);
+    expect(trajectory.resultsVisibleTo(callOf(trajectory, 'get_refund_policy'))).toEqual([]);
     const [first, second] = trajectory.turns;
     expect(first?.issued).toEqual(['call_1', 'call_2']);
     expect(second?.consumed.sort()).toEqual(['call_1', 'call_2']);
@@ -327,6 +333,14 @@ describe('property: random agent runs come back as the DAG that produced them', 
         }
         expect(wrong).toEqual([]);
         expect(trajectory.agents).toHaveLength(1 + places.filter((p) => p.call.subRun).length);
+        // The sub-agent tree: each sub-run hangs off the call that started it.
+        for (const place of places.filter((p) => p.call.subRun)) {
+          const child = trajectory.agents.filter((run) => run.parentCallId === place.call.id);
+          expect(child).toHaveLength(1);
+          expect(
+            trajectory.childRuns(trajectory.call(place.call.id) && child[0]?.parentRunId),
+          ).toContainEqual(child[0]);
+        }
       }),
       { numRuns: 300 },
     );
