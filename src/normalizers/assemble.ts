@@ -63,6 +63,9 @@ export interface Assembly {
 
 const ROOT_RUN = 'run:trace';
 
+/** A reading that puts something in the trajectory (structure-only spans are skipped). */
+type ContentReading = Exclude<SpanReading, { kind: 'structure' }>;
+
 /**
  * Builds the Trajectory of one trace, or undefined when no convention claims any span in it
  * (an ordinary HTTP or database trace: nothing to evaluate).
@@ -73,10 +76,10 @@ export function assembleTrajectory(
   conventions: readonly Convention[] = CONVENTIONS,
 ): Trajectory | undefined {
   const tree = new SpanTree(spans);
-  const readings = new Map<SpanRecord, SpanReading>();
+  const readings = new Map<SpanRecord, ContentReading>();
   for (const span of tree.spans) {
     const reading = readSpan(span, conventions);
-    if (reading) readings.set(span, reading);
+    if (reading && reading.kind !== 'structure') readings.set(span, reading);
   }
   if (readings.size === 0) return undefined;
   const assembly = collect(traceId, tree, readings);
@@ -87,7 +90,7 @@ export function assembleTrajectory(
   return buildTrajectory(assembly);
 }
 
-function collect(traceId: string, tree: SpanTree, readings: Map<SpanRecord, SpanReading>): Assembly {
+function collect(traceId: string, tree: SpanTree, readings: Map<SpanRecord, ContentReading>): Assembly {
   const issues: TrajectoryIssue[] = [...tree.issues];
   const runs = new Map<SpanRecord | undefined, RunNode>();
   const runOf = (span: SpanRecord): RunNode => {
@@ -181,7 +184,7 @@ function depth(tree: SpanTree, span: SpanRecord): number {
  */
 function enclosingToolNode(
   tree: SpanTree,
-  readings: Map<SpanRecord, SpanReading>,
+  readings: Map<SpanRecord, ContentReading>,
   nodeOfSpan: Map<SpanRecord, CallNode>,
   span: SpanRecord,
   stopAtAgent = false,

@@ -12,6 +12,7 @@ import { CausalGraph } from '../model/causal-order.js';
 import type { SpanRecord } from '../model/span-record.js';
 import { type AgentRun, Trajectory, type Turn } from '../model/trajectory.js';
 import { type Assembly, type CallNode, type RunNode, type TurnNode, toToolCall } from './assemble.js';
+import type { ShownResult } from './convention.js';
 
 // Graph keys for things that are not calls; the NUL keeps them apart from any call id.
 const turnKey = (turn: TurnNode) => `\u0000${turn.id}`;
@@ -114,15 +115,45 @@ function linkConsumption(assembly: Assembly): void {
       }
       const previous = run.turns[k - 1];
       if (named === 0 && previous) {
-        for (const node of previous.issued)
-          if (node && node.draft.outcome.status !== 'no_result') turn.consumed.add(node);
+        const issued = previous.issued.filter((node): node is CallNode => node !== undefined);
+        for (const node of issued) if (node.draft.outcome.status !== 'no_result') turn.consumed.add(node);
+        fillResultsByTool(shown, issued);
       }
     });
   }
 }
 
+/**
+ * Results shown without ids (Gemini-style function responses) still name their tool: where
+ * exactly one of the previous turn's calls used that tool, the result is that call's.
+ */
+function fillResultsByTool(shown: readonly ShownResult[], issued: readonly CallNode[]): void {
+  for (const result of shown) {
+    if (result.callId !== undefined || result.tool === undefined || !result.result.captured) continue;
+    const matches = issued.filter((node) => node.draft.tool === result.tool);
+    const [node] = matches;
+    if (matches.length !== 1 || !node) continue;
+    if (!node.draft.result.captured) node.draft.result = result.result;
+    const outcome = node.draft.outcome;
+    if (result.isError && outcome.status !== 'ok' && !(outcome.status === 'error' && outcome.message)) {
+      const errorType = outcome.status === 'error' ? outcome.errorType : undefined;
+      node.draft.outcome = {
+        status: 'error',
+        ...(errorType && { errorType }),
+        ...errorMessage(result.result.value),
+      };
+    }
+  }
+}
+
+/** The message of an error result: the string itself, or its `error` / `message` field. */
 function errorMessage(value: unknown): { message?: string } {
-  return typeof value === 'string' && value !== '' ? { message: value } : {};
+  if (typeof value === 'string') return value === '' ? {} : { message: value };
+  if (value !== null && typeof value === 'object' && !Array.isArray(value)) {
+    const inner = (value as Record<string, unknown>).error ?? (value as Record<string, unknown>).message;
+    if (typeof inner === 'string' && inner !== '') return { message: inner };
+  }
+  return {};
 }
 
 /**

@@ -45,11 +45,15 @@ export interface TurnDraft {
   convention: string;
 }
 
-/** What a span is, to the trajectory. */
+/**
+ * What a span is, to the trajectory. `structure` claims a span as neither call, turn nor agent
+ * (a convention's bookkeeping span that a lower-precedence convention would misread).
+ */
 export type SpanReading =
   | { kind: 'tool'; call: ToolCallDraft }
   | { kind: 'turn'; turn: TurnDraft }
-  | { kind: 'agent'; name?: string; convention: string };
+  | { kind: 'agent'; name?: string; convention: string }
+  | { kind: 'structure'; convention: string };
 
 /** One telemetry convention: claims the spans it recognizes and reads them. */
 export interface Convention {

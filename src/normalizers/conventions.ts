@@ -5,11 +5,22 @@
  */
 import type { SpanRecord } from '../model/span-record.js';
 import type { Convention, SpanReading } from './convention.js';
+import { googleAdk } from './google-adk.js';
+import { mastra } from './mastra.js';
 import { otelGenAi } from './otel-genai.js';
+import { pydanticAi } from './pydantic-ai.js';
+import { strands } from './strands.js';
 import { vercelAi } from './vercel-ai.js';
 
 /** Every convention, highest precedence first. */
-export const CONVENTIONS: readonly Convention[] = [vercelAi, otelGenAi];
+export const CONVENTIONS: readonly Convention[] = [
+  googleAdk,
+  mastra,
+  strands,
+  pydanticAi,
+  vercelAi,
+  otelGenAi,
+];
 
 /** The first reading any convention makes of this span. */
 export function readSpan(
