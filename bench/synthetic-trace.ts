@@ -19,7 +19,6 @@ export function syntheticAgentSpans(calls: number, tools: readonly string[]): Sp
   const agentId = id();
   const spans: SpanRecord[] = [];
   let t = 1_000_000_000n;
-  let history = 1;
   for (let i = 0; i < calls; i += 2) {
     const batch = [i, i + 1].filter((n) => n < calls);
     const parts = batch.map((n) => ({
@@ -54,7 +53,6 @@ export function syntheticAgentSpans(calls: number, tools: readonly string[]): Sp
         'gen_ai.output.messages': JSON.stringify([{ role: 'assistant', parts }]),
       },
     });
-    history += 2;
     for (const n of batch) {
       spans.push({
         ...base,

@@ -3,7 +3,7 @@
  * call seen by several spans into one node, link each tool call to the turn that asked for it,
  * and hand the pieces to the causal graph. Pure: the same spans give the same trajectory.
  */
-import { canonicalJson } from '../model/json.js';
+import { canonicalJson, isJsonObject, type JsonValue } from '../model/json.js';
 import type { SpanRecord } from '../model/span-record.js';
 import type { ToolCall, Trajectory, TrajectoryIssue } from '../model/trajectory.js';
 import { buildTrajectory } from './causal-edges.js';
@@ -257,13 +257,13 @@ function linkByNameAndArguments(assembly: Assembly): void {
         const score =
           argumentScore(request.args, node.draft.args) * 2 +
           (turn.span.parentSpanId === span.parentSpanId ? 1 : 0);
-        if (
-          !best ||
-          score > best.score ||
-          (score === best.score && turn.span.startTimeUnixNano >= best.turn.span.startTimeUnixNano)
-        ) {
-          best = { turn, index, score };
-        }
+        // On a tie the later turn wins; within one turn, the earlier request (requests and tool
+        // spans come in the same order when nothing else tells them apart).
+        const later =
+          best !== undefined &&
+          best.turn !== turn &&
+          turn.span.startTimeUnixNano >= best.turn.span.startTimeUnixNano;
+        if (!best || score > best.score || (score === best.score && later)) best = { turn, index, score };
       });
     }
     if (best) link(node, best.turn, best.index);
@@ -288,7 +288,18 @@ function linkToEnclosingTurn(assembly: Assembly, node: CallNode): void {
 
 function argumentScore(a: ToolCallDraft['args'], b: ToolCallDraft['args']): number {
   if (!a.captured || !b.captured) return 1;
+  if (isCollapsedForm(b.value, a.value)) return 2;
   return canonicalJson(a.value) === canonicalJson(b.value) ? 2 : 0;
+}
+
+/**
+ * Some tracers record a one-key argument object as its bare string value (OpenInference's
+ * LangChain tracer: `{order_id: "A-1001"}` becomes `"A-1001"`); the tool got the object.
+ */
+function isCollapsedForm(recorded: JsonValue, requested: JsonValue): boolean {
+  if (typeof recorded !== 'string' || !isJsonObject(requested)) return false;
+  const values = Object.values(requested);
+  return values.length === 1 && values[0] === recorded;
 }
 
 function link(node: CallNode, turn: TurnNode, index: number): void {
@@ -298,7 +309,10 @@ function link(node: CallNode, turn: TurnNode, index: number): void {
   const request = turn.draft.requested[index];
   if (!request) return;
   if (node.draft.callId === undefined && request.callId !== undefined) node.draft.callId = request.callId;
-  if (!node.draft.args.captured) node.draft.args = request.args;
+  const recorded = node.draft.args;
+  if (!recorded.captured || (request.args.captured && isCollapsedForm(recorded.value, request.args.value))) {
+    node.draft.args = request.args;
+  }
 }
 
 /** A call the model asked for that no tool span records (untraced tools, server-side tools) is still a call. */
