@@ -103,7 +103,13 @@ export function readChatMessage(value: JsonValue): ChatMessage | undefined {
   if (Array.isArray(toolCalls)) for (const entry of toolCalls) pushCall(message.requested, entry);
   if (role === 'tool' || (role === undefined && fields.tool_call_id !== undefined)) {
     const callId = trimmedString(fields.tool_call_id);
-    message.results.push({ ...(callId && { callId }), result: capturedContent(fields.content) });
+    // LangChain ToolMessages say how the call ended.
+    const isError = fields.status === 'error';
+    message.results.push({
+      ...(callId && { callId }),
+      result: capturedContent(fields.content),
+      ...(isError && { isError }),
+    });
   }
   // Anthropic-style content blocks and OpenAI Responses items carry calls and results inline.
   const blocks = Array.isArray(fields.content) ? fields.content : [fields];
@@ -113,7 +119,12 @@ export function readChatMessage(value: JsonValue): ChatMessage | undefined {
     if (block.type === 'tool_result' || block.type === 'function_call_output') {
       const callId = trimmedString(block.tool_use_id ?? block.call_id);
       const body = block.type === 'tool_result' ? block.content : block.output;
-      message.results.push({ ...(callId && { callId }), result: capturedContent(body) });
+      const isError = block.is_error === true;
+      message.results.push({
+        ...(callId && { callId }),
+        result: capturedContent(body),
+        ...(isError && { isError }),
+      });
     }
   }
   return message;

@@ -306,3 +306,44 @@ describe('LangSmith OTel: inputs, outputs and run types', () => {
     expect(readSpan(prompt, [langsmith, otelGenAi])).toEqual({ kind: 'structure', convention: 'langsmith' });
   });
 });
+
+describe('results the model was shown as errors', () => {
+  it('a LangChain ToolMessage with status error, or an Anthropic tool_result with is_error, fails a span-less call', () => {
+    const asked = run('llm', 'ChatModel', {
+      inputs: { messages: [{ role: 'user', content: 'refund' }] },
+      outputs: {
+        choices: [
+          {
+            message: {
+              role: 'assistant',
+              tool_calls: [
+                { id: 'c1', type: 'function', function: { name: 'pay', arguments: '{}' } },
+                { id: 'c2', type: 'function', function: { name: 'charge', arguments: '{}' } },
+              ],
+            },
+          },
+        ],
+      },
+    });
+    const shown = run('llm', 'ChatModel', {
+      inputs: {
+        messages: [
+          { role: 'tool', tool_call_id: 'c1', content: 'card declined', status: 'error' },
+          {
+            role: 'user',
+            content: [{ type: 'tool_result', tool_use_id: 'c2', content: 'gateway down', is_error: true }],
+          },
+        ],
+      },
+      outputs: { choices: [{ message: { role: 'assistant', content: 'sorry' } }] },
+    });
+    asked.endTimeUnixNano = asked.startTimeUnixNano + 1n;
+    shown.startTimeUnixNano = asked.startTimeUnixNano + 5_000_000n;
+    shown.endTimeUnixNano = shown.startTimeUnixNano + 1n;
+    const trajectory = assembleTrajectory(TRACE_ID, [asked, shown], [langsmith]);
+    expect(trajectory?.calls.map((call) => [call.tool, call.outcome])).toEqual([
+      ['pay', { status: 'error', message: 'card declined' }],
+      ['charge', { status: 'error', message: 'gateway down' }],
+    ]);
+  });
+});
