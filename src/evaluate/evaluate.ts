@@ -1,81 +1,62 @@
 /**
- * The evaluator: runs every assertion family of a scenario over one trajectory and folds the
+ * The evaluator: runs every rule family a scenario uses over one trajectory and folds the
  * results into a {@link Report}. Pure: no I/O, no clock, so replaying a trace gives the same report.
  */
-import type { AssertionResult, Dimension, Finding, Report, ReportStats, Verdict } from '../model/report.js';
+import type {
+  AssertionResult,
+  Dimension,
+  Finding,
+  Report,
+  ReportStats,
+  Severity,
+  Verdict,
+} from '../model/report.js';
 import type { Trajectory, TrajectoryIssue } from '../model/trajectory.js';
+import type { Rules } from '../scenario/native.js';
 import type { Scenario } from '../scenario/scenario.js';
-import { checkAllowedTools } from './allowed-tools.js';
-import { checkExpectedToolCalls } from './expected-tool-calls.js';
-import type { AssertionOutcome } from './outcome.js';
-import { checkToolCallArgs } from './tool-call-args.js';
-import { checkToolSequence } from './tool-sequence.js';
-
-/** One family's outcomes with the rule id and dimension they report under. */
-interface FamilyOutcomes {
-  rule: string;
-  dimension: Dimension;
-  outcomes: AssertionOutcome[];
-}
+import { FAMILIES } from './families.js';
+import type { RuleFamily, RuleResult } from './rule.js';
 
 /**
- * Evaluates `trajectory` against `scenario`. Assertions come out in the seed's order of families
- * (arguments, sequence, allowlist, presence), each family in the order the scenario lists them.
- * Every failed or inconclusive assertion is also a hard finding naming its calls and spans.
+ * Evaluates `trajectory` against `scenario`. Every failed or inconclusive check is a finding
+ * naming its calls and spans; a hard finding fails the verdict whatever the scores say.
  */
 export function evaluate(trajectory: Trajectory, scenario: Scenario): Report {
-  const { assertions } = scenario;
-  const families: FamilyOutcomes[] = [];
-  if (assertions.tool_call_args && assertions.tool_call_args.length > 0) {
-    const outcomes = assertions.tool_call_args.map((assertion) => checkToolCallArgs(trajectory, assertion));
-    families.push({ rule: 'arguments.match', dimension: 'arguments', outcomes });
-  }
-  // An empty sequence asserts nothing, like an omitted one.
-  if (assertions.expected_tool_sequence && assertions.expected_tool_sequence.length > 0) {
-    const outcomes = [checkToolSequence(trajectory, assertions.expected_tool_sequence)];
-    families.push({ rule: 'order.sequence', dimension: 'order', outcomes });
-  }
-  if (assertions.allowed_tools) {
-    const outcomes = [checkAllowedTools(trajectory, assertions.allowed_tools)];
-    families.push({ rule: 'tools.allowed', dimension: 'structure', outcomes });
-  }
-  if (assertions.expected_tool_calls && assertions.expected_tool_calls.length > 0) {
-    const outcomes = checkExpectedToolCalls(trajectory, assertions.expected_tool_calls);
-    families.push({ rule: 'tools.required', dimension: 'structure', outcomes });
+  const results: RuleResult[] = [];
+  for (const [section, family] of Object.entries(FAMILIES) as [keyof Rules, RuleFamily<unknown>][]) {
+    const config = scenario.rules[section];
+    if (config !== undefined) results.push(...family(trajectory, config));
   }
 
-  const results: AssertionResult[] = [];
+  const assertions: AssertionResult[] = [];
   const findings: Finding[] = [];
   const tally = new Map<Dimension, { passed: number; total: number }>();
-  for (const { rule, dimension, outcomes } of families) {
-    const counts = tally.get(dimension) ?? { passed: 0, total: 0 };
-    tally.set(dimension, counts);
-    for (const { result, calls } of outcomes) {
-      results.push(result);
-      counts.total++;
-      if (result.status === 'pass') {
-        counts.passed++;
-        continue;
-      }
-      const finding: Finding = {
-        rule,
-        severity: 'hard',
-        message: result.reason,
-        calls: calls.map((call) => call.id),
-        spans: calls.flatMap((call) => (call.spanId === undefined ? [] : [call.spanId])),
-        assertion: result.name,
-      };
-      if (result.status === 'inconclusive') finding.inconclusive = true;
-      findings.push(finding);
+  for (const result of results) {
+    assertions.push({ name: result.name, status: result.status, reason: result.reason });
+    const counts = tally.get(result.dimension) ?? { passed: 0, total: 0 };
+    tally.set(result.dimension, counts);
+    counts.total++;
+    if (result.status === 'pass') {
+      counts.passed++;
+      continue;
     }
+    const finding: Finding = {
+      rule: result.rule,
+      severity: severityOf(result, scenario.severity),
+      message: result.reason,
+      calls: result.calls.map((call) => call.id),
+      spans: result.calls.flatMap((call) => (call.spanId === undefined ? [] : [call.spanId])),
+      assertion: result.name,
+    };
+    if (result.status === 'inconclusive') finding.inconclusive = true;
+    findings.push(finding);
   }
-
   findings.push(...trajectory.issues.map(issueFinding));
 
   const scores: Partial<Record<Dimension, number>> = {};
   for (const [dimension, { passed, total }] of tally) scores[dimension] = total === 0 ? 1 : passed / total;
   const verdict = decideVerdict(findings);
-  const report: Report = {
+  return {
     traceId: trajectory.traceId,
     scenario:
       scenario.version === undefined ? { id: scenario.id } : { id: scenario.id, version: scenario.version },
@@ -83,10 +64,19 @@ export function evaluate(trajectory: Trajectory, scenario: Scenario): Report {
     pass: verdict === 'pass',
     scores,
     findings,
-    assertions: results,
+    assertions,
     stats: computeStats(trajectory),
   };
-  return report;
+}
+
+/**
+ * The scenario's severity for the rule (by its id, else its family: `efficiency`), else the
+ * rule's default. Safety gates stay hard: no scenario can average away an unauthorized call.
+ */
+function severityOf(result: RuleResult, overrides: Readonly<Record<string, Severity>>): Severity {
+  if (result.alwaysHard) return 'hard';
+  const family = result.rule.split('.')[0] ?? result.rule;
+  return overrides[result.rule] ?? overrides[family] ?? result.severity ?? 'hard';
 }
 
 /**
@@ -104,10 +94,11 @@ function issueFinding(issue: TrajectoryIssue): Finding {
   };
 }
 
-/** A hard failure fails the verdict; otherwise anything undecided makes it inconclusive. */
+/** A hard failure fails the verdict; otherwise a hard check that could not be decided makes it inconclusive. */
 function decideVerdict(findings: readonly Finding[]): Verdict {
-  if (findings.some((finding) => finding.severity === 'hard' && !finding.inconclusive)) return 'fail';
-  if (findings.some((finding) => finding.inconclusive)) return 'inconclusive';
+  const hard = findings.filter((finding) => finding.severity === 'hard');
+  if (hard.some((finding) => !finding.inconclusive)) return 'fail';
+  if (hard.some((finding) => finding.inconclusive)) return 'inconclusive';
   return 'pass';
 }
 

@@ -1,5 +1,6 @@
 /**
- * Argument matching for seed-001 `match` objects: `exact`, `subset` and `regex`. Each answer is
+ * Argument matching for native `match` specs: `exact`, `superset` (the call has at least these
+ * arguments: seed 001's `subset`), `subset` (the call has nothing beyond these) and `regex`. Each answer is
  * a match, a mismatch that says which key differed and how, or "undecided" when the arguments
  * cannot be judged (not captured, unparsable, too long for the regex cap) - never a guess.
  *
@@ -7,7 +8,8 @@
  */
 import type { JsonValue } from '../model/json.js';
 import type { Captured } from '../model/trajectory.js';
-import type { ArgsMatch, CompiledRegex, JsonObject } from '../scenario/assertions.js';
+import type { CompiledRegex, JsonObject } from '../scenario/assertions.js';
+import type { ArgsMatchSpec } from '../scenario/native.js';
 
 /** The outcome of matching one call's arguments. `detail` is a phrase ready to go in a reason. */
 export type MatchOutcome =
@@ -27,10 +29,13 @@ const MAX_DIFFERENCES = 3;
 
 const MATCHED: MatchOutcome = { status: 'match' };
 
-/** Matches one call's recorded arguments against a seed-001 `match`. */
-export function matchArgs(match: ArgsMatch, args: Captured<JsonValue>): MatchOutcome {
+/** Matches one call's recorded arguments against a `match` spec. */
+export function matchArgs(match: ArgsMatchSpec, args: Captured<JsonValue>): MatchOutcome {
   if (!args.captured) return { status: 'undecided', detail: 'arguments were not captured' };
-  if (match.mode === 'regex') return matchRegex(match.regex, args.value, args.parseError);
+  if (match.mode === 'regex') {
+    if (!match.regex) throw new Error('regex match spec was not compiled');
+    return matchRegex(match.regex, args.value, args.parseError);
+  }
   if (args.parseError !== undefined) {
     // Often an attribute cut by a length limit: what the tool really received is unknown.
     return {
@@ -38,8 +43,15 @@ export function matchArgs(match: ArgsMatch, args: Captured<JsonValue>): MatchOut
       detail: `arguments are not valid JSON (${args.parseError}), so they cannot be compared`,
     };
   }
+  const expected = match.args ?? {};
   const differences =
-    match.mode === 'exact' ? diffExact(match.args, args.value) : diffSubset(match.args, args.value);
+    match.mode === 'exact'
+      ? diffExact(expected, args.value)
+      : match.mode === 'superset'
+        ? diffSubset(expected, args.value)
+        : match.mode === 'subset'
+          ? diffWithin(expected, args.value)
+          : [`mode ${match.mode} is not supported yet`];
   return differences.length === 0 ? MATCHED : { status: 'mismatch', detail: joinDifferences(differences) };
 }
 
@@ -115,6 +127,28 @@ export function diffSubset(expected: JsonObject, actual: JsonValue): string[] {
   return differences;
 }
 
+/**
+ * `subset` mode (agentevals' sense, from the call's side): every top-level key the call has must
+ * be in `expected` with a deep-equal value; keys `expected` has and the call lacks are fine.
+ */
+export function diffWithin(expected: JsonObject, actual: JsonValue): string[] {
+  if (!isObject(actual))
+    return [`expected an object of arguments, saw ${renderValue(JSON.stringify(actual))}`];
+  const differences: string[] = [];
+  for (const key of Object.keys(actual)) {
+    if (!Object.hasOwn(expected, key))
+      differences.push(`extra key ${formatKey('', key)} (saw ${render(actual[key])})`);
+    else
+      collectDifferences(
+        expected[key] as JsonValue,
+        actual[key] as JsonValue,
+        formatKey('', key),
+        differences,
+      );
+  }
+  return differences;
+}
+
 function collectDifferences(expected: JsonValue, actual: JsonValue, path: string, out: string[]): void {
   if (deepEqualJson(expected, actual)) return;
   const at = path === '' ? '' : `${path}: `;
@@ -168,8 +202,10 @@ export function renderValue(json: string): string {
 }
 
 /** How an expectation reads in a reason: `the expected arguments {...}`, `the pattern /x/i`. */
-export function describeExpectation(match: ArgsMatch): string {
-  if (match.mode === 'regex') return `the pattern /${match.regex.source}/${match.regex.flags}`;
+export function describeExpectation(match: ArgsMatchSpec): string {
+  if (match.mode === 'regex') return `the pattern /${match.pattern}/${match.flags ?? ''}`;
+  if (match.mode === 'schema') return 'the arguments JSON Schema';
   const json = renderValue(JSON.stringify(match.args));
-  return match.mode === 'exact' ? `exactly the arguments ${json}` : `the expected arguments ${json}`;
+  if (match.mode === 'exact') return `exactly the arguments ${json}`;
+  return match.mode === 'subset' ? `no arguments beyond ${json}` : `the expected arguments ${json}`;
 }

@@ -4,36 +4,34 @@
  * result inconclusive unless another call settles it.
  */
 import type { ToolCall, Trajectory } from '../model/trajectory.js';
-import type { ToolCallArgsAssertion } from '../scenario/assertions.js';
+import type { ArgumentRule } from '../scenario/native.js';
 import { describeExpectation, type MatchOutcome, matchArgs } from './match-args.js';
 import { type AssertionOutcome, failed, passed, times, undecided } from './outcome.js';
 
 /** At most this many calls are described in one reason; the rest are counted. */
 const MAX_CALLS_DESCRIBED = 5;
 
-/** The seed-001 result name: `tool_call_args:<tool>` or `tool_call_args:<tool>#<call_index>`. */
-export function toolCallArgsName(assertion: ToolCallArgsAssertion): string {
+/** The result name: the rule's own, else seed 001's `tool_call_args:<tool>` or `tool_call_args:<tool>#<call>`. */
+export function toolCallArgsName(assertion: ArgumentRule): string {
+  if (assertion.name !== undefined) return assertion.name;
   const base = `tool_call_args:${assertion.tool}`;
-  return assertion.call_index === undefined ? base : `${base}#${assertion.call_index}`;
+  return assertion.call === undefined ? base : `${base}#${assertion.call}`;
 }
 
 /** Evaluates one `tool_call_args` entry against the trajectory. */
-export function checkToolCallArgs(
-  trajectory: Trajectory,
-  assertion: ToolCallArgsAssertion,
-): AssertionOutcome {
+export function checkToolCallArgs(trajectory: Trajectory, assertion: ArgumentRule): AssertionOutcome {
   const name = toolCallArgsName(assertion);
   const { tool } = assertion;
   const calls = trajectory.callsOf(tool);
   const expectation = describeExpectation(assertion.match);
-  const index = assertion.call_index;
+  const index = assertion.call;
 
   if (index !== undefined) {
     const call = calls[index - 1];
     if (!call) {
       const seen =
         calls.length === 0 ? `${tool} was never called` : `${tool} was called ${times(calls.length)}`;
-      return failed(name, `${seen}; call_index ${index} asks for call #${index}`, calls);
+      return failed(name, `${seen}; the check asks for call #${index}`, calls);
     }
     const outcome = matchArgs(assertion.match, call.args);
     const which = `${tool} call #${index} (call ${call.id})`;

@@ -5,7 +5,10 @@
  * The search is in sequence-search.ts; this module judges and explains.
  */
 import type { ToolCall, Trajectory } from '../model/trajectory.js';
-import type { SequenceStep } from '../scenario/assertions.js';
+import type { OrderSection } from '../scenario/native.js';
+
+type SequenceStep = NonNullable<OrderSection['sequence']>['steps'][number];
+
 import { describeExpectation, type MatchOutcome, matchArgs } from './match-args.js';
 import { type AssertionOutcome, callIds, capList, failed, passed, times, undecided } from './outcome.js';
 import { type SequenceSearch, searchSequence } from './sequence-search.js';

@@ -60,7 +60,7 @@ function findNonJson(
  * A JSON object of arguments. Not `z.record`: zod copies records key by key and silently drops
  * a `__proto__` key, which is an ordinary argument name here. This keeps the parsed object as is.
  */
-const argsSchema = z
+export const argsSchema = z
   .custom<JsonObject>()
   .superRefine((value, ctx) => {
     if (typeof value !== 'object' || value === null || Array.isArray(value)) {
@@ -168,7 +168,7 @@ function findUnsupportedConstruct(pattern: string): string | undefined {
   return undefined;
 }
 
-const toolName = z.string().min(1);
+export const toolName = z.string().min(1);
 
 const exactMatchSchema = z.strictObject({ mode: z.literal('exact'), args: argsSchema });
 const subsetMatchSchema = z.strictObject({ mode: z.literal('subset'), args: argsSchema });

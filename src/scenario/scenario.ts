@@ -1,5 +1,6 @@
 /**
- * Loading a scenario: JSON or YAML text -> the seed-001 schema -> a {@link Scenario}. Every way a
+ * Loading a scenario: JSON or YAML text -> the native schema (or seed 001's, read into the
+ * native form) -> a {@link Scenario}. Every way a
  * file can be wrong ends in one {@link ScenarioError} whose message says which file, where in
  * it, what was expected and what was there, so a user can fix it without reading this code.
  */
@@ -7,17 +8,23 @@ import { readFile } from 'node:fs/promises';
 import { basename, extname } from 'node:path';
 import { parseDocument } from 'yaml';
 import { z } from 'zod';
-import { type AssertionSet, describeValue, scenarioDocumentSchema } from './assertions.js';
+import type { Severity } from '../model/report.js';
+import { describeValue, scenarioDocumentSchema } from './assertions.js';
+import { SEED_001_KEYS, seed001Rules } from './compat-seed-001.js';
+import { type AppliesTo, nativeScenarioSchema, type Rules, rulesSchema } from './native.js';
 
-/** A loaded scenario: who it is, where it came from, and the assertions to evaluate. */
+/** A loaded scenario: who it is, where it came from, which traces it applies to, and its rules. */
 export interface Scenario {
   id: string;
   version?: string;
   description?: string;
   /** The file (or other origin) the scenario was read from, for messages. */
   source?: string;
-  /** The parsed assertions, regexes compiled. */
-  assertions: AssertionSet;
+  appliesTo?: AppliesTo;
+  /** Severity overrides by rule id or family. */
+  severity: Readonly<Record<string, Severity>>;
+  /** The rule sections, in the native form whatever format the file was in; regexes compiled. */
+  rules: Rules;
 }
 
 /** A scenario that cannot be loaded. `problems` holds one line per thing wrong, without the file prefix. */
@@ -36,38 +43,71 @@ export class ScenarioError extends Error {
 /** More problems than this in one file are summarized: the first ones are what a user fixes first. */
 const MAX_PROBLEMS = 10;
 
-const ASSERTION_KEYS = ['tool_call_args', 'expected_tool_sequence', 'allowed_tools', 'expected_tool_calls'];
+const RULE_SECTIONS = Object.keys(rulesSchema.shape);
 
 /**
- * Validates an already-parsed document (e.g. from JSON.parse) as a scenario. `source` names it in
- * messages, and gives the id when the document has none (its base name without extension).
+ * Validates an already-parsed document (e.g. from JSON.parse) as a scenario: the native format,
+ * or seed 001's assertion JSON read verbatim into it. `source` names it in messages, and gives
+ * the id when the document has none (its base name without extension).
  */
 export function parseScenario(value: unknown, source: string): Scenario {
+  if (isSeed001(value)) return fromSeed001(value, source);
+  const parsed = nativeScenarioSchema.safeParse(value);
+  if (!parsed.success)
+    throw new ScenarioError(source, formatIssues(parsed.error.issues, value, rootForSuggestions));
+  const { id, version, description, appliesTo, severity, ...rules } = parsed.data;
+  const given = RULE_SECTIONS.filter((section) => rules[section as keyof Rules] !== undefined);
+  if (given.length === 0) {
+    throw new ScenarioError(source, [`no rules: expected at least one of ${RULE_SECTIONS.join(', ')}`]);
+  }
+  return {
+    id: id ?? basename(source, extname(source)),
+    source,
+    severity: severity ?? {},
+    rules,
+    ...(version !== undefined && { version }),
+    ...(description !== undefined && { description }),
+    ...(appliesTo !== undefined && { appliesTo }),
+  };
+}
+
+/** Seed 001's assertion JSON: any of its four keys at the top level. */
+function isSeed001(value: unknown): value is Record<string, unknown> {
+  return (
+    typeof value === 'object' && value !== null && SEED_001_KEYS.some((key) => Object.hasOwn(value, key))
+  );
+}
+
+function fromSeed001(value: Record<string, unknown>, source: string): Scenario {
   const parsed = scenarioDocumentSchema.safeParse(value);
-  if (!parsed.success) throw new ScenarioError(source, formatIssues(parsed.error.issues, value));
+  if (!parsed.success)
+    throw new ScenarioError(source, formatIssues(parsed.error.issues, value, scenarioDocumentSchema));
   const { id, version, description, ...assertions } = parsed.data;
-  const count =
-    (assertions.tool_call_args?.length ?? 0) +
-    (assertions.expected_tool_sequence?.length ?? 0) +
-    (assertions.allowed_tools ? 1 : 0) +
-    (assertions.expected_tool_calls?.length ?? 0);
-  if (count === 0) {
-    const given = ASSERTION_KEYS.filter((key) => Object.hasOwn(assertions, key));
-    const got = given.length === 0 ? 'none' : `only empty ${given.join(', ')}`;
+  const rules = seed001Rules(assertions);
+  if (Object.keys(rules).length === 0) {
+    const given = SEED_001_KEYS.filter((key) => Object.hasOwn(assertions, key));
     throw new ScenarioError(source, [
-      `no assertions: expected at least one of ${ASSERTION_KEYS.join(', ')}; got ${got}`,
+      `no assertions: expected at least one of ${SEED_001_KEYS.join(', ')}; got only empty ${given.join(', ')}`,
     ]);
   }
-  const scenario: Scenario = { id: id ?? basename(source, extname(source)), source, assertions };
-  if (version !== undefined) scenario.version = version;
-  if (description !== undefined) scenario.description = description;
-  return scenario;
+  return {
+    id: id ?? basename(source, extname(source)),
+    source,
+    severity: {},
+    rules,
+    ...(version !== undefined && { version }),
+    ...(description !== undefined && { description }),
+  };
 }
+
+/** Unknown top-level keys are matched against native sections and seed-001 keys alike. */
+const rootForSuggestions = nativeScenarioSchema.extend(
+  Object.fromEntries(SEED_001_KEYS.map((key) => [key, z.unknown().optional()])),
+);
 
 /** Parses scenario text, JSON or YAML (YAML 1.2 reads JSON as is). `source` names it in messages. */
 export function parseScenarioText(text: string, source: string): Scenario {
-  if (text.trim() === '')
-    throw new ScenarioError(source, ['the file is empty; expected an object of assertions']);
+  if (text.trim() === '') throw new ScenarioError(source, ['the file is empty; expected an object of rules']);
   // uniqueKeys: a key given twice is a mistake, not "the last one wins".
   const document = parseDocument(text, { prettyErrors: true, uniqueKeys: true });
   const syntaxError = document.errors[0];
@@ -108,19 +148,19 @@ type Path = readonly PropertyKey[];
 type Issue = z.core.$ZodIssue;
 
 /** Turns zod issues into "path: expected X; got Y" lines, looking values up in the document itself. */
-function formatIssues(issues: readonly Issue[], document: unknown): string[] {
-  const lines = issues.flatMap((issue) => formatIssue(issue, [], document));
+function formatIssues(issues: readonly Issue[], document: unknown, root: z.ZodType): string[] {
+  const lines = issues.flatMap((issue) => formatIssue(issue, [], document, root));
   if (lines.length <= MAX_PROBLEMS) return lines;
   return [...lines.slice(0, MAX_PROBLEMS), `… and ${lines.length - MAX_PROBLEMS} more problems`];
 }
 
-function formatIssue(issue: Issue, base: Path, document: unknown): string[] {
+function formatIssue(issue: Issue, base: Path, document: unknown, root: z.ZodType): string[] {
   const path = [...base, ...issue.path];
   const where = path.length === 0 ? '' : `${formatPath(path)}: `;
   const found = valueAt(document, path);
   switch (issue.code) {
     case 'unrecognized_keys': {
-      const known = knownKeysAt(path, document);
+      const known = knownKeysAt(path, document, root);
       return issue.keys.map((key) => `${where}unknown key ${JSON.stringify(key)}${suggestion(key, known)}`);
     }
     case 'invalid_union': {
@@ -135,14 +175,15 @@ function formatIssue(issue: Issue, base: Path, document: unknown): string[] {
         (branch) => !branch.some((inner) => inner.code === 'invalid_type' && inner.path.length === 0),
       );
       const [only] = fitting;
-      if (fitting.length === 1 && only) return only.flatMap((inner) => formatIssue(inner, path, document));
+      if (fitting.length === 1 && only)
+        return only.flatMap((inner) => formatIssue(inner, path, document, root));
       const expected = issue.errors.flatMap((branch) =>
         branch.flatMap((inner) => (inner.code === 'invalid_type' ? [expectedType(inner.expected)] : [])),
       );
       return [`${where}expected ${[...new Set(expected)].join(' or ')}; ${got(found)}`];
     }
     case 'invalid_type': {
-      const expected = path.length === 0 ? 'an object of assertions' : expectedType(issue.expected);
+      const expected = path.length === 0 ? 'an object of rules' : expectedType(issue.expected);
       return [`${where}expected ${expected}; ${got(found)}`];
     }
     case 'too_small': {
@@ -209,8 +250,8 @@ function valueAt(document: unknown, path: Path): { present: boolean; value: unkn
  * The keys the schema knows for the object at `path`, read from the schema itself so the
  * suggestions can never drift from it. For a `match`, the keys of the mode written there.
  */
-function knownKeysAt(path: Path, document: unknown): string[] {
-  let schemas: z.ZodType[] = [scenarioDocumentSchema];
+function knownKeysAt(path: Path, document: unknown, root: z.ZodType): string[] {
+  let schemas: z.ZodType[] = [root];
   for (let depth = 0; depth <= path.length; depth++) {
     schemas = schemas.flatMap((schema) =>
       objectOptions(schema, valueAt(document, path.slice(0, depth)).value),

@@ -42,7 +42,7 @@ describe('evaluate', () => {
       ['expected_tool_calls:lookup_account', 'pass'],
       ['expected_tool_calls:issue_refund', 'pass'],
     ]);
-    expect(report.scores).toEqual({ arguments: 1, order: 1, structure: 1 });
+    expect(report.scores).toEqual({ arguments: 1, order: 1, safety: 1, structure: 1 });
     expect(report.findings).toEqual([]);
   });
 
@@ -69,7 +69,7 @@ describe('evaluate', () => {
       {
         rule: 'arguments.match',
         severity: 'hard',
-        message: 'kb_query was never called; call_index 1 asks for call #1',
+        message: 'kb_query was never called; the check asks for call #1',
         calls: [],
         spans: [],
         assertion: 'tool_call_args:kb_query#1',
@@ -94,8 +94,8 @@ describe('evaluate', () => {
         assertion: 'no_unexpected_tool',
       },
     ]);
-    // Structure: allowlist failed, both expected tools were called -> 2 of 3.
-    expect(report.scores).toEqual({ arguments: 0, order: 0, structure: 2 / 3 });
+    // The allowlist is a safety gate; both expected tools were called -> structure 1.
+    expect(report.scores).toEqual({ arguments: 0, order: 0, safety: 0, structure: 1 });
   });
 
   it('is inconclusive, not failed, when the only doubt is uncaptured arguments', () => {
@@ -129,7 +129,7 @@ describe('evaluate', () => {
   it('scores only the dimensions the scenario checks, and leaves out the version when there is none', () => {
     const scenario = parseScenario({ allowed_tools: ['kb_query'] }, 'kb.json');
     const report = evaluate(buildTrajectory(['kb_query']), scenario);
-    expect(report.scores).toEqual({ structure: 1 });
+    expect(report.scores).toEqual({ safety: 1 });
     expect(report.scenario).toEqual({ id: 'kb' });
     expect(report.assertions).toEqual([{ name: 'no_unexpected_tool', status: 'pass', reason: '' }]);
   });
@@ -138,7 +138,7 @@ describe('evaluate', () => {
     const scenario = parseScenario({ expected_tool_sequence: [], allowed_tools: [] }, 'x.json');
     const report = evaluate(buildTrajectory([]), scenario);
     expect(report.assertions.map((assertion) => assertion.name)).toEqual(['no_unexpected_tool']);
-    expect(report.scores).toEqual({ structure: 1 });
+    expect(report.scores).toEqual({ safety: 1 });
   });
 
   it('counts calls, turns and errors, and measures duration from the calls', () => {

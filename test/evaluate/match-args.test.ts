@@ -8,7 +8,8 @@ import {
   REGEX_INPUT_LIMIT,
 } from '../../src/evaluate/match-args.js';
 import type { JsonValue } from '../../src/model/json.js';
-import { type ArgsMatch, compileRegex, type JsonObject } from '../../src/scenario/assertions.js';
+import { compileRegex, type JsonObject } from '../../src/scenario/assertions.js';
+import type { ArgsMatchSpec as ArgsMatch } from '../../src/scenario/native.js';
 
 const captured = (value: JsonValue) => ({ captured: true as const, value });
 
@@ -93,10 +94,10 @@ describe('exact', () => {
   });
 });
 
-describe('subset', () => {
+describe("superset (the call has at least these arguments; seed 001's subset)", () => {
   it('passes when every expected key deep-equals, ignoring extra keys', () => {
     const outcome = matchArgs(
-      { mode: 'subset', args: { order_id: 'ord_42', amount_cents: 5000 } },
+      { mode: 'superset', args: { order_id: 'ord_42', amount_cents: 5000 } },
       captured({ order_id: 'ord_42', amount_cents: 5000, reason: 'damaged' }),
     );
     expect(outcome).toEqual({ status: 'match' });
@@ -104,7 +105,7 @@ describe('subset', () => {
 
   it('fails naming the differing and the missing key with expected and seen values', () => {
     const outcome = matchArgs(
-      { mode: 'subset', args: { order_id: 'ord_42', amount_cents: 5000 } },
+      { mode: 'superset', args: { order_id: 'ord_42', amount_cents: 5000 } },
       captured({ amount_cents: 4000, reason: 'damaged' }),
     );
     expect(outcome).toEqual({
@@ -121,6 +122,32 @@ describe('subset', () => {
 
   it('fails on arguments that are not an object', () => {
     expect(diffSubset({ a: 1 }, ['a'])).toEqual(['expected an object of arguments, saw ["a"]']);
+  });
+});
+
+describe('subset (the call has nothing beyond these arguments)', () => {
+  it('passes when the call has fewer keys, all equal', () => {
+    expect(matchArgs({ mode: 'subset', args: { a: 1, b: 2 } }, captured({ a: 1 }))).toEqual({
+      status: 'match',
+    });
+  });
+
+  it('fails naming an extra key and a differing value', () => {
+    expect(matchArgs({ mode: 'subset', args: { a: 1 } }, captured({ a: 2, c: 3 }))).toEqual({
+      status: 'mismatch',
+      detail: 'a: expected 1, saw 2, extra key c (saw 3)',
+    });
+  });
+
+  it('property: subset(a, b) holds exactly when superset(b, a) does', () => {
+    const object = fc.dictionary(fc.constantFrom('a', 'b', 'c', 'd'), fc.constantFrom(0, 1, 'x'));
+    fc.assert(
+      fc.property(object, object, (a, b) => {
+        const within = matchArgs({ mode: 'subset', args: b }, captured(a)).status === 'match';
+        const contains = matchArgs({ mode: 'superset', args: a }, captured(b)).status === 'match';
+        expect(within).toBe(contains);
+      }),
+    );
   });
 
   it('property: subset(x, x), subset(pick(x), x), and never with a changed value', () => {
@@ -146,7 +173,7 @@ describe('subset', () => {
         const changed = JSON.parse(JSON.stringify(x)) as JsonObject;
         Object.defineProperty(changed, key, { value: other, enumerable: true, writable: true });
         expect(diffSubset(x, changed).length).toBeGreaterThan(0);
-        expect(matchArgs({ mode: 'subset', args: x }, captured(changed)).status).toBe('mismatch');
+        expect(matchArgs({ mode: 'superset', args: x }, captured(changed)).status).toBe('mismatch');
       }),
     );
   });

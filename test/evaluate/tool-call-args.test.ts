@@ -1,12 +1,12 @@
 import { describe, expect, it } from 'vitest';
 import { checkToolCallArgs } from '../../src/evaluate/tool-call-args.js';
-import type { ToolCallArgsAssertion } from '../../src/scenario/assertions.js';
+import type { ArgumentRule } from '../../src/scenario/native.js';
 import { parseScenario } from '../../src/scenario/scenario.js';
 import { buildTrajectory, NOT_CAPTURED } from '../helpers/trajectory.js';
 
 /** Parses one `tool_call_args` entry through the real schema, so regexes get compiled. */
-function assertion(entry: unknown): ToolCallArgsAssertion {
-  const parsed = parseScenario({ tool_call_args: [entry] }, 'test.json').assertions.tool_call_args?.[0];
+function assertion(entry: unknown): ArgumentRule {
+  const parsed = parseScenario({ tool_call_args: [entry] }, 'test.json').rules.arguments?.[0];
   if (!parsed) throw new Error('no assertion');
   return parsed;
 }
@@ -132,10 +132,10 @@ describe('tool_call_args with call_index', () => {
   it('fails when there are fewer calls than call_index', () => {
     const trajectory = buildTrajectory([{ tool: 'kb_query', args: { q: 'refund policy' } }]);
     expect(checkToolCallArgs(trajectory, secondQuery).result.reason).toBe(
-      'kb_query was called 1 time; call_index 2 asks for call #2',
+      'kb_query was called 1 time; the check asks for call #2',
     );
     expect(checkToolCallArgs(buildTrajectory([]), secondQuery).result.reason).toBe(
-      'kb_query was never called; call_index 2 asks for call #2',
+      'kb_query was never called; the check asks for call #2',
     );
   });
 

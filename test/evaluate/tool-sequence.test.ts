@@ -3,15 +3,16 @@ import { describe, expect, it } from 'vitest';
 import { searchSequence, searchSequenceByPairs } from '../../src/evaluate/sequence-search.js';
 import { checkToolSequence } from '../../src/evaluate/tool-sequence.js';
 import { type CallTiming, type ToolCall, Trajectory } from '../../src/model/trajectory.js';
-import type { SequenceStep } from '../../src/scenario/assertions.js';
+import type { OrderSection } from '../../src/scenario/native.js';
+
+type SequenceStep = NonNullable<OrderSection['sequence']>['steps'][number];
+
 import { parseScenario } from '../../src/scenario/scenario.js';
 import { buildTrajectory, type CallSpec, NOT_CAPTURED, type StepSpec } from '../helpers/trajectory.js';
 
 /** Parses `expected_tool_sequence` through the real schema. */
 function sequence(steps: unknown[]): SequenceStep[] {
-  return (
-    parseScenario({ expected_tool_sequence: steps }, 'test.json').assertions.expected_tool_sequence ?? []
-  );
+  return parseScenario({ expected_tool_sequence: steps }, 'test.json').rules.order?.sequence?.steps ?? [];
 }
 
 const ids = (calls: readonly ToolCall[]) => calls.map((call) => call.id);

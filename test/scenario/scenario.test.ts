@@ -53,13 +53,14 @@ describe('parseScenario accepts the seed-001 assertion JSON verbatim', () => {
     expect(scenario.id).toBe('refund');
     expect(scenario.source).toBe('scenarios/refund.json');
     expect(scenario.version).toBeUndefined();
-    expect(scenario.assertions.tool_call_args).toHaveLength(2);
-    const regex = scenario.assertions.tool_call_args?.[1]?.match;
+    expect(scenario.rules.arguments).toHaveLength(2);
+    const regex = scenario.rules.arguments?.[1]?.match;
     expect(regex?.mode).toBe('regex');
-    if (regex?.mode !== 'regex') throw new Error('unreachable');
+    if (regex?.mode !== 'regex' || !regex.regex) throw new Error('unreachable');
     expect(regex.regex.program.test('{"q":"Refund Policy"}')).toBe(true);
-    expect(scenario.assertions.expected_tool_sequence?.[1]?.match?.mode).toBe('subset');
-    expect(scenario.assertions.expected_tool_calls).toEqual(['lookup_account', 'kb_query', 'issue_refund']);
+    // Seed 001's subset (the call has at least these arguments) is the native superset.
+    expect(scenario.rules.order?.sequence?.steps[1]?.match?.mode).toBe('superset');
+    expect(scenario.rules.tools?.required).toEqual(['lookup_account', 'kb_query', 'issue_refund']);
   });
 
   it('keeps id, turns a numeric version into a string, and keeps the description', () => {
@@ -68,15 +69,15 @@ describe('parseScenario accepts the seed-001 assertion JSON verbatim', () => {
       'x.yaml',
     );
     expect(scenario).toMatchObject({ id: 'support.refund', version: '3', description: 'refunds' });
-    expect(scenario.assertions.allowed_tools).toEqual([]);
+    expect(scenario.rules.tools?.allowed).toEqual([]);
   });
 
   it('keeps a __proto__ key in expected arguments as an ordinary key', () => {
     const document = JSON.parse(
       '{"tool_call_args":[{"tool":"t","match":{"mode":"exact","args":{"__proto__":{"admin":true}}}}]}',
     );
-    const match = parseScenario(document, 'p.json').assertions.tool_call_args?.[0]?.match;
-    if (match?.mode !== 'exact') throw new Error('unreachable');
+    const match = parseScenario(document, 'p.json').rules.arguments?.[0]?.match;
+    if (match?.mode !== 'exact' || !match.args) throw new Error('unreachable');
     expect(Object.keys(match.args)).toEqual(['__proto__']);
     expect(Object.getPrototypeOf(match.args)).toBe(Object.prototype);
   });
@@ -176,13 +177,13 @@ describe('a bad scenario is a ScenarioError that says where, what was expected a
   });
 
   it('rejects a document that is not an object', () => {
-    expect(errorOf([])).toBe('scenario refund.yaml: expected an object of assertions; got an empty list');
-    expect(errorOf(null)).toBe('scenario refund.yaml: expected an object of assertions; got null');
+    expect(errorOf([])).toBe('scenario refund.yaml: expected an object of rules; got an empty list');
+    expect(errorOf(null)).toBe('scenario refund.yaml: expected an object of rules; got null');
   });
 
-  it('rejects a scenario with no assertions at all', () => {
+  it('rejects a scenario with no rules or assertions at all', () => {
     expect(errorOf({ id: 'x' })).toBe(
-      'scenario refund.yaml: no assertions: expected at least one of tool_call_args, expected_tool_sequence, allowed_tools, expected_tool_calls; got none',
+      'scenario refund.yaml: no rules: expected at least one of tools, order, reference, arguments, grounding, safety, efficiency, milestones, outcome',
     );
     expect(errorOf({ tool_call_args: [], expected_tool_sequence: [] })).toContain(
       'got only empty tool_call_args, expected_tool_sequence',
@@ -257,14 +258,14 @@ describe('parseScenarioText and loadScenarioFile', () => {
     expect(fromYaml).toMatchObject({
       id: 'refund',
       version: '2',
-      assertions: { allowed_tools: ['lookup_account'] },
+      rules: { tools: { allowed: ['lookup_account'] } },
     });
 
     const jsonPath = join(dir, 'handoff.yaml');
     await writeFile(jsonPath, JSON.stringify({ expected_tool_sequence: [{ tool: 'identify_customer' }] }));
     const fromJson = await loadScenarioFile(jsonPath);
     expect(fromJson.id).toBe('handoff');
-    expect(fromJson.assertions.expected_tool_sequence).toEqual([{ tool: 'identify_customer' }]);
+    expect(fromJson.rules.order?.sequence?.steps).toEqual([{ tool: 'identify_customer' }]);
   });
 
   it('reads a __proto__ key in YAML arguments as an ordinary key', () => {
@@ -272,8 +273,8 @@ describe('parseScenarioText and loadScenarioFile', () => {
       'tool_call_args:\n  - tool: t\n    match:\n      mode: subset\n      args:\n        __proto__: {admin: true}\n',
       'p.yaml',
     );
-    const match = scenario.assertions.tool_call_args?.[0]?.match;
-    if (match?.mode !== 'subset') throw new Error('unreachable');
+    const match = scenario.rules.arguments?.[0]?.match;
+    if (match?.mode !== 'superset' || !match.args) throw new Error('unreachable');
     expect(Object.hasOwn(match.args, '__proto__')).toBe(true);
   });
 
@@ -290,7 +291,7 @@ describe('parseScenarioText and loadScenarioFile', () => {
     const empty = join(dir, 'empty.yaml');
     await writeFile(empty, '  \n');
     await expect(loadScenarioFile(empty)).rejects.toThrow(
-      `scenario ${empty}: the file is empty; expected an object of assertions`,
+      `scenario ${empty}: the file is empty; expected an object of rules`,
     );
   });
 
@@ -305,7 +306,7 @@ describe('parseScenarioText and loadScenarioFile', () => {
 
   it('rejects a document with only comments as null', () => {
     expect(textErrorOf('# nothing yet\n')).toBe(
-      'scenario refund.yaml: expected an object of assertions; got null',
+      'scenario refund.yaml: expected an object of rules; got null',
     );
   });
 });

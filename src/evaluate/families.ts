@@ -1,0 +1,16 @@
+/**
+ * Every rule family, by the scenario section it reads. A new family is one module in this folder
+ * plus one line here.
+ */
+import type { Rules } from '../scenario/native.js';
+import { argumentsFamily } from './arguments.js';
+import { orderFamily } from './order.js';
+import type { RuleFamily } from './rule.js';
+import { toolsFamily } from './tools.js';
+
+/** The families, in the order their results are reported. */
+export const FAMILIES: { [Section in keyof Rules]?: RuleFamily<NonNullable<Rules[Section]>> } = {
+  arguments: argumentsFamily,
+  order: orderFamily,
+  tools: toolsFamily,
+};

@@ -1,0 +1,59 @@
+/**
+ * What every rule family hands the evaluator: one result per check, with the calls it is about.
+ * Families are pure functions of a trajectory and their section of the scenario.
+ */
+import type { Dimension, Severity } from '../model/report.js';
+import type { ToolCall, Trajectory } from '../model/trajectory.js';
+
+/** The outcome of one check. */
+export interface RuleResult {
+  /** Stable dotted id of the rule (`order.before`, `grounding.source`); findings carry it. */
+  rule: string;
+  dimension: Dimension;
+  /** The name the check reports under in `assertions` (`tool_sequence`, `order.before[0]`). */
+  name: string;
+  status: 'pass' | 'fail' | 'inconclusive';
+  /** Empty on pass; otherwise what was expected and what was seen. */
+  reason: string;
+  /** The calls the result is about: the offending calls, the matched chain. */
+  calls: readonly ToolCall[];
+  /** Severity when the scenario does not set one; `hard` when absent. */
+  severity?: Severity;
+  /** Safety gates: hard whatever the scenario says. */
+  alwaysHard?: boolean;
+}
+
+/** A rule family: checks one section of a scenario against a trajectory. */
+export type RuleFamily<Section> = (trajectory: Trajectory, section: Section) => RuleResult[];
+
+/** A passing result. */
+export function pass(
+  rule: string,
+  dimension: Dimension,
+  name: string,
+  calls: readonly ToolCall[] = [],
+): RuleResult {
+  return { rule, dimension, name, status: 'pass', reason: '', calls };
+}
+
+/** A failing result with its reason. */
+export function fail(
+  rule: string,
+  dimension: Dimension,
+  name: string,
+  reason: string,
+  calls: readonly ToolCall[],
+): RuleResult {
+  return { rule, dimension, name, status: 'fail', reason, calls };
+}
+
+/** A result that could not be decided (data missing from the trace), with the reason. */
+export function undecided(
+  rule: string,
+  dimension: Dimension,
+  name: string,
+  reason: string,
+  calls: readonly ToolCall[],
+): RuleResult {
+  return { rule, dimension, name, status: 'inconclusive', reason, calls };
+}

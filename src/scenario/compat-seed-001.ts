@@ -1,0 +1,55 @@
+/**
+ * Seed 001's assertion JSON read into the native rules, so one evaluator serves both and the
+ * results keep that document's names (`tool_call_args:<tool>`, `tool_sequence`,
+ * `no_unexpected_tool`, `expected_tool_calls:<tool>`). Its `subset` mode ("every key of args
+ * equals the same key of the input") is the native `superset`: modes are read from the call's side.
+ */
+import type { ArgsMatch, AssertionSet } from './assertions.js';
+import type { ArgsMatchSpec, Rules } from './native.js';
+
+/** The top-level keys that mark a seed-001 document. */
+export const SEED_001_KEYS = [
+  'tool_call_args',
+  'expected_tool_sequence',
+  'allowed_tools',
+  'expected_tool_calls',
+];
+
+/** The native rules of a parsed seed-001 assertion set; empty lists assert nothing and are left out. */
+export function seed001Rules(assertions: AssertionSet): Rules {
+  const rules: Rules = {};
+  if (assertions.tool_call_args && assertions.tool_call_args.length > 0) {
+    rules.arguments = assertions.tool_call_args.map((entry) => ({
+      tool: entry.tool,
+      ...(entry.call_index !== undefined && { call: entry.call_index }),
+      match: nativeMatch(entry.match),
+    }));
+  }
+  if (assertions.expected_tool_sequence && assertions.expected_tool_sequence.length > 0) {
+    const steps = assertions.expected_tool_sequence.map((step) => ({
+      tool: step.tool,
+      ...(step.match && { match: nativeMatch(step.match) }),
+    }));
+    rules.order = { sequence: { mode: 'in_order', steps } };
+  }
+  const required = assertions.expected_tool_calls ?? [];
+  if (assertions.allowed_tools || required.length > 0) {
+    rules.tools = {
+      ...(assertions.allowed_tools && { allowed: assertions.allowed_tools }),
+      ...(required.length > 0 && { required }),
+    };
+  }
+  return rules;
+}
+
+function nativeMatch(match: ArgsMatch): ArgsMatchSpec {
+  if (match.mode === 'regex') {
+    return {
+      mode: 'regex',
+      pattern: match.pattern,
+      ...(match.flags !== undefined && { flags: match.flags }),
+      regex: match.regex,
+    };
+  }
+  return { mode: match.mode === 'subset' ? 'superset' : 'exact', args: match.args };
+}

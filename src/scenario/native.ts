@@ -1,0 +1,291 @@
+/**
+ * The native scenario format: the single source of the scenario types, the validation messages
+ * and the JSON Schema editors use (`toolpath schema`). One section per rule family; every section
+ * is optional and an omitted one checks nothing.
+ *
+ * Argument modes are read from the actual call's side everywhere: `superset` = the call has at
+ * least these arguments (seed 001's `subset`), `subset` = the call has nothing beyond these, as
+ * LangChain agentevals defines them for reference trajectories.
+ */
+import { z } from 'zod';
+import { argsSchema, type CompiledRegex, compileRegex, toolName } from './assertions.js';
+
+/** A tool, or a set of tools any one of which satisfies the constraint. */
+const toolSet = z
+  .union([toolName, z.array(toolName).min(1)])
+  .transform((value) => (Array.isArray(value) ? value : [value]))
+  .meta({ description: 'A tool name, or a list of tool names (any one of them).' });
+
+/** Severities a scenario can give a rule. */
+export const severitySchema = z.enum(['hard', 'warning']);
+
+/** A dot path into arguments or results (`customer.id`, `items.0.sku`); `*` matches one segment. */
+const path = z
+  .string()
+  .min(1)
+  .meta({ description: 'A dot path, e.g. customer.id or items.0.sku; * matches one segment.' });
+
+/** How a call's arguments must look. */
+export const argsMatchSchema = z
+  .strictObject({
+    mode: z.enum(['exact', 'superset', 'subset', 'regex', 'schema']).default('superset').meta({
+      description:
+        'exact: deep equal. superset (default): the call has at least these arguments. subset: the call has nothing beyond these. regex: pattern tested on the JSON of the arguments. schema: a JSON Schema the arguments must satisfy.',
+    }),
+    args: argsSchema.optional(),
+    pattern: z.string().optional(),
+    flags: z.string().optional(),
+    schema: argsSchema
+      .optional()
+      .meta({ type: 'object', description: 'A JSON Schema (draft 2020-12) for the arguments.' }),
+    ignore: z
+      .array(path)
+      .optional()
+      .meta({ description: 'Paths (globs with *) left out of the comparison.' }),
+    defaults: argsSchema
+      .optional()
+      .meta({ description: 'Declared defaults: an argument equal to its default counts as absent.' }),
+    numeric: z
+      .boolean()
+      .optional()
+      .meta({ description: 'Compare numbers and numeric strings by value (1, 1.0 and "1" are equal).' }),
+  })
+  .transform((match, ctx): typeof match & { regex?: CompiledRegex } => {
+    const needs = match.mode === 'regex' ? 'pattern' : match.mode === 'schema' ? 'schema' : 'args';
+    if (match[needs] === undefined) {
+      ctx.addIssue({ code: 'custom', message: `mode ${match.mode} needs ${needs}`, path: [needs] });
+      return z.NEVER;
+    }
+    if (match.mode !== 'regex' || match.pattern === undefined) return match;
+    // Compiled once, at load time, on RE2: a pattern that needs backtracking never loads.
+    const compiled = compileRegex(match.pattern, match.flags);
+    if (!compiled.ok) {
+      ctx.addIssue({ code: 'custom', message: compiled.message, path: [compiled.field] });
+      return z.NEVER;
+    }
+    return { ...match, regex: compiled.regex };
+  });
+
+/** Which traces a scenario applies to; all given conditions must hold. None given: every trace. */
+export const appliesToSchema = z.strictObject({
+  agent: toolSet
+    .optional()
+    .meta({ description: 'The root agent name (gen_ai.agent.name or the convention equivalent).' }),
+  rootSpan: toolSet.optional().meta({ description: "The root span's name." }),
+  attributes: z
+    .record(z.string(), z.union([z.string(), z.number(), z.boolean()]))
+    .optional()
+    .meta({ description: 'Root span attributes that must have these values.' }),
+});
+
+const toolsSectionSchema = z.strictObject({
+  allowed: z
+    .array(toolName)
+    .optional()
+    .meta({ description: 'Deny by default: any other tool is an unauthorized call (always hard).' }),
+  forbidden: z
+    .array(toolName)
+    .optional()
+    .meta({ description: 'Tools that must never be called (always hard).' }),
+  required: z.array(toolName).optional().meta({ description: 'Tools that must be called at least once.' }),
+  counts: z
+    .record(toolName, z.strictObject({ min: z.int().min(0).optional(), max: z.int().min(0).optional() }))
+    .optional()
+    .meta({ description: 'Per-tool minimum and maximum number of calls.' }),
+});
+
+const sequenceStepSchema = z.strictObject({ tool: toolName, match: argsMatchSchema.optional() });
+
+const orderSectionSchema = z.strictObject({
+  before: z
+    .array(z.strictObject({ before: toolSet, after: toolSet }))
+    .optional()
+    .meta({
+      description:
+        'Partial order on happens-before: every call of an `after` tool must come causally after a call of a `before` tool. Calls asked for in one turn are not ordered.',
+    }),
+  terminal: z
+    .array(toolName)
+    .optional()
+    .meta({ description: 'Tools nothing may come causally after (always hard).' }),
+  sequence: z
+    .strictObject({
+      mode: z.enum(['in_order', 'exact']).default('in_order').meta({
+        description:
+          'in_order: the steps appear in this causal order, other calls may come between. exact: the calls are exactly these steps, in this order.',
+      }),
+      steps: z.array(sequenceStepSchema).min(1),
+    })
+    .optional(),
+});
+
+const argsModeSchema = z.enum(['exact', 'ignore', 'subset', 'superset']);
+const referenceCallSchema = z.strictObject({ tool: toolName, args: argsSchema.optional() });
+
+const referenceSectionSchema = z
+  .strictObject({
+    mode: z.enum(['strict', 'unordered', 'subset', 'superset']).meta({
+      description:
+        'strict: the same turns in the same order (calls inside a turn in any order). unordered: the same multiset of calls. subset: no call outside the reference. superset: every reference call is there.',
+    }),
+    argsMode: argsModeSchema.default('exact'),
+    argsOverrides: z
+      .record(toolName, z.union([argsModeSchema, z.array(path).min(1)]))
+      .optional()
+      .meta({ description: 'Per tool: a mode, or the list of argument paths that must be equal.' }),
+    turns: z
+      .array(z.array(referenceCallSchema).min(1))
+      .optional()
+      .meta({ description: 'The reference, turn by turn: each turn is a list of calls made in parallel.' }),
+    messages: z
+      .array(z.record(z.string(), z.unknown()))
+      .optional()
+      .meta({ description: 'The reference as an OpenAI-style chat message list with tool_calls.' }),
+  })
+  .superRefine((reference, ctx) => {
+    if ((reference.turns === undefined) === (reference.messages === undefined)) {
+      ctx.addIssue({ code: 'custom', message: 'give the reference as exactly one of turns or messages' });
+    }
+  });
+
+const argumentRuleSchema = z.strictObject({
+  tool: toolName,
+  call: z
+    .int()
+    .min(1)
+    .optional()
+    .meta({ description: '1-based: the Nth call of the tool in causal order. Omitted: any call.' }),
+  match: argsMatchSchema,
+  name: z.string().min(1).optional().meta({ description: 'The name this check reports under.' }),
+});
+
+const groundingRuleSchema = z.strictObject({
+  tool: toolName,
+  path,
+  from: z
+    .union([z.literal('any'), z.strictObject({ tool: toolName, path: path.optional() })])
+    .meta({
+      description:
+        "Where the value must come from: a field of a successful earlier result of a tool, or 'any' earlier result.",
+    }),
+  relation: z.enum(['equals', 'contains']).default('equals'),
+  call: z.int().min(1).optional(),
+  name: z.string().min(1).optional(),
+});
+
+const safetySectionSchema = z.strictObject({
+  irreversible: z
+    .array(toolName)
+    .optional()
+    .meta({ description: 'Tools that must not be called again after a successful call (always hard).' }),
+  failedResultUse: z
+    .boolean()
+    .optional()
+    .meta({
+      description:
+        'A value only found in the result of a failed call must not be used downstream (always hard).',
+    }),
+  tenant: z
+    .strictObject({ path, value: z.union([z.string(), z.number()]) })
+    .optional()
+    .meta({ description: 'Every call argument at this path must equal this tenant (always hard).' }),
+});
+
+const efficiencySectionSchema = z.strictObject({
+  maxCalls: z.int().min(0).optional(),
+  repeats: z
+    .strictObject({ max: z.int().min(0).default(0) })
+    .optional()
+    .meta({ description: 'Identical calls (same tool, canonical JSON arguments) allowed beyond the first.' }),
+  retries: z
+    .strictObject({
+      transient: z
+        .array(z.string())
+        .default([])
+        .meta({ description: 'Error types (or message substrings) that are worth retrying.' }),
+      max: z.int().min(0).default(1),
+    })
+    .optional(),
+  maxDurationMs: z.number().min(0).optional(),
+  maxTokens: z.int().min(0).optional(),
+});
+
+const milestoneSchema = z.strictObject({
+  tool: toolSet,
+  match: argsMatchSchema.optional(),
+  outcome: z.enum(['ok', 'error', 'any']).default('ok'),
+});
+
+const milestonesSectionSchema = z.strictObject({
+  define: z
+    .record(z.string().min(1), milestoneSchema)
+    .meta({ description: 'Milestones, each reached by a call that satisfies its predicate.' }),
+  requires: z
+    .record(z.string().min(1), z.array(z.string().min(1)))
+    .optional()
+    .meta({
+      description: 'Prerequisites: a milestone counts only if these were reached causally before it.',
+    }),
+  forbidden: z
+    .array(z.tuple([z.string().min(1), z.string().min(1)]))
+    .optional()
+    .meta({ description: 'Transitions [from, to]: `to` must never be reached causally after `from`.' }),
+  end: z.array(z.string().min(1)).optional().meta({ description: 'Milestones the trajectory must reach.' }),
+});
+
+const outcomeHookSchema = z.strictObject({
+  name: z.string().min(1),
+  command: z
+    .string()
+    .min(1)
+    .optional()
+    .meta({ description: 'CLI: a command run with the report as JSON on stdin; exit 0 passes.' }),
+});
+
+/** The rule sections of a scenario. */
+export const rulesSchema = z.strictObject({
+  tools: toolsSectionSchema.optional(),
+  order: orderSectionSchema.optional(),
+  reference: referenceSectionSchema.optional(),
+  arguments: z.array(argumentRuleSchema).optional(),
+  grounding: z.array(groundingRuleSchema).optional(),
+  safety: safetySectionSchema.optional(),
+  efficiency: efficiencySectionSchema.optional(),
+  milestones: milestonesSectionSchema.optional(),
+  outcome: z.array(outcomeHookSchema).optional(),
+});
+
+/** A whole native scenario document. */
+export const nativeScenarioSchema = rulesSchema.extend({
+  id: z
+    .string()
+    .min(1)
+    .optional()
+    .meta({ description: "A stable id, reported with every result (default: the file's base name)." }),
+  version: z
+    .union([z.string().min(1), z.number()])
+    .transform(String)
+    .optional(),
+  description: z.string().optional(),
+  appliesTo: appliesToSchema.optional(),
+  severity: z
+    .record(z.string().min(1), severitySchema)
+    .optional()
+    .meta({
+      description:
+        'Severity per rule id or family (e.g. efficiency: warning, order.before: hard). Safety gates stay hard.',
+    }),
+});
+
+export type ArgsMatchSpec = z.output<typeof argsMatchSchema>;
+export type AppliesTo = z.output<typeof appliesToSchema>;
+export type Rules = z.output<typeof rulesSchema>;
+export type ToolsSection = NonNullable<Rules['tools']>;
+export type OrderSection = NonNullable<Rules['order']>;
+export type ReferenceSection = NonNullable<Rules['reference']>;
+export type ArgumentRule = NonNullable<Rules['arguments']>[number];
+export type GroundingRule = NonNullable<Rules['grounding']>[number];
+export type SafetySection = NonNullable<Rules['safety']>;
+export type EfficiencySection = NonNullable<Rules['efficiency']>;
+export type MilestonesSection = NonNullable<Rules['milestones']>;
+export type NativeScenarioDocument = z.output<typeof nativeScenarioSchema>;
