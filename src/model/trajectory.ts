@@ -59,6 +59,14 @@ export interface Turn {
   issued: string[];
   /** Ids of the calls whose results this turn consumed. */
   consumed: string[];
+  /** Tokens the generation used, when the convention records them. */
+  usage?: TokenUsage;
+}
+
+/** Token counts of one generation. */
+export interface TokenUsage {
+  inputTokens?: number;
+  outputTokens?: number;
 }
 
 /** Something a normalizer could not link or read, kept so a report can say so instead of guessing. */

@@ -255,6 +255,7 @@ function toTurn(turn: TurnNode): Turn {
     spanId: turn.span.spanId,
     runId: turn.run.id,
     ...(turn.draft.model && { model: turn.draft.model }),
+    ...(turn.draft.usage && { usage: turn.draft.usage }),
     issued: turn.issued.filter((node): node is CallNode => node !== undefined).map((node) => node.id),
     consumed: [...turn.consumed].map((node) => node.id),
   };

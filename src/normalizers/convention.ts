@@ -4,7 +4,7 @@
  */
 import type { JsonValue } from '../model/json.js';
 import type { SpanRecord } from '../model/span-record.js';
-import type { CallOutcome, Captured } from '../model/trajectory.js';
+import type { CallOutcome, Captured, TokenUsage } from '../model/trajectory.js';
 
 /** A tool call as one convention reads it from one tool span, before ids and order are assigned. */
 export interface ToolCallDraft {
@@ -42,6 +42,7 @@ export interface TurnDraft {
   /** Messages in its input (the history grows turn by turn: a tie-breaker for equal start times). */
   historyLength: number;
   model?: string;
+  usage?: TokenUsage;
   convention: string;
 }
 

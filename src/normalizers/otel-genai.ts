@@ -8,6 +8,7 @@
  * moved repositories.
  */
 import type { SpanRecord } from '../model/span-record.js';
+import type { TokenUsage } from '../model/trajectory.js';
 import { jsonAttribute, stringAttribute } from './attributes.js';
 import type { Convention, SpanReading, ToolCallDraft } from './convention.js';
 import { readMessages, requestedCalls, shownResults } from './genai-messages.js';
@@ -24,6 +25,8 @@ export const GENAI = {
   inputMessages: 'gen_ai.input.messages',
   outputMessages: 'gen_ai.output.messages',
   requestModel: 'gen_ai.request.model',
+  inputTokens: 'gen_ai.usage.input_tokens',
+  outputTokens: 'gen_ai.usage.output_tokens',
   mcpMethodName: 'mcp.method.name',
   jsonRpcRequestId: 'jsonrpc.request.id',
 } as const;
@@ -90,6 +93,7 @@ function readTurn(span: SpanRecord): SpanReading {
   const input = readMessages(span.attributes, GENAI.inputMessages);
   const output = readMessages(span.attributes, GENAI.outputMessages);
   const model = stringAttribute(span.attributes, GENAI.requestModel);
+  const usage = tokenUsage(span);
   return {
     kind: 'turn',
     turn: {
@@ -97,7 +101,18 @@ function readTurn(span: SpanRecord): SpanReading {
       shown: input ? shownResults(input) : undefined,
       historyLength: input?.length ?? 0,
       ...(model && { model }),
+      ...(usage && { usage }),
       convention: OTEL_GENAI,
     },
   };
+}
+
+/** `gen_ai.usage.input_tokens` / `output_tokens`, when recorded. */
+export function tokenUsage(span: SpanRecord): TokenUsage | undefined {
+  const input = span.attributes[GENAI.inputTokens];
+  const output = span.attributes[GENAI.outputTokens];
+  const usage: TokenUsage = {};
+  if (typeof input === 'number') usage.inputTokens = input;
+  if (typeof output === 'number') usage.outputTokens = output;
+  return usage.inputTokens === undefined && usage.outputTokens === undefined ? undefined : usage;
 }

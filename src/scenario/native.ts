@@ -162,12 +162,10 @@ const argumentRuleSchema = z.strictObject({
 const groundingRuleSchema = z.strictObject({
   tool: toolName,
   path,
-  from: z
-    .union([z.literal('any'), z.strictObject({ tool: toolName, path: path.optional() })])
-    .meta({
-      description:
-        "Where the value must come from: a field of a successful earlier result of a tool, or 'any' earlier result.",
-    }),
+  from: z.union([z.literal('any'), z.strictObject({ tool: toolName, path: path.optional() })]).meta({
+    description:
+      "Where the value must come from: a field of a successful earlier result of a tool, or 'any' earlier result.",
+  }),
   relation: z.enum(['equals', 'contains']).default('equals'),
   call: z.int().min(1).optional(),
   name: z.string().min(1).optional(),
@@ -178,13 +176,10 @@ const safetySectionSchema = z.strictObject({
     .array(toolName)
     .optional()
     .meta({ description: 'Tools that must not be called again after a successful call (always hard).' }),
-  failedResultUse: z
-    .boolean()
-    .optional()
-    .meta({
-      description:
-        'A value only found in the result of a failed call must not be used downstream (always hard).',
-    }),
+  failedResultUse: z.boolean().optional().meta({
+    description:
+      'A value only found in the result of a failed call must not be used downstream (always hard).',
+  }),
   tenant: z
     .strictObject({ path, value: z.union([z.string(), z.number()]) })
     .optional()
@@ -268,13 +263,10 @@ export const nativeScenarioSchema = rulesSchema.extend({
     .optional(),
   description: z.string().optional(),
   appliesTo: appliesToSchema.optional(),
-  severity: z
-    .record(z.string().min(1), severitySchema)
-    .optional()
-    .meta({
-      description:
-        'Severity per rule id or family (e.g. efficiency: warning, order.before: hard). Safety gates stay hard.',
-    }),
+  severity: z.record(z.string().min(1), severitySchema).optional().meta({
+    description:
+      'Severity per rule id or family (e.g. efficiency: warning, order.before: hard). Safety gates stay hard.',
+  }),
 });
 
 export type ArgsMatchSpec = z.output<typeof argsMatchSchema>;

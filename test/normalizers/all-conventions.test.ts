@@ -64,6 +64,15 @@ describe('every convention, through the default precedence', () => {
     expect(order?.turnId).toBe(policy?.turnId);
   });
 
+  it('reads token usage from GenAI inference spans', () => {
+    const trajectory = trajectoryOf('vercel-ai-v7-genai-refund.otlp.json');
+    expect(
+      trajectory.turns.every(
+        (turn) => (turn.usage?.inputTokens ?? 0) > 0 && (turn.usage?.outputTokens ?? 0) > 0,
+      ),
+    ).toBe(true);
+  });
+
   const errors = fixtures.filter((name) => name.endsWith('-tool-error.otlp.json'));
   it.each(errors)('%s: issue_refund fails (or never reports back) after get_order', (name) => {
     const trajectory = trajectoryOf(name);
