@@ -4,6 +4,7 @@
  */
 import { type CallTiming, type CausalOrder, TimingOrder } from './causal-order.js';
 import type { JsonValue } from './json.js';
+import type { Attributes } from './span-record.js';
 
 export type { CallTiming } from './causal-order.js';
 
@@ -96,6 +97,8 @@ export interface AgentRun {
 /** The root of what was evaluated: the local root span (or the event file). */
 export interface TrajectoryRoot {
   name: string;
+  /** The root span's attributes (what `appliesTo` matches on). */
+  attributes?: Attributes;
   spanId?: string;
   agentName?: string;
   startTimeUnixNano?: bigint;

@@ -281,6 +281,7 @@ function rootOf(assembly: Assembly): { root?: Trajectory['root'] } {
   return {
     root: {
       name: root.name,
+      attributes: root.attributes,
       spanId: root.spanId,
       ...(agentName && { agentName }),
       startTimeUnixNano: root.startTimeUnixNano,
