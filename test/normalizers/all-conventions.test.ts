@@ -9,6 +9,7 @@ import { describe, expect, it } from 'vitest';
 import { readStoredTraces } from '../../src/cli/read-traces.js';
 import type { Trajectory } from '../../src/model/trajectory.js';
 import { normalizeSpans } from '../../src/normalizers/normalize.js';
+import { orderedPairs } from '../helpers/fixtures.js';
 
 const dir = new URL('../spans/', import.meta.url);
 const fixtures = readdirSync(dir).filter((name) => name.endsWith('.otlp.json'));
@@ -21,20 +22,12 @@ function trajectoryOf(name: string): Trajectory {
   return trajectories[0] as Trajectory;
 }
 
-function orderedPairs(trajectory: Trajectory): string[] {
-  const pairs: string[] = [];
-  for (const a of trajectory.calls)
-    for (const b of trajectory.calls)
-      if (trajectory.happensBefore(a, b)) pairs.push(`${a.tool} -> ${b.tool}`);
-  return pairs.sort();
-}
-
 const REFUND_PAIRS = [
-  'get_order -> issue_refund',
-  'get_order -> send_confirmation',
-  'get_refund_policy -> issue_refund',
-  'get_refund_policy -> send_confirmation',
-  'issue_refund -> send_confirmation',
+  'get_order->issue_refund',
+  'get_order->send_confirmation',
+  'get_refund_policy->issue_refund',
+  'get_refund_policy->send_confirmation',
+  'issue_refund->send_confirmation',
 ];
 
 describe('every convention, through the default precedence', () => {

@@ -3,8 +3,8 @@ import { describe, expect, it } from 'vitest';
 import { readStoredTraces } from '../../src/cli/read-traces.js';
 import { captureDemoTraces } from '../../src/demo/capture.js';
 import type { SpanRecord } from '../../src/model/span-record.js';
-import type { Trajectory } from '../../src/model/trajectory.js';
 import { normalizeSpans, normalizeTrace } from '../../src/normalizers/normalize.js';
+import { callOf, orderedPairs } from '../helpers/fixtures.js';
 import {
   emitRun,
   expectedBefore,
@@ -19,20 +19,6 @@ function spansOf(text: string): SpanRecord[] {
   const read = readStoredTraces(text, 'fixture');
   if (read.input?.format !== 'otlp-json') throw new Error(`not OTLP JSON: ${JSON.stringify(read.errors)}`);
   return read.input.spans;
-}
-
-/** "a->b" for every ordered pair, by tool name: what a person reads off the drawing. */
-function orderedPairs(trajectory: Trajectory): string[] {
-  const pairs: string[] = [];
-  for (const a of trajectory.calls)
-    for (const b of trajectory.calls) if (trajectory.happensBefore(a, b)) pairs.push(`${a.tool}->${b.tool}`);
-  return pairs.sort();
-}
-
-function callOf(trajectory: Trajectory, tool: string) {
-  const call = trajectory.calls.find((c) => c.tool === tool);
-  if (!call) throw new Error(`no ${tool} call`);
-  return call;
 }
 
 describe('the causal DAG of a real SDK trace', () => {

@@ -1,6 +1,4 @@
-import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { readStoredTraces } from '../../src/cli/read-traces.js';
 import type { Attributes, SpanRecord } from '../../src/model/span-record.js';
 import type { Trajectory } from '../../src/model/trajectory.js';
 import { assembleTrajectory } from '../../src/normalizers/assemble.js';
@@ -8,36 +6,14 @@ import type { Convention } from '../../src/normalizers/convention.js';
 import { readSpan } from '../../src/normalizers/conventions.js';
 import { langsmith } from '../../src/normalizers/langsmith.js';
 import { otelGenAi } from '../../src/normalizers/otel-genai.js';
+import { callOf, fixture, orderedPairs, trajectoryOf as trajectoryWith } from '../helpers/fixtures.js';
 import { spanRecord, TRACE_ID } from '../helpers/spans.js';
 
 const CONVENTIONS: readonly Convention[] = [langsmith, otelGenAi];
 
-function fixture(name: string): SpanRecord[] {
-  const path = new URL(`../spans/${name}.otlp.json`, import.meta.url);
-  const read = readStoredTraces(readFileSync(path, 'utf8'), name);
-  if (read.input?.format !== 'otlp-json') throw new Error(`${name}: ${JSON.stringify(read.errors)}`);
-  return read.input.spans;
-}
-
-function trajectoryOf(spans: readonly SpanRecord[], conventions = CONVENTIONS): Trajectory {
-  const trajectory = assembleTrajectory(spans[0]?.traceId ?? TRACE_ID, spans, conventions);
-  if (!trajectory) throw new Error('no trajectory');
-  return trajectory;
-}
-
-/** "a->b" for every happens-before pair, by tool name: what a person reads off the drawing. */
-function orderedPairs(trajectory: Trajectory): string[] {
-  const pairs: string[] = [];
-  for (const a of trajectory.calls)
-    for (const b of trajectory.calls) if (trajectory.happensBefore(a, b)) pairs.push(`${a.tool}->${b.tool}`);
-  return pairs.sort();
-}
-
-function callOf(trajectory: Trajectory, tool: string) {
-  const call = trajectory.calls.find((c) => c.tool === tool);
-  if (!call) throw new Error(`no ${tool} call`);
-  return call;
-}
+/** This convention first, then OTel GenAI (what the registered precedence has behind it). */
+const trajectoryOf = (spans: readonly SpanRecord[], conventions = CONVENTIONS): Trajectory =>
+  trajectoryWith(spans, conventions);
 
 function turnIdsOf(spans: readonly SpanRecord[], name: string): string[] {
   return spans

@@ -1,41 +1,17 @@
-import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { readStoredTraces } from '../../src/cli/read-traces.js';
 import type { SpanRecord } from '../../src/model/span-record.js';
 import type { Trajectory } from '../../src/model/trajectory.js';
-import { assembleTrajectory } from '../../src/normalizers/assemble.js';
 import type { Convention, TurnDraft } from '../../src/normalizers/convention.js';
 import { mastra } from '../../src/normalizers/mastra.js';
 import { otelGenAi } from '../../src/normalizers/otel-genai.js';
-import { spanRecord, TRACE_ID } from '../helpers/spans.js';
+import { callOf, fixture, orderedPairs, trajectoryOf as trajectoryWith } from '../helpers/fixtures.js';
+import { spanRecord } from '../helpers/spans.js';
 
 const CONVENTIONS: readonly Convention[] = [mastra, otelGenAi];
 
-function fixture(name: string): SpanRecord[] {
-  const path = new URL(`../spans/${name}.otlp.json`, import.meta.url);
-  const read = readStoredTraces(readFileSync(path, 'utf8'), name);
-  if (read.input?.format !== 'otlp-json') throw new Error(`${name}: ${JSON.stringify(read.errors)}`);
-  return read.input.spans;
-}
-
-function trajectoryOf(spans: readonly SpanRecord[], conventions = CONVENTIONS): Trajectory {
-  const trajectory = assembleTrajectory(spans[0]?.traceId ?? TRACE_ID, spans, conventions);
-  if (!trajectory) throw new Error('no trajectory');
-  return trajectory;
-}
-
-function callOf(trajectory: Trajectory, tool: string) {
-  const call = trajectory.calls.find((c) => c.tool === tool);
-  if (!call) throw new Error(`no ${tool} call`);
-  return call;
-}
-
-function orderedPairs(trajectory: Trajectory): string[] {
-  const pairs: string[] = [];
-  for (const a of trajectory.calls)
-    for (const b of trajectory.calls) if (trajectory.happensBefore(a, b)) pairs.push(`${a.tool}->${b.tool}`);
-  return pairs.sort();
-}
+/** This convention first, then OTel GenAI (what the registered precedence has behind it). */
+const trajectoryOf = (spans: readonly SpanRecord[], conventions = CONVENTIONS): Trajectory =>
+  trajectoryWith(spans, conventions);
 
 /** The `agent_step` spans of a fixture in start order. */
 function steps(spans: readonly SpanRecord[]): SpanRecord[] {
