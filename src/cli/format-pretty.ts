@@ -35,6 +35,11 @@ export function formatPretty(run: EvalRun, options: PrettyOptions = { color: fal
     }
   }
   for (const error of run.errors) out.push(`${paint('red', 'ERROR')}  ${formatInputError(error)}`);
+  if (run.summary.evaluated === 0 && run.summary.traces > 0) {
+    out.push(
+      `${paint('yellow', 'NOTHING EVALUATED')}  no scenario applies to any of the traces (check appliesTo)`,
+    );
+  }
   const s = run.summary;
   out.push(
     '',

@@ -4,12 +4,14 @@ import { fileURLToPath } from 'node:url';
 import { demoCommand } from './demo-command.js';
 import { EVAL_USAGE, evalCommand } from './eval-command.js';
 import { type CliIO, UsageError } from './io.js';
+import { SCHEMA_USAGE, schemaCommand } from './schema-command.js';
 
 const USAGE = `usage: toolpath <command> [options]
 
 commands:
   eval    evaluate stored traces against scenarios (toolpath eval --help)
   demo    run a small instrumented demo agent and evaluate its traces
+  schema  print the JSON Schema of the native scenario format, for editors
 
 options:
   --help, -h     this text
@@ -22,6 +24,7 @@ const COMMANDS: Record<
 > = {
   eval: { run: evalCommand, usage: EVAL_USAGE },
   demo: { run: demoCommand, usage: 'usage: toolpath demo [--keep DIR]\n' },
+  schema: { run: schemaCommand, usage: SCHEMA_USAGE },
 };
 
 /** Runs the command line; resolves to the exit status. */

@@ -3,6 +3,7 @@
  * reports out. Pure apart from nothing: callers do the reading and the printing.
  */
 import { basename } from 'node:path';
+import { appliesTo } from '../evaluate/applies-to.js';
 import { evaluate } from '../evaluate/evaluate.js';
 import type { Report, ReportSummary } from '../model/report.js';
 import type { Trajectory } from '../model/trajectory.js';
@@ -23,21 +24,31 @@ export interface SourcedReport {
   report: Report;
 }
 
+/** A trace no scenario applied to (by `appliesTo`): counted in `summary.traces`, not evaluated. */
+export interface UnmatchedTrace {
+  source: string;
+  traceId: string;
+}
+
 /** What one evaluation run produced. */
 export interface EvalRun {
   reports: SourcedReport[];
   errors: InputError[];
   summary: ReportSummary;
+  /** Traces no scenario applied to, so that "nothing was evaluated" is never silent. */
+  unmatched?: UnmatchedTrace[];
 }
 
 /**
- * Reads every input, normalizes each trace, evaluates it against every scenario. An input
- * with errors is reported and skipped whole (a verdict on half a trace would mislead); the
- * other inputs are still evaluated.
+ * Reads every input, normalizes each trace, evaluates it against every scenario that applies
+ * to it (`appliesTo`). An input with errors is reported and skipped whole (a verdict on half a
+ * trace would mislead); the other inputs are still evaluated. A trace no scenario applies to is
+ * counted in `summary.traces` and listed in `unmatched`, with no report.
  */
 export function runEval(inputs: readonly StoredText[], scenarios: readonly Scenario[]): EvalRun {
   const reports: SourcedReport[] = [];
   const errors: InputError[] = [];
+  const unmatched: UnmatchedTrace[] = [];
   let traces = 0;
   for (const { source, text } of inputs) {
     const read = readStoredTraces(text, source);
@@ -48,10 +59,12 @@ export function runEval(inputs: readonly StoredText[], scenarios: readonly Scena
     const trajectories = trajectoriesOf(read.input, source);
     traces += read.input.format === 'typed-events' ? 1 : new Set(read.input.spans.map((s) => s.traceId)).size;
     for (const trajectory of trajectories) {
-      for (const scenario of scenarios) reports.push({ source, report: evaluate(trajectory, scenario) });
+      const applicable = scenarios.filter((scenario) => appliesTo(scenario, trajectory));
+      if (applicable.length === 0) unmatched.push({ source, traceId: trajectory.traceId });
+      for (const scenario of applicable) reports.push({ source, report: evaluate(trajectory, scenario) });
     }
   }
-  return { reports, errors, summary: summarize(traces, reports) };
+  return { reports, errors, summary: summarize(traces, reports), unmatched };
 }
 
 function trajectoriesOf(
@@ -77,8 +90,10 @@ function summarize(traces: number, reports: readonly SourcedReport[]): ReportSum
   };
 }
 
-/** Exit status of a run: 2 on any input error, else 1 when any evaluation did not pass, else 0. */
+/** Exit status of a run: 2 on any input error, else 1 when any evaluation did not pass or nothing was evaluated, else 0. */
 export function exitCodeOf(run: EvalRun): 0 | 1 | 2 {
   if (run.errors.length > 0) return 2;
+  // Traces but no evaluation at all (no scenario applied): a gate must not pass on nothing.
+  if (run.summary.evaluated === 0 && run.summary.traces > 0) return 1;
   return run.summary.passed === run.summary.evaluated ? 0 : 1;
 }

@@ -4,13 +4,23 @@
  */
 import type { Rules } from '../scenario/native.js';
 import { argumentsFamily } from './arguments.js';
+import { efficiencyFamily } from './efficiency.js';
+import { groundingFamily } from './grounding.js';
+import { milestonesFamily } from './milestones.js';
 import { orderFamily } from './order.js';
+import { referenceFamily } from './reference.js';
 import type { RuleFamily } from './rule.js';
+import { safetyFamily } from './safety.js';
 import { toolsFamily } from './tools.js';
 
 /** The families, in the order their results are reported. */
 export const FAMILIES: { [Section in keyof Rules]?: RuleFamily<NonNullable<Rules[Section]>> } = {
   arguments: argumentsFamily,
   order: orderFamily,
+  reference: referenceFamily,
   tools: toolsFamily,
+  grounding: groundingFamily,
+  safety: safetyFamily,
+  efficiency: efficiencyFamily,
+  milestones: milestonesFamily,
 };

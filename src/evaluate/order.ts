@@ -3,16 +3,203 @@
  * partial order; calls asked for in one turn are not ordered), terminal tools (nothing causally
  * after them), and an ordered sequence of steps with per-step argument match.
  */
+import type { ToolCall, Trajectory } from '../model/trajectory.js';
 import type { OrderSection } from '../scenario/native.js';
-import type { RuleFamily, RuleResult } from './rule.js';
-import { checkToolSequence } from './tool-sequence.js';
+import { callIds, capList, MAX_LISTED } from './outcome.js';
+import { fail, pass, type RuleFamily, type RuleResult } from './rule.js';
+import { checkExactToolSequence, checkToolSequence } from './tool-sequence.js';
 
-/** Evaluates the `order` section. */
+type BeforeConstraint = NonNullable<OrderSection['before']>[number];
+
+/**
+ * Evaluates the `order` section:
+ * - `order.before` (dimension order, hard by default), one result `order.before[i]` per
+ *   constraint: every call of an `after` tool has some call of a `before` tool (any one of the
+ *   set) that happened-before it. A `before` call issued in the same turn does not count. With
+ *   no `after` call at all the constraint holds: that a tool was called is `tools.required`'s job.
+ * - `order.terminal` (dimension safety, always hard): no call happens-after a call of a
+ *   terminal tool, whatever that call's outcome (see {@link checkTerminal}).
+ * - `order.sequence` (dimension order, hard by default), reported as seed 001's `tool_sequence`:
+ *   `in_order` is an ordered subsequence, `exact` is exactly these calls one after the other.
+ */
 export const orderFamily: RuleFamily<OrderSection> = (trajectory, section) => {
   const results: RuleResult[] = [];
+  const precedence = new Precedence(trajectory);
+  section.before?.forEach((constraint, index) => {
+    results.push(checkBefore(precedence, constraint, index));
+  });
+  if (section.terminal && section.terminal.length > 0)
+    results.push(checkTerminal(trajectory, section.terminal));
   if (section.sequence) {
-    const { result, calls } = checkToolSequence(trajectory, section.sequence.steps);
+    const { mode, steps } = section.sequence;
+    const check = mode === 'exact' ? checkExactToolSequence : checkToolSequence;
+    const { result, calls } = check(trajectory, steps);
     results.push({ rule: 'order.sequence', dimension: 'order', ...result, calls });
   }
   return results;
 };
+
+/** One `before` constraint: each `after` call needs a `before` call that happened-before it. */
+function checkBefore(precedence: Precedence, constraint: BeforeConstraint, index: number): RuleResult {
+  const { trajectory } = precedence;
+  const name = `order.before[${index}]`;
+  const beforeTools = new Set(constraint.before);
+  const afterTools = new Set(constraint.after);
+  const predecessors = trajectory.calls.filter((call) => beforeTools.has(call.tool));
+  const witnessed: ToolCall[] = [];
+  const unwitnessed: ToolCall[] = [];
+  for (const call of trajectory.calls) {
+    if (!afterTools.has(call.tool)) continue;
+    const witness = precedence.firstBefore(predecessors, call);
+    if (witness) witnessed.push(call, witness);
+    else unwitnessed.push(call);
+  }
+  if (unwitnessed.length === 0)
+    return pass('order.before', 'order', name, inCausalOrder(trajectory, witnessed));
+
+  // Only the calls a reason lists are explained: a trace with thousands keeps a bounded message.
+  const wanted = orList(constraint.before);
+  const mentioned: ToolCall[] = [];
+  const clauses = unwitnessed.slice(0, MAX_LISTED).map((call) => {
+    const perTool = constraint.before.map((tool) => {
+      const others = predecessors.filter((other) => other.tool === tool && other !== call);
+      mentioned.push(...others);
+      if (others.length === 0) {
+        return call.tool === tool ? `${tool} was not called apart from it` : `${tool} was never called`;
+      }
+      return `${tool} was called ${notBefore(precedence, call, others).join(' and ')}`;
+    });
+    return `${call.tool} (call ${call.id}) came before any ${wanted}: ${perTool.join(', and ')}`;
+  });
+  const offending = new Set(unwitnessed);
+  const calls = [...unwitnessed, ...inCausalOrder(trajectory, mentioned).filter((c) => !offending.has(c))];
+  return fail('order.before', 'order', name, capClauses(clauses, unwitnessed.length), calls);
+}
+
+/**
+ * `order.terminal`: nothing happens-after a call of a terminal tool. Any call counts, failed or
+ * not: a terminal tool hands control away (a final message, a handoff, an escalation), and an
+ * error outcome does not show the effect did not happen (a timeout after the message went out),
+ * so a hard gate must not open because the tool reported an error. The cost: retrying a failed
+ * terminal tool is flagged too. Calls issued in the same turn as the terminal call are not after it.
+ */
+export function checkTerminal(trajectory: Trajectory, tools: readonly string[]): RuleResult {
+  const precedence = new Precedence(trajectory);
+  const name = 'order.terminal';
+  const terminal = new Set(tools);
+  const terminalCalls = trajectory.calls.filter((call) => terminal.has(call.tool));
+  // A call after two terminal calls is listed once, under the first: it is after both. So is a
+  // terminal call after another, and everything after it is after the first one too.
+  const listed = new Set<ToolCall>();
+  let unlisted: readonly ToolCall[] = trajectory.calls;
+  const clauses: string[] = [];
+  const involved: ToolCall[] = [];
+  for (const gate of terminalCalls) {
+    if (listed.has(gate)) continue;
+    const after: ToolCall[] = [];
+    const rest: ToolCall[] = [];
+    for (const call of unlisted) (precedence.before(gate, call) ? after : rest).push(call);
+    if (after.length === 0) continue;
+    unlisted = rest;
+    for (const call of after) listed.add(call);
+    const failed = gate.outcome.status === 'error' ? ', which failed' : '';
+    const followers = capList(after.map((call) => `${call.tool} (call ${call.id})`));
+    clauses.push(
+      `${gate.tool} (call ${gate.id}${failed}) is terminal, but calls came after it: ${followers}`,
+    );
+    involved.push(gate, ...after);
+  }
+  if (clauses.length === 0)
+    return { ...pass('order.terminal', 'safety', name, terminalCalls), alwaysHard: true };
+  return {
+    ...fail('order.terminal', 'safety', name, capList(clauses, '; '), involved),
+    alwaysHard: true,
+  };
+}
+
+/**
+ * Happens-before lookups that skip what the model already rules out: only a call listed earlier
+ * in the causal order can happen-before another (the listing is a topological order), and calls
+ * issued by one turn never do. Keeps "is there an X before this call?" near-linear on real traces.
+ */
+export class Precedence {
+  readonly trajectory: Trajectory;
+  readonly #position: Map<ToolCall, number>;
+
+  constructor(trajectory: Trajectory) {
+    this.trajectory = trajectory;
+    this.#position = new Map(trajectory.calls.map((call, index) => [call, index]));
+  }
+
+  /** `a` comes before `b` in the causal listing (a topological order; concurrent calls by issue time). */
+  listedBefore(a: ToolCall, b: ToolCall): boolean {
+    return (this.#position.get(a) ?? -1) < (this.#position.get(b) ?? -1);
+  }
+
+  /** `a -> b`, with the cheap refusals first. */
+  before(a: ToolCall, b: ToolCall): boolean {
+    if (!this.listedBefore(a, b)) return false;
+    if (a.turnId !== undefined && a.turnId === b.turnId) return false;
+    return this.trajectory.happensBefore(a, b);
+  }
+
+  /**
+   * The first of `candidates` (a subsequence of `trajectory.calls`, in its order) that
+   * happened-before `call` and passes `accept`, or undefined.
+   */
+  firstBefore(
+    candidates: readonly ToolCall[],
+    call: ToolCall,
+    accept: (candidate: ToolCall) => boolean = () => true,
+  ): ToolCall | undefined {
+    const limit = this.#position.get(call) ?? -1;
+    for (const candidate of candidates) {
+      if ((this.#position.get(candidate) ?? limit) >= limit) break;
+      if (accept(candidate) && this.before(candidate, call)) return candidate;
+    }
+    return undefined;
+  }
+}
+
+/** Clauses joined by `; `, the ones not shown counted, as {@link capList} does. */
+export function capClauses(shown: readonly string[], total: number): string {
+  const rest = total - shown.length;
+  return rest > 0 ? `${shown.join('; ')}; and ${rest} more` : shown.join('; ');
+}
+
+/**
+ * How calls that were expected before `call` stand to it instead, one phrase per kind, e.g.
+ * `concurrently with it, in the same turn (call c2)`, `after it (call c4)`. Every call in
+ * `others` must not have happened-before `call`. Shared with the milestones family.
+ */
+export function notBefore(precedence: Precedence, call: ToolCall, others: readonly ToolCall[]): string[] {
+  const kinds: [string, ToolCall[]][] = [
+    ['concurrently with it, in the same turn', []],
+    ['before it but never reported a result', []],
+    ['concurrently with it', []],
+    ['after it', []],
+  ];
+  for (const other of others) {
+    const kind = precedence.trajectory.happensBefore(call, other)
+      ? 3
+      : call.turnId !== undefined && other.turnId === call.turnId
+        ? 0
+        : other.outcome.status === 'no_result' && precedence.listedBefore(other, call)
+          ? 1
+          : 2;
+    kinds[kind]?.[1].push(other);
+  }
+  return kinds.flatMap(([phrase, calls]) => (calls.length === 0 ? [] : [`${phrase} (${callIds(calls)})`]));
+}
+
+/** `a`, `a or b`, `a, b or c`. */
+export function orList(items: readonly string[]): string {
+  if (items.length <= 1) return items.join('');
+  return `${items.slice(0, -1).join(', ')} or ${items[items.length - 1]}`;
+}
+
+/** The distinct calls, in the trajectory's causal order. */
+export function inCausalOrder(trajectory: Trajectory, calls: readonly ToolCall[]): ToolCall[] {
+  const wanted = new Set(calls);
+  return trajectory.calls.filter((call) => wanted.has(call));
+}

@@ -45,9 +45,13 @@ export function checkToolCallArgs(trajectory: Trajectory, assertion: ArgumentRul
   }
 
   if (calls.length === 0) return failed(name, `${tool} was never called`, []);
-  const outcomes = calls.map((call) => ({ call, outcome: matchArgs(assertion.match, call.args) }));
-  const match = outcomes.find((entry) => entry.outcome.status === 'match');
-  if (match) return passed(name, [match.call]);
+  const outcomes: { call: ToolCall; outcome: MatchOutcome }[] = [];
+  for (const call of calls) {
+    // The first matching call settles it; the others are only judged to explain a failure.
+    const outcome = matchArgs(assertion.match, call.args);
+    if (outcome.status === 'match') return passed(name, [call]);
+    outcomes.push({ call, outcome });
+  }
   const seen = `saw ${calls.length === 1 ? '1 call' : `${calls.length} calls`}: ${describeCalls(outcomes)}`;
   if (outcomes.some((entry) => entry.outcome.status === 'undecided')) {
     return undecided(name, `could not decide whether ${tool} was called with ${expectation}; ${seen}`, calls);

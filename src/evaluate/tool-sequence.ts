@@ -2,7 +2,8 @@
  * `tool_sequence` (seed 001's `expected_tool_sequence`): the steps must appear as an ordered
  * subsequence on the causal order - step i+1's call happens-after step i's call. Other calls
  * may interleave; calls issued together (one turn, a parallel batch) never satisfy "A then B".
- * The search is in sequence-search.ts; this module judges and explains.
+ * The search is in sequence-search.ts; this module judges and explains. The `exact` mode (the
+ * calls are the steps, one after the other, nothing else) is {@link checkExactToolSequence}.
  */
 import type { ToolCall, Trajectory } from '../model/trajectory.js';
 import type { OrderSection } from '../scenario/native.js';
@@ -62,9 +63,7 @@ export function checkToolSequence(trajectory: Trajectory, steps: readonly Sequen
 
 /** `matched 2 of 4 steps: lookup_account (call c1), check_refund_eligibility (call c3)`. */
 function progress(search: SequenceSearch, steps: readonly SequenceStep[]): string {
-  const head = `matched ${search.reached} of ${steps.length} steps`;
-  if (search.chain.length === 0) return head;
-  return `${head}: ${search.chain.map((call) => `${call.tool} (call ${call.id})`).join(', ')}`;
+  return progressOf(search.chain, steps.length);
 }
 
 /** Why the first unmatched step has no call: never called, called too early or alongside, other arguments. */
@@ -119,4 +118,94 @@ function diagnose(
     reason: `no ${tool} call${wanted} ${after}: ${tool} was called ${parts.join(', ')}`,
     calls: candidates,
   };
+}
+
+/**
+ * `tool_sequence` in `exact` mode: the trajectory's calls are exactly the steps, in order - as
+ * many calls as steps, each happening-after the one before it, so no step may share a turn with
+ * the next (or overlap it). A call whose arguments were not captured, where its step needs them,
+ * makes the result inconclusive unless the sequence diverges elsewhere. The reason of a failure
+ * says where the calls diverged from the steps.
+ */
+export function checkExactToolSequence(
+  trajectory: Trajectory,
+  steps: readonly SequenceStep[],
+): AssertionOutcome {
+  const { calls } = trajectory;
+  const matched: ToolCall[] = [];
+  const unknown: string[] = [];
+  const stop = (reason: string, more: readonly ToolCall[]) =>
+    failed(TOOL_SEQUENCE, `${progressOf(matched, steps.length)}; ${reason}`, [...matched, ...more]);
+  for (let index = 0; index < Math.max(steps.length, calls.length); index++) {
+    const step = steps[index];
+    const call = calls[index];
+    if (!call) {
+      const expected = step
+        ? `${step.tool}${step.match ? ` with ${describeExpectation(step.match)}` : ''}`
+        : '';
+      return stop(
+        index === 0
+          ? `no tool was called; expected ${expected} first`
+          : `the calls ended there; expected ${expected} next`,
+        [],
+      );
+    }
+    if (!step) {
+      const rest = calls.slice(index);
+      const listed = capList(rest.map((extra) => `${extra.tool} (call ${extra.id})`));
+      return stop(
+        `then ${rest.length} more ${rest.length === 1 ? 'call' : 'calls'}, expected none: ${listed}`,
+        rest,
+      );
+    }
+    // Order before identity: "the next call" exists only if one call comes before all the rest.
+    // Checked first, so which of two calls issued together is listed first never changes the
+    // verdict or the step the reason says it diverged at.
+    const next = calls[index + 1];
+    if (next && !trajectory.happensBefore(call, next)) {
+      const alongside = calls.slice(index + 1).filter((other) => !trajectory.happensBefore(call, other));
+      return stop(`diverged at step ${index + 1}: ${unordered(call, alongside)}`, [call, ...alongside]);
+    }
+    const wanted = step.match ? ` with ${describeExpectation(step.match)}` : '';
+    if (call.tool !== step.tool) {
+      return stop(
+        `diverged at step ${index + 1}: expected ${step.tool}${wanted}, saw ${call.tool} (call ${call.id})`,
+        [call],
+      );
+    }
+    const outcome = step.match ? matchArgs(step.match, call.args) : undefined;
+    if (outcome?.status === 'mismatch') {
+      return stop(
+        `diverged at step ${index + 1}: expected ${step.tool}${wanted}, saw call ${call.id}: ${outcome.detail}`,
+        [call],
+      );
+    }
+    if (outcome?.status === 'undecided') unknown.push(`${call.tool} (call ${call.id}) ${outcome.detail}`);
+    matched.push(call);
+  }
+  if (unknown.length > 0) {
+    const reason = `could not decide: the calls are the steps only if these calls match: ${capList(unknown, '; ')}`;
+    return undecided(TOOL_SEQUENCE, reason, matched);
+  }
+  return passed(TOOL_SEQUENCE, matched);
+}
+
+/** Why `call` and the calls `alongside` it cannot be told apart as consecutive steps. */
+function unordered(call: ToolCall, alongside: readonly ToolCall[]): string {
+  const others = capList(alongside.map((other) => `${other.tool} (call ${other.id})`));
+  if (call.outcome.status === 'no_result') {
+    return `${call.tool} (call ${call.id}) never reported a result, so ${others} did not come after it`;
+  }
+  const sameTurn = call.turnId !== undefined && alongside.every((other) => other.turnId === call.turnId);
+  const how = sameTurn ? 'concurrently, in the same turn' : 'concurrently';
+  return `${call.tool} (call ${call.id}) and ${others} happened ${how}, not one after the other`;
+}
+
+/** `matched 2 of 4 steps: lookup_account (call c1), check_refund_eligibility (call c3)`. */
+function progressOf(chain: readonly ToolCall[], total: number): string {
+  const head = `matched ${chain.length} of ${total} steps`;
+  if (chain.length === 0) return head;
+  // Not capped: the chain is at most as long as the steps the scenario wrote, and seed 001's
+  // messages list it whole.
+  return `${head}: ${chain.map((call) => `${call.tool} (call ${call.id})`).join(', ')}`;
 }

@@ -10,6 +10,11 @@ export interface CausalOrder {
   happensBefore(a: string, b: string): boolean;
   /** Negative when a comes first in a causal listing (a topological order, ties by time). */
   compare(a: string, b: string): number;
+  /**
+   * A test for "some call in `ids` happened before this one", built once so that asking it of
+   * every call costs no more than one pass (a sequence search asks it of whole layers).
+   */
+  afterAny(ids: readonly string[]): (id: string) => boolean;
 }
 
 /**
@@ -45,6 +50,33 @@ export class TimingOrder implements CausalOrder {
     const xc = x.completedAt ?? -1n;
     const yc = y.completedAt ?? -1n;
     return xc === yc ? 0 : xc < yc ? -1 : 1;
+  }
+
+  afterAny(ids: readonly string[]): (id: string) => boolean {
+    // Sorted by issue position, with the earliest completion among the calls issued so far:
+    // b is after some a when a call issued before b had completed by the time b was issued.
+    const sorted = ids
+      .map((id) => this.#of(id))
+      .sort((x, y) => (x.issuedAt < y.issuedAt ? -1 : x.issuedAt > y.issuedAt ? 1 : 0));
+    const earliestDone: (bigint | undefined)[] = [];
+    let best: bigint | undefined;
+    for (const timing of sorted) {
+      if (timing.completedAt !== undefined && (best === undefined || timing.completedAt < best))
+        best = timing.completedAt;
+      earliestDone.push(best);
+    }
+    return (id) => {
+      const issued = this.#of(id).issuedAt;
+      let low = 0;
+      let high = sorted.length;
+      while (low < high) {
+        const middle = (low + high) >> 1;
+        if ((sorted[middle] as CallTiming).issuedAt < issued) low = middle + 1;
+        else high = middle;
+      }
+      const done = low === 0 ? undefined : earliestDone[low - 1];
+      return done !== undefined && done <= issued;
+    };
   }
 
   #of(id: string): CallTiming {
@@ -114,6 +146,19 @@ export class CausalGraph implements CausalOrder {
     if (slot === undefined) throw new Error(`${b} is not a call`);
     const reach = this.#reachability()[from] as Uint32Array;
     return ((reach[slot >>> 5] as number) & (1 << (slot & 31))) !== 0;
+  }
+
+  afterAny(ids: readonly string[]): (id: string) => boolean {
+    const reach = this.#reachability();
+    const union = new Uint32Array(Math.max(1, Math.ceil(this.#callSlot.size / 32)));
+    for (const id of ids) {
+      const bits = reach[this.#index.get(id) ?? -1];
+      if (bits) for (let w = 0; w < union.length; w++) union[w] = (union[w] as number) | (bits[w] as number);
+    }
+    return (id) => {
+      const slot = this.#callSlot.get(this.#index.get(id) ?? -1);
+      return slot !== undefined && ((union[slot >>> 5] as number) & (1 << (slot & 31))) !== 0;
+    };
   }
 
   compare(a: string, b: string): number {

@@ -163,6 +163,15 @@ export class Trajectory {
     return a !== b && this.#order.happensBefore(a.id, b.id);
   }
 
+  /**
+   * A test for "some call of `calls` happened before this one", built once: O(calls) to build on
+   * the causal graph (one OR of reachability sets), then O(1) per question.
+   */
+  afterAny(calls: readonly ToolCall[]): (call: ToolCall) => boolean {
+    const test = this.#order.afterAny(calls.map((call) => call.id));
+    return (call) => test(call.id);
+  }
+
   /** Neither call happened before the other. */
   concurrent(a: ToolCall, b: ToolCall): boolean {
     return a !== b && !this.happensBefore(a, b) && !this.happensBefore(b, a);

@@ -8,6 +8,7 @@
  * LangChain agentevals defines them for reference trajectories.
  */
 import { z } from 'zod';
+import { compileArgsSchema } from '../evaluate/json-schema.js';
 import { argsSchema, type CompiledRegex, compileRegex, toolName } from './assertions.js';
 
 /** A tool, or a set of tools any one of which satisfies the constraint. */
@@ -54,6 +55,15 @@ export const argsMatchSchema = z
     const needs = match.mode === 'regex' ? 'pattern' : match.mode === 'schema' ? 'schema' : 'args';
     if (match[needs] === undefined) {
       ctx.addIssue({ code: 'custom', message: `mode ${match.mode} needs ${needs}`, path: [needs] });
+      return z.NEVER;
+    }
+    if (match.mode === 'schema' && match.schema !== undefined) {
+      // Checked and compiled once, at load time: an unusable schema never loads, evaluation never compiles.
+      const compiled = compileArgsSchema(match.schema);
+      if (compiled.ok) return match;
+      for (const problem of compiled.problems) {
+        ctx.addIssue({ code: 'custom', message: problem.message, path: ['schema', ...problem.path] });
+      }
       return z.NEVER;
     }
     if (match.mode !== 'regex' || match.pattern === undefined) return match;
@@ -211,43 +221,111 @@ const milestoneSchema = z.strictObject({
   outcome: z.enum(['ok', 'error', 'any']).default('ok'),
 });
 
-const milestonesSectionSchema = z.strictObject({
-  define: z
-    .record(z.string().min(1), milestoneSchema)
-    .meta({ description: 'Milestones, each reached by a call that satisfies its predicate.' }),
-  requires: z
-    .record(z.string().min(1), z.array(z.string().min(1)))
-    .optional()
-    .meta({
-      description: 'Prerequisites: a milestone counts only if these were reached causally before it.',
-    }),
-  forbidden: z
-    .array(z.tuple([z.string().min(1), z.string().min(1)]))
-    .optional()
-    .meta({ description: 'Transitions [from, to]: `to` must never be reached causally after `from`.' }),
-  end: z.array(z.string().min(1)).optional().meta({ description: 'Milestones the trajectory must reach.' }),
-});
+const milestonesSectionSchema = z
+  .strictObject({
+    define: z
+      .record(z.string().min(1), milestoneSchema)
+      .meta({ description: 'Milestones, each reached by a call that satisfies its predicate.' }),
+    requires: z
+      .record(z.string().min(1), z.array(z.string().min(1)))
+      .optional()
+      .meta({
+        description: 'Prerequisites: a milestone counts only if these were reached causally before it.',
+      }),
+    forbidden: z
+      .array(z.tuple([z.string().min(1), z.string().min(1)]))
+      .optional()
+      .meta({ description: 'Transitions [from, to]: `to` must never be reached causally after `from`.' }),
+    end: z.array(z.string().min(1)).optional().meta({ description: 'Milestones the trajectory must reach.' }),
+  })
+  .superRefine((section, ctx) => {
+    // A misspelt milestone would otherwise be "never reached": a confusing failure at run time.
+    const defined = Object.keys(section.define);
+    const check = (name: string, path: (string | number)[]) => {
+      if (Object.hasOwn(section.define, name)) return;
+      const known = defined.length === 0 ? 'none' : defined.join(', ');
+      const message = `unknown milestone ${JSON.stringify(name)}${didYouMean(name, defined)}; defined: ${known}`;
+      ctx.addIssue({ code: 'custom', message, path });
+    };
+    for (const [name, prerequisites] of Object.entries(section.requires ?? {})) {
+      check(name, ['requires', name]);
+      prerequisites.forEach((prerequisite, index) => {
+        check(prerequisite, ['requires', name, index]);
+      });
+    }
+    section.forbidden?.forEach((pair, index) => {
+      pair.forEach((name, side) => {
+        check(name, ['forbidden', index, side]);
+      });
+    });
+    section.end?.forEach((name, index) => {
+      check(name, ['end', index]);
+    });
+  });
 
-const outcomeHookSchema = z.strictObject({
-  name: z.string().min(1),
-  command: z
-    .string()
-    .min(1)
-    .optional()
-    .meta({ description: 'CLI: a command run with the report as JSON on stdin; exit 0 passes.' }),
-});
+/**
+ * ` (did you mean x?)` for the closest name within a third of the word's length in edits (at
+ * least one, and never a whole-word replacement), else ''.
+ */
+function didYouMean(word: string, names: readonly string[]): string {
+  let best: string | undefined;
+  let bestDistance = Math.min(Math.max(1, Math.floor(word.length / 3)), word.length - 1) + 1;
+  for (const name of names) {
+    const distance = editDistance(word.toLowerCase(), name.toLowerCase());
+    if (distance < bestDistance) [best, bestDistance] = [name, distance];
+  }
+  return best === undefined ? '' : ` (did you mean ${best}?)`;
+}
+
+/** Levenshtein distance, one row. */
+function editDistance(a: string, b: string): number {
+  const row = Array.from({ length: b.length + 1 }, (_, index) => index);
+  for (let i = 1; i <= a.length; i++) {
+    let diagonal = row[0] as number;
+    row[0] = i;
+    for (let j = 1; j <= b.length; j++) {
+      const above = row[j] as number;
+      const cost = a[i - 1] === b[j - 1] ? 0 : 1;
+      row[j] = Math.min(above + 1, (row[j - 1] as number) + 1, diagonal + cost);
+      diagonal = above;
+    }
+  }
+  return row[b.length] as number;
+}
 
 /** The rule sections of a scenario. */
 export const rulesSchema = z.strictObject({
-  tools: toolsSectionSchema.optional(),
-  order: orderSectionSchema.optional(),
-  reference: referenceSectionSchema.optional(),
-  arguments: z.array(argumentRuleSchema).optional(),
-  grounding: z.array(groundingRuleSchema).optional(),
-  safety: safetySectionSchema.optional(),
-  efficiency: efficiencySectionSchema.optional(),
-  milestones: milestonesSectionSchema.optional(),
-  outcome: z.array(outcomeHookSchema).optional(),
+  tools: toolsSectionSchema.optional().meta({
+    description:
+      'Which tools: allowed (deny by default), forbidden, required, per-tool call counts. Unauthorized and forbidden calls are always hard.',
+  }),
+  order: orderSectionSchema.optional().meta({
+    description:
+      'Causal order: before/after constraints (a partial order on happens-before), terminal tools, an ordered sequence of steps with argument matches.',
+  }),
+  reference: referenceSectionSchema.optional().meta({
+    description:
+      'A reference trajectory to compare with: strict, unordered, subset or superset, with argument modes and per-tool overrides.',
+  }),
+  arguments: z.array(argumentRuleSchema).optional().meta({
+    description:
+      'Argument checks: a tool (or its Nth call) was called with arguments that match (exact, superset, subset, regex, schema).',
+  }),
+  grounding: z.array(groundingRuleSchema).optional().meta({
+    description: 'Provenance: an argument must equal (or contain) a field of an earlier successful result.',
+  }),
+  safety: safetySectionSchema.optional().meta({
+    description:
+      'Safety gates, always hard: irreversible tools repeated after success, use of failed results, cross-tenant values.',
+  }),
+  efficiency: efficiencySectionSchema.optional().meta({
+    description:
+      'Budgets, warnings by default: call budget, repeated identical calls, retries by outcome, duration and tokens.',
+  }),
+  milestones: milestonesSectionSchema.optional().meta({
+    description:
+      'Semantic milestones reached by calls: prerequisites, forbidden transitions, milestones the trajectory must reach.',
+  }),
 });
 
 /** A whole native scenario document. */
@@ -260,9 +338,15 @@ export const nativeScenarioSchema = rulesSchema.extend({
   version: z
     .union([z.string().min(1), z.number()])
     .transform(String)
-    .optional(),
-  description: z.string().optional(),
-  appliesTo: appliesToSchema.optional(),
+    .optional()
+    .meta({ description: 'The scenario version, reported with every result.' }),
+  description: z.string().optional().meta({ description: 'What the scenario is about, for people.' }),
+  appliesTo: appliesToSchema.optional().meta({
+    description:
+      'Which traces the scenario evaluates: root agent name, root span name, root span attributes (all given must hold). Omitted: every trace.',
+  }),
+  // Lets a JSON scenario name its schema for editors; it checks nothing.
+  $schema: z.string().optional().meta({ description: 'The JSON Schema this file follows (for editors).' }),
   severity: z.record(z.string().min(1), severitySchema).optional().meta({
     description:
       'Severity per rule id or family (e.g. efficiency: warning, order.before: hard). Safety gates stay hard.',

@@ -1,6 +1,6 @@
 /**
- * Loading a scenario: JSON or YAML text -> the native schema (or seed 001's, read into the
- * native form) -> a {@link Scenario}. Every way a
+ * Loading a scenario: JSON or YAML text -> the native schema (or seed 001's or seed 000's, read
+ * into the native form) -> a {@link Scenario}. Every way a
  * file can be wrong ends in one {@link ScenarioError} whose message says which file, where in
  * it, what was expected and what was there, so a user can fix it without reading this code.
  */
@@ -10,6 +10,7 @@ import { parseDocument } from 'yaml';
 import { z } from 'zod';
 import type { Severity } from '../model/report.js';
 import { describeValue, scenarioDocumentSchema } from './assertions.js';
+import { SEED_000_KEYS, seed000DocumentSchema, seed000Rules } from './compat-seed-000.js';
 import { SEED_001_KEYS, seed001Rules } from './compat-seed-001.js';
 import { type AppliesTo, nativeScenarioSchema, type Rules, rulesSchema } from './native.js';
 
@@ -47,15 +48,19 @@ const RULE_SECTIONS = Object.keys(rulesSchema.shape);
 
 /**
  * Validates an already-parsed document (e.g. from JSON.parse) as a scenario: the native format,
- * or seed 001's assertion JSON read verbatim into it. `source` names it in messages, and gives
- * the id when the document has none (its base name without extension).
+ * seed 001's assertion JSON or seed 000's `Scenario` object, each read verbatim into the native
+ * rules. The format is told by the top-level keys; a document mixing formats is rejected with
+ * the keys of each. `source` names it in messages, and gives the id when the document has none
+ * (its base name without extension).
  */
 export function parseScenario(value: unknown, source: string): Scenario {
-  if (isSeed001(value)) return fromSeed001(value, source);
+  const format = detectFormat(value, source);
+  if (format === 'seed-001') return fromSeed001(value as Record<string, unknown>, source);
+  if (format === 'seed-000') return fromSeed000(value as Record<string, unknown>, source);
   const parsed = nativeScenarioSchema.safeParse(value);
   if (!parsed.success)
     throw new ScenarioError(source, formatIssues(parsed.error.issues, value, rootForSuggestions));
-  const { id, version, description, appliesTo, severity, ...rules } = parsed.data;
+  const { id, version, description, appliesTo, severity, $schema: _schema, ...rules } = parsed.data;
   const given = RULE_SECTIONS.filter((section) => rules[section as keyof Rules] !== undefined);
   if (given.length === 0) {
     throw new ScenarioError(source, [`no rules: expected at least one of ${RULE_SECTIONS.join(', ')}`]);
@@ -71,11 +76,59 @@ export function parseScenario(value: unknown, source: string): Scenario {
   };
 }
 
-/** Seed 001's assertion JSON: any of its four keys at the top level. */
-function isSeed001(value: unknown): value is Record<string, unknown> {
-  return (
-    typeof value === 'object' && value !== null && SEED_001_KEYS.some((key) => Object.hasOwn(value, key))
-  );
+/** The keys that mark each format; `id`, `version` and `description` are shared by all three. */
+const FORMAT_KEYS = {
+  native: [...RULE_SECTIONS, 'appliesTo', 'severity'],
+  'seed-001': SEED_001_KEYS,
+  'seed-000': SEED_000_KEYS,
+} as const;
+type Format = keyof typeof FORMAT_KEYS;
+const FORMAT_NAMES: Readonly<Record<Format, string>> = {
+  native: 'native',
+  'seed-001': 'seed 001 (assertion JSON)',
+  'seed-000': 'seed 000 (Scenario object)',
+};
+
+/**
+ * The format the top-level keys mark: seed 001's snake_case assertion keys, seed 000's camelCase
+ * keys, else native (whose own schema then reports anything unknown). Keys of two formats in one
+ * document are an error naming them: half of it would otherwise be silently ignored or misread.
+ */
+function detectFormat(value: unknown, source: string): Format {
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) return 'native';
+  const marked = (Object.keys(FORMAT_KEYS) as Format[])
+    .map((format) => ({ format, keys: FORMAT_KEYS[format].filter((key) => Object.hasOwn(value, key)) }))
+    .filter(({ keys }) => keys.length > 0);
+  if (marked.length > 1) {
+    const parts = marked.map(({ format, keys }) => `${FORMAT_NAMES[format]}: ${keys.join(', ')}`);
+    throw new ScenarioError(source, [
+      `mixes scenario formats (${parts.join('; ')}); write each scenario in one format`,
+    ]);
+  }
+  return marked[0]?.format ?? 'native';
+}
+
+function fromSeed000(value: Record<string, unknown>, source: string): Scenario {
+  const parsed = seed000DocumentSchema.safeParse(value);
+  if (!parsed.success)
+    throw new ScenarioError(source, formatIssues(parsed.error.issues, value, seed000DocumentSchema));
+  const { id, version, description, ...document } = parsed.data;
+  const { rules, severity, problems } = seed000Rules(document);
+  if (problems.length > 0) throw new ScenarioError(source, problems);
+  if (Object.keys(rules).length === 0) {
+    const given = SEED_000_KEYS.filter((key) => Object.hasOwn(document, key));
+    throw new ScenarioError(source, [
+      `no rules: expected at least one of ${SEED_000_KEYS.join(', ')} with something to check; got only ${given.map((key) => `empty ${key}`).join(', ')}`,
+    ]);
+  }
+  return {
+    id: id ?? basename(source, extname(source)),
+    source,
+    severity,
+    rules,
+    ...(version !== undefined && { version }),
+    ...(description !== undefined && { description }),
+  };
 }
 
 function fromSeed001(value: Record<string, unknown>, source: string): Scenario {
@@ -100,9 +153,9 @@ function fromSeed001(value: Record<string, unknown>, source: string): Scenario {
   };
 }
 
-/** Unknown top-level keys are matched against native sections and seed-001 keys alike. */
+/** Unknown top-level keys are matched against native sections and seed-001 and seed-000 keys alike. */
 const rootForSuggestions = nativeScenarioSchema.extend(
-  Object.fromEntries(SEED_001_KEYS.map((key) => [key, z.unknown().optional()])),
+  Object.fromEntries([...SEED_001_KEYS, ...SEED_000_KEYS].map((key) => [key, z.unknown().optional()])),
 );
 
 /** Parses scenario text, JSON or YAML (YAML 1.2 reads JSON as is). `source` names it in messages. */

@@ -120,6 +120,22 @@ describe('toolpath eval', () => {
     expect(run.stderr).not.toMatch(/\n\s+at /);
   });
 
+  it('exits 1 when no scenario applies to any trace: a gate never passes on nothing', async () => {
+    const elsewhere = join(dir, 'elsewhere.json');
+    await writeFile(
+      elsewhere,
+      JSON.stringify({
+        $schema: 'urn:toolpath:scenario',
+        appliesTo: { agent: 'billing-agent' },
+        tools: { allowed: ['x'] },
+      }),
+    );
+    const run = await runCli(['eval', '--scenario', elsewhere, good]);
+    expect(run.code).toBe(1);
+    expect(run.stdout).toContain('NOTHING EVALUATED');
+    expect(run.stdout).toContain('1 trace, 0 evaluations');
+  });
+
   it('a bad scenario stops before evaluating, naming the file and what is wrong', async () => {
     const broken = join(dir, 'broken.yaml');
     await writeFile(broken, 'allowed_tool: [a]\n');

@@ -219,11 +219,14 @@ describe('regex', () => {
 });
 
 describe('arguments that cannot be judged', () => {
-  it('is undecided when the arguments were not captured, in every mode', () => {
+  it('is undecided when the arguments were not captured, in every mode and with every option', () => {
     for (const match of [
       { mode: 'exact', args: {} },
+      { mode: 'superset', args: {} },
       { mode: 'subset', args: {} },
+      { mode: 'exact', args: {}, ignore: ['*'], defaults: { a: 1 }, numeric: true },
       regexMatch('.*'),
+      { mode: 'schema', schema: {} },
     ] satisfies ArgsMatch[]) {
       expect(matchArgs(match, { captured: false })).toEqual({
         status: 'undecided',
@@ -240,5 +243,9 @@ describe('arguments that cannot be judged', () => {
     });
     expect(matchArgs(regexMatch('"order_id": "ord_4'), raw).status).toBe('match');
     expect(matchArgs(regexMatch('ord_99'), raw).status).toBe('undecided');
+    expect(matchArgs({ mode: 'schema', schema: {} }, raw)).toEqual({
+      status: 'undecided',
+      detail: 'arguments are not valid JSON (Unterminated string), so they cannot be compared',
+    });
   });
 });

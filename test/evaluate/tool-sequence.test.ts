@@ -7,7 +7,9 @@ import type { OrderSection } from '../../src/scenario/native.js';
 
 type SequenceStep = NonNullable<OrderSection['sequence']>['steps'][number];
 
+import { normalizeTrace } from '../../src/normalizers/normalize.js';
 import { parseScenario } from '../../src/scenario/scenario.js';
+import { spanRecord, TRACE_ID, toolSpan } from '../helpers/spans.js';
 import { buildTrajectory, type CallSpec, NOT_CAPTURED, type StepSpec } from '../helpers/trajectory.js';
 
 /** Parses `expected_tool_sequence` through the real schema. */
@@ -358,5 +360,62 @@ describe('tool_sequence property', () => {
     expect(result.reason).toMatch(
       /^matched 1 of 3 steps: kb_query \(call c1\); no kb_query call after kb_query \(call c1\): kb_query was called only as the previous step \(calls c1, c2, .*, c10, and 9990 more\)$/,
     );
+  });
+});
+
+describe('tool_sequence on a causal graph with a branch beside the chain', () => {
+  it('finds a -> b although a call concurrent with both is listed between b and d', () => {
+    // Turn 1 issues a and c (c starts late and runs long); turn 2 is shown only a and issues b;
+    // turn 3 is shown b and issues d. Listing: a, b, c, d; the calls after a are b and d, not a
+    // suffix of the listing (c is concurrent with everything).
+    const root = spanRecord({
+      name: 'invoke_agent x',
+      attributes: { 'gen_ai.operation.name': 'invoke_agent' },
+      end: 100,
+    });
+    const chat = (start: number, issued: string[], shown: string[]) =>
+      spanRecord({
+        name: 'chat m',
+        parentSpanId: root.spanId,
+        start,
+        end: start + 1,
+        attributes: {
+          'gen_ai.operation.name': 'chat',
+          'gen_ai.input.messages': JSON.stringify([
+            { role: 'tool', parts: shown.map((id) => ({ type: 'tool_call_response', id, response: 1 })) },
+          ]),
+          'gen_ai.output.messages': JSON.stringify([
+            {
+              role: 'assistant',
+              parts: issued.map((id) => ({ type: 'tool_call', id, name: id.toUpperCase(), arguments: {} })),
+            },
+          ]),
+        },
+      });
+    const tool = (id: string, start: number, end: number) =>
+      toolSpan(id.toUpperCase(), { parentSpanId: root.spanId, callId: id, start, end });
+    const records = [
+      root,
+      chat(0, ['a', 'c'], []),
+      tool('a', 2, 3),
+      tool('c', 15, 90),
+      chat(10, ['b'], ['a']),
+      tool('b', 12, 13),
+      chat(20, ['d'], ['b']),
+      tool('d', 22, 23),
+    ];
+    const trajectory = normalizeTrace(TRACE_ID, records);
+    if (!trajectory) throw new Error('no trajectory');
+    expect(trajectory.calls.map((call) => call.id)).toEqual(['a', 'b', 'c', 'd']);
+    for (const steps of [
+      ['A', 'B'],
+      ['A', 'D'],
+      ['A', 'B', 'D'],
+    ]) {
+      const accepts = steps.map((tool) => (call: ToolCall) => call.tool === tool);
+      expect([steps, searchSequence(trajectory, accepts).reached]).toEqual([steps, steps.length]);
+    }
+    const withC = ['C', 'B'].map((tool) => (call: ToolCall) => call.tool === tool);
+    expect(searchSequence(trajectory, withC).reached).toBe(searchSequenceByPairs(trajectory, withC).reached);
   });
 });

@@ -318,6 +318,14 @@ describe('property: random agent runs come back as the DAG that produced them', 
           }
         }
         expect(wrong).toEqual([]);
+        // "After any of these" agrees with asking each pair.
+        const some = trajectory.calls.filter((_, index) => index % 3 === 0);
+        const afterSome = trajectory.afterAny(some);
+        for (const call of trajectory.calls) {
+          const pairwise = some.some((earlier) => trajectory.happensBefore(earlier, call));
+          if (afterSome(call) !== pairwise) wrong.push(`afterAny ${call.id}`);
+        }
+        expect(wrong).toEqual([]);
         expect(trajectory.agents).toHaveLength(1 + places.filter((p) => p.call.subRun).length);
         // The sub-agent tree: each sub-run hangs off the call that started it.
         for (const place of places.filter((p) => p.call.subRun)) {

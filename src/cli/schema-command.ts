@@ -1,0 +1,62 @@
+/**
+ * `toolpath schema [--out FILE]`: prints the JSON Schema (draft 2020-12) of the native scenario
+ * format, generated from the zod schema that validates scenarios, so editors can complete and
+ * check scenario files and the schema can never drift from what `toolpath eval` accepts.
+ */
+import { parseArgs } from 'node:util';
+import { z } from 'zod';
+import { nativeScenarioSchema, rulesSchema } from '../scenario/native.js';
+import { type CliIO, UsageError } from './io.js';
+
+/** Usage text of `toolpath schema`. */
+export const SCHEMA_USAGE = `usage: toolpath schema [--out FILE]
+
+  prints the JSON Schema (draft 2020-12) of the native scenario format, for editors:
+  e.g. a first line "# yaml-language-server: $schema=./scenario.schema.json" in a YAML scenario
+
+  --out, -o  write it there instead of stdout
+`;
+
+/** The schema's `$id`: a stable name, not a download location. */
+export const SCENARIO_SCHEMA_ID = 'urn:toolpath:scenario';
+
+/** The JSON Schema of the native scenario format, with `$schema`, `$id`, `title` and descriptions. */
+export function scenarioJsonSchema(): Record<string, unknown> {
+  // io 'input': the document as written (a single tool name where a list is accepted, defaults omitted).
+  const generated = z.toJSONSchema(nativeScenarioSchema, { io: 'input', unrepresentable: 'any' }) as Record<
+    string,
+    unknown
+  >;
+  const { $schema, description, ...rest } = generated;
+  return {
+    $schema: $schema ?? 'https://json-schema.org/draft/2020-12/schema',
+    $id: SCENARIO_SCHEMA_ID,
+    title: 'toolpath scenario',
+    description:
+      description ??
+      'A toolpath scenario (native format, JSON or YAML): which traces it applies to and what a good tool-call trajectory is. Every section is optional and an omitted one checks nothing, but a scenario needs at least one rule section.',
+    ...rest,
+    // As loading does: a scenario with no rule section at all is a mistake, not "everything passes".
+    anyOf: Object.keys(rulesSchema.shape).map((section) => ({ required: [section] })),
+  };
+}
+
+/** Runs `toolpath schema`; resolves to the exit code. */
+export async function schemaCommand(args: readonly string[], io: CliIO): Promise<number> {
+  let out: string | undefined;
+  try {
+    const { values } = parseArgs({
+      args: [...args],
+      strict: true,
+      allowPositionals: false,
+      options: { out: { type: 'string', short: 'o' } },
+    });
+    out = values.out;
+  } catch (error) {
+    throw new UsageError((error as Error).message);
+  }
+  const text = `${JSON.stringify(scenarioJsonSchema(), null, 2)}\n`;
+  if (out === undefined) io.stdout(text);
+  else await io.writeFile(out, text);
+  return 0;
+}

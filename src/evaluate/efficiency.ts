@@ -1,0 +1,312 @@
+/**
+ * The efficiency family: what the run cost - calls against a budget, identical calls repeated,
+ * retries classified by the error they followed, wall time and tokens. Warnings by default:
+ * waste lowers the efficiency score without failing a run that did the right thing.
+ *
+ * Identical means the same tool and the same canonical JSON arguments (key order ignored).
+ * A call is a retry when the identical call before it failed and it was made after that failure
+ * was seen; a retry is judged by `retries` (when the scenario declares them), never as a repeat.
+ * Any other identical call is a repeat. A repeated success of a side-effecting tool is also
+ * `safety.irreversible`'s business when the tool is declared there.
+ */
+
+import { canonicalJson } from '../model/json.js';
+import type { Severity } from '../model/report.js';
+import type { ToolCall, Trajectory } from '../model/trajectory.js';
+import type { EfficiencySection } from '../scenario/native.js';
+import { renderValue } from './match-args.js';
+import { callIds, capList, times } from './outcome.js';
+import { fail, pass, type RuleFamily, type RuleResult, undecided } from './rule.js';
+import { errorDetail } from './safety.js';
+
+const DIMENSION = 'efficiency';
+const SEVERITY: Severity = 'warning';
+
+/** Evaluates the `efficiency` section: one result per budget or check the section sets. */
+export const efficiencyFamily: RuleFamily<EfficiencySection> = (trajectory, section) => {
+  const results: RuleResult[] = [];
+  if (section.maxCalls !== undefined) results.push(budget(trajectory, section.maxCalls));
+  const groups = identicalCalls(trajectory);
+  if (section.repeats)
+    results.push(repeats(trajectory, groups, section.repeats.max, section.retries !== undefined));
+  if (section.retries)
+    results.push(retries(trajectory, groups, section.retries.transient, section.retries.max));
+  if (section.maxDurationMs !== undefined) results.push(duration(trajectory, section.maxDurationMs));
+  if (section.maxTokens !== undefined) results.push(tokens(trajectory, section.maxTokens));
+  return results.map((result) => ({ ...result, severity: SEVERITY }));
+};
+
+/** `efficiency.budget`: at most `max` calls; the reason names the calls over budget. */
+function budget(trajectory: Trajectory, max: number): RuleResult {
+  const rule = 'efficiency.budget';
+  const { calls } = trajectory;
+  if (calls.length <= max) return pass(rule, DIMENSION, rule, calls);
+  const over = calls.slice(max);
+  const reason = `${calls.length} calls, budget ${max} (over budget: ${callIds(over)})`;
+  return fail(rule, DIMENSION, rule, reason, over);
+}
+
+/** Calls grouped by tool and canonical arguments, plus the calls whose arguments were not captured. */
+interface IdenticalCalls {
+  groups: ToolCall[][];
+  /** Per tool, its calls whose arguments are unknown: they may repeat any call of the tool. */
+  blind: Map<string, ToolCall[]>;
+}
+
+function identicalCalls(trajectory: Trajectory): IdenticalCalls {
+  const byKey = new Map<string, ToolCall[]>();
+  const blind = new Map<string, ToolCall[]>();
+  for (const call of trajectory.calls) {
+    if (!call.args.captured) {
+      blind.set(call.tool, [...(blind.get(call.tool) ?? []), call]);
+      continue;
+    }
+    // Unparsable arguments are kept as their raw text: the same text is the same call.
+    const key = `${call.tool}\u0000${canonicalJson(call.args.value)}`;
+    const group = byKey.get(key);
+    if (group) group.push(call);
+    else byKey.set(key, [call]);
+  }
+  return { groups: [...byKey.values()], blind };
+}
+
+/** The identical call before `call` failed, and `call` was made once that failure was seen. */
+function isRetryOf(trajectory: Trajectory, previous: ToolCall, call: ToolCall): boolean {
+  return previous.outcome.status === 'error' && trajectory.happensBefore(previous, call);
+}
+
+/**
+ * `efficiency.repeat`: each distinct call may be repeated at most `max` times. Retries after an
+ * error do not count when the retry rule judges them (`retries` declared); otherwise nobody
+ * declared the error worth retrying, and the retry counts as a repeat.
+ */
+function repeats(
+  trajectory: Trajectory,
+  found: IdenticalCalls,
+  max: number,
+  retriesJudged: boolean,
+): RuleResult {
+  const rule = 'efficiency.repeat';
+  const problems: string[] = [];
+  const involved: ToolCall[] = [];
+  for (const group of found.groups) {
+    const repeated = group.filter(
+      (call, index) =>
+        index > 0 && !(retriesJudged && isRetryOf(trajectory, group[index - 1] as ToolCall, call)),
+    );
+    if (repeated.length <= max) continue;
+    const first = group[0] as ToolCall;
+    const args = first.args.captured ? renderValue(canonicalJson(first.args.value)) : '';
+    problems.push(
+      `${first.tool} was called ${times(group.length)} with identical arguments ${args} (${callIds(group)}): ` +
+        `${repeated.length} ${repeated.length === 1 ? 'repeat' : 'repeats'} (${callIds(repeated)}), at most ${max} allowed`,
+    );
+    involved.push(...group);
+  }
+  if (problems.length > 0) return fail(rule, DIMENSION, rule, capList(problems, '; '), involved);
+  const unknown = blindTools(trajectory, found, () => true);
+  if (unknown.length > 0) {
+    const reason = unknown
+      .map(
+        ({ tool, calls }) =>
+          `the arguments of ${tool} (${callIds(calls)}) were not captured, so its repeated calls cannot be told apart`,
+      )
+      .join('; ');
+    return undecided(
+      rule,
+      DIMENSION,
+      rule,
+      reason,
+      unknown.flatMap(({ calls }) => calls),
+    );
+  }
+  return pass(rule, DIMENSION, rule);
+}
+
+/**
+ * `efficiency.retry`: a retry is fine after an error declared transient (`transient` equals the
+ * error type, or is a substring of its message) as long as the call is retried at most `max`
+ * times in a row; a retry after any other error repeats a call that cannot succeed.
+ */
+function retries(
+  trajectory: Trajectory,
+  found: IdenticalCalls,
+  transient: readonly string[],
+  max: number,
+): RuleResult {
+  const rule = 'efficiency.retry';
+  const problems: string[] = [];
+  const involved = new Set<ToolCall>();
+  const seen: ToolCall[] = [];
+  let permanentSeen = false;
+  for (const group of found.groups) {
+    let original = group[0] as ToolCall;
+    let chain: ToolCall[] = [];
+    const closeChain = () => {
+      if (chain.length > max) {
+        problems.push(
+          `${original.tool} (call ${original.id}) was retried ${times(chain.length)} (${callIds(chain)}), at most ${max} allowed`,
+        );
+        for (const call of [original, ...chain]) involved.add(call);
+      }
+    };
+    for (let index = 1; index < group.length; index++) {
+      const previous = group[index - 1] as ToolCall;
+      const call = group[index] as ToolCall;
+      if (!isRetryOf(trajectory, previous, call)) {
+        closeChain();
+        original = call;
+        chain = [];
+        continue;
+      }
+      chain.push(call);
+      seen.push(call);
+      if (!isTransient(previous, transient)) {
+        permanentSeen = true;
+        problems.push(
+          `${call.tool} (call ${call.id}) retried call ${previous.id} after a permanent error${errorDetail(previous) || ' (no error type or message recorded)'}`,
+        );
+        involved.add(previous).add(call);
+      }
+    }
+    closeChain();
+  }
+  if (problems.length > 0) {
+    const declared =
+      transient.length === 0
+        ? 'no error is declared transient'
+        : `declared transient: ${transient.join(', ')}`;
+    const reason = capList(problems, '; ') + (permanentSeen ? `; ${declared}` : '');
+    return fail(rule, DIMENSION, rule, reason, [...involved]);
+  }
+  // A call whose arguments are unknown may retry, or be retried after, a failed call of its tool.
+  const unknown = blindTools(trajectory, found, (blind, tool) => {
+    const calls = trajectory.callsOf(tool);
+    return calls.some(
+      (failed) =>
+        failed.outcome.status === 'error' &&
+        calls.some(
+          (later) =>
+            trajectory.happensBefore(failed, later) && (blind.includes(failed) || blind.includes(later)),
+        ),
+    );
+  });
+  if (unknown.length > 0) {
+    const reason = unknown
+      .map(
+        ({ tool, calls }) =>
+          `the arguments of ${tool} (${callIds(calls)}) were not captured, so whether it was retried after an error is unknown`,
+      )
+      .join('; ');
+    return undecided(
+      rule,
+      DIMENSION,
+      rule,
+      reason,
+      unknown.flatMap(({ calls }) => calls),
+    );
+  }
+  return pass(rule, DIMENSION, rule, seen);
+}
+
+function isTransient(failed: ToolCall, transient: readonly string[]): boolean {
+  const { outcome } = failed;
+  if (outcome.status !== 'error') return false;
+  return transient.some(
+    (declared) =>
+      outcome.errorType === declared || (declared !== '' && outcome.message?.includes(declared) === true),
+  );
+}
+
+/**
+ * Tools with a call whose arguments are unknown and at least one other call, for which `relevant`
+ * holds: their repeats or retries cannot be decided.
+ */
+function blindTools(
+  trajectory: Trajectory,
+  found: IdenticalCalls,
+  relevant: (blind: readonly ToolCall[], tool: string) => boolean,
+): { tool: string; calls: ToolCall[] }[] {
+  const out: { tool: string; calls: ToolCall[] }[] = [];
+  for (const [tool, calls] of found.blind) {
+    if (trajectory.callsOf(tool).length < 2 || !relevant(calls, tool)) continue;
+    out.push({ tool, calls });
+  }
+  return out;
+}
+
+/**
+ * `efficiency.duration`: the root span's duration, else the first call's start to the last
+ * call's end. Undecided when the trace records neither.
+ */
+function duration(trajectory: Trajectory, maxMs: number): RuleResult {
+  const rule = 'efficiency.duration';
+  const measured = measureDuration(trajectory);
+  if (!measured) {
+    const reason = `the trace records no start and end times, so its duration is unknown; budget ${maxMs} ms`;
+    return undecided(rule, DIMENSION, rule, reason, []);
+  }
+  if (measured.ms <= maxMs) return pass(rule, DIMENSION, rule);
+  return fail(
+    rule,
+    DIMENSION,
+    rule,
+    `${measured.ms} ms ${measured.from}, budget ${maxMs} ms`,
+    trajectory.calls,
+  );
+}
+
+function measureDuration(trajectory: Trajectory): { ms: number; from: string } | undefined {
+  const { root } = trajectory;
+  if (root?.startTimeUnixNano !== undefined && root.endTimeUnixNano !== undefined) {
+    return { ms: nanosToMs(root.endTimeUnixNano - root.startTimeUnixNano), from: `(root span ${root.name})` };
+  }
+  let start: bigint | undefined;
+  let end: bigint | undefined;
+  for (const call of trajectory.calls) {
+    const callStart = call.startTimeUnixNano;
+    const callEnd = call.endTimeUnixNano;
+    if (callStart !== undefined && (start === undefined || callStart < start)) start = callStart;
+    if (callEnd !== undefined && (end === undefined || callEnd > end)) end = callEnd;
+  }
+  if (start === undefined || end === undefined) return undefined;
+  return { ms: nanosToMs(end - start), from: "(first call's start to last call's end)" };
+}
+
+/** Milliseconds with microsecond precision; dividing as bigint first keeps long spans exact. */
+function nanosToMs(nanos: bigint): number {
+  return nanos <= 0n ? 0 : Number(nanos / 1000n) / 1000;
+}
+
+/**
+ * `efficiency.tokens`: input plus output tokens over the turns that recorded usage (a missing
+ * count in a recorded usage counts 0). When some turns recorded none, the sum is a lower
+ * bound: over budget is still a failure, within it is undecided.
+ */
+function tokens(trajectory: Trajectory, max: number): RuleResult {
+  const rule = 'efficiency.tokens';
+  const { turns } = trajectory;
+  const recorded = turns.filter(
+    (turn) => turn.usage?.inputTokens !== undefined || turn.usage?.outputTokens !== undefined,
+  );
+  if (recorded.length === 0) {
+    const reason = `no turn recorded token usage (${turns.length} ${turns.length === 1 ? 'turn' : 'turns'}); budget ${max}`;
+    return undecided(rule, DIMENSION, rule, reason, []);
+  }
+  let input = 0;
+  let output = 0;
+  for (const turn of recorded) {
+    input += turn.usage?.inputTokens ?? 0;
+    output += turn.usage?.outputTokens ?? 0;
+  }
+  const total = input + output;
+  const partial = recorded.length < turns.length;
+  const counted = `${total} tokens (${input} input, ${output} output)`;
+  const scope = partial ? ` in the ${recorded.length} of ${turns.length} turns that recorded usage` : '';
+  if (total > max)
+    return fail(rule, DIMENSION, rule, `${partial ? 'at least ' : ''}${counted}${scope}, budget ${max}`, []);
+  if (!partial) return pass(rule, DIMENSION, rule);
+  const missing = turns.filter((turn) => !recorded.includes(turn)).map((turn) => turn.id);
+  const reason = `${counted}${scope}, budget ${max}; turns ${capList(missing)} recorded none`;
+  return undecided(rule, DIMENSION, rule, reason, []);
+}

@@ -1,0 +1,71 @@
+/**
+ * The reference trajectory given as a chat message list, as LangChain agentevals takes it: each
+ * assistant message that asks for tools is one turn, its `tool_calls` the calls made in parallel.
+ * OpenAI's shape (`{id, type: 'function', function: {name, arguments}}`, arguments a JSON string)
+ * is read, and LangChain's (`{name, args}` on an `ai` message) too, so a reference copied out
+ * of either works. User, system and tool messages, and assistant messages without tool calls,
+ * carry no calls and are skipped.
+ */
+import { isJsonObject, type JsonValue } from '../model/json.js';
+import type { JsonObject } from '../scenario/assertions.js';
+
+/** One call of the reference. `args` absent: the reference does not constrain the arguments. */
+export interface ReferenceCall {
+  tool: string;
+  args?: JsonObject;
+}
+
+/** The reference turn by turn, or what makes the message list unreadable (with where it is). */
+export type ReferenceReading = { ok: true; turns: ReferenceCall[][] } | { ok: false; problem: string };
+
+const ASSISTANT_ROLES = new Set(['assistant', 'ai']);
+
+/** Reads a chat message list into reference turns. Never throws: a bad message is a `problem`. */
+export function readReferenceMessages(messages: readonly Record<string, unknown>[]): ReferenceReading {
+  const turns: ReferenceCall[][] = [];
+  for (const [index, message] of messages.entries()) {
+    const at = `messages[${index}]`;
+    if (!isJsonObject(message)) return { ok: false, problem: `${at}: expected a message object` };
+    const role = message.role ?? message.type;
+    const toolCalls = message.tool_calls;
+    if (typeof role !== 'string' || !ASSISTANT_ROLES.has(role) || toolCalls == null) continue;
+    if (!Array.isArray(toolCalls)) {
+      return { ok: false, problem: `${at}.tool_calls: expected a list, got ${typeof toolCalls}` };
+    }
+    const turn: ReferenceCall[] = [];
+    for (const [callIndex, toolCall] of toolCalls.entries()) {
+      const read = readToolCall(toolCall, `${at}.tool_calls[${callIndex}]`);
+      if ('problem' in read) return { ok: false, problem: read.problem };
+      turn.push(read);
+    }
+    if (turn.length > 0) turns.push(turn);
+  }
+  return { ok: true, turns };
+}
+
+function readToolCall(toolCall: JsonValue | undefined, at: string): ReferenceCall | { problem: string } {
+  if (!isJsonObject(toolCall)) return { problem: `${at}: expected a tool call object` };
+  const fn = toolCall.function;
+  const openAi = isJsonObject(fn);
+  const name = openAi ? fn.name : toolCall.name;
+  if (typeof name !== 'string' || name === '') {
+    return { problem: `${at}: no tool name (expected function.name or name)` };
+  }
+  const where = openAi ? `${at}.function.arguments` : `${at}.args`;
+  const raw = openAi ? fn.arguments : toolCall.args;
+  if (raw === undefined || raw === null) return { tool: name };
+  // Models send "" for a tool without parameters.
+  if (raw === '') return { tool: name, args: {} };
+  let args: unknown = raw;
+  if (typeof raw === 'string') {
+    try {
+      args = JSON.parse(raw);
+    } catch (error) {
+      return { problem: `${where}: not valid JSON (${(error as Error).message})` };
+    }
+  }
+  if (!isJsonObject(args as JsonValue)) {
+    return { problem: `${where}: expected a JSON object of arguments, got ${JSON.stringify(args)}` };
+  }
+  return { tool: name, args: args as JsonObject };
+}

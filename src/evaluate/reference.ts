@@ -1,0 +1,400 @@
+/**
+ * The reference-trajectory family, in LangChain agentevals' four modes: `unordered` (the same
+ * multiset of calls), `superset` (every reference call is there), `subset` (no call outside the
+ * reference), `strict` (the same turns in the same order, calls inside a turn in any order).
+ *
+ * Calls are paired by maximum bipartite matching, not first fit: a loose argument mode or a
+ * duplicate call lets one call stand for several reference calls, and first fit then rejects
+ * pairings that exist. A pair whose arguments were not captured is "unknown": when a pairing
+ * exists only by counting unknown pairs as matches, the result is inconclusive, never a pass.
+ */
+import type { JsonValue } from '../model/json.js';
+import type { ToolCall, Trajectory } from '../model/trajectory.js';
+import type { ReferenceSection } from '../scenario/native.js';
+import { type Matching, maximumMatching } from './bipartite.js';
+import { deepEqualJson, renderValue } from './match-args.js';
+import { callIds, capList, MAX_LISTED } from './outcome.js';
+import { argumentDistance, classifyPair, comparePair, MATCH, type PairVerdict } from './reference-args.js';
+import { type ReferenceCall, readReferenceMessages } from './reference-messages.js';
+import { fail, pass, type RuleFamily, type RuleResult, undecided } from './rule.js';
+
+const NAME = 'reference';
+const DIMENSION = 'order';
+
+/** Evaluates the `reference` section: one result, rule `reference.<mode>`. */
+export const referenceFamily: RuleFamily<ReferenceSection> = (trajectory, section) => {
+  const rule = `reference.${section.mode}`;
+  const reading = section.turns
+    ? { ok: true as const, turns: section.turns }
+    : readReferenceMessages(section.messages ?? []);
+  if (!reading.ok)
+    return [fail(rule, DIMENSION, NAME, `the reference cannot be read: ${reading.problem}`, [])];
+  let number = 0;
+  const turns = reading.turns.map((turn) => turn.map((call) => ({ ...call, number: ++number })));
+  const compare: Compare = {
+    classify: (call, reference) => classifyPair(call, reference, section),
+    explain: (call, reference) => comparePair(call, reference, section),
+  };
+  return [
+    section.mode === 'strict'
+      ? checkStrict(rule, trajectoryTurns(trajectory), turns, compare)
+      : checkCalls(rule, trajectory.calls, turns.flat(), NEEDS[section.mode], compare),
+  ];
+};
+
+/**
+ * The trajectory's turns as groups of calls, in causal order: each turn's issued calls, and each
+ * call no turn issued (a convention without turns) as a turn of its own. Turns that issued no
+ * call (the final answer) are left out: a reference turn always has calls.
+ */
+export function trajectoryTurns(trajectory: Trajectory): ToolCall[][] {
+  const position = new Map(trajectory.calls.map((call, index) => [call.id, index]));
+  const placed = new Set<string>();
+  const groups: ToolCall[][] = [];
+  for (const turn of trajectory.turns) {
+    const group = turn.issued.filter((id) => position.has(id) && !placed.has(id));
+    for (const id of group) placed.add(id);
+    const calls = [...new Set(group)].sort((a, b) => (position.get(a) ?? 0) - (position.get(b) ?? 0));
+    if (calls.length > 0) groups.push(calls.map((id) => trajectory.call(id) as ToolCall));
+  }
+  for (const call of trajectory.calls) if (!placed.has(call.id)) groups.push([call]);
+  const first = (group: ToolCall[]) => position.get(group[0]?.id ?? '') ?? 0;
+  return groups.sort((a, b) => first(a) - first(b));
+}
+
+/** A reference call with its 1-based number in the whole reference, as reasons name it. */
+interface NumberedCall extends ReferenceCall {
+  number: number;
+}
+
+/** Pair comparison: a cheap status for every pair, the explained verdict for those a reason shows. */
+interface Compare {
+  classify(call: ToolCall, reference: NumberedCall): PairVerdict['status'];
+  explain(call: ToolCall, reference: NumberedCall): PairVerdict;
+}
+
+/** Which side a pairing must cover completely. */
+interface Needs {
+  references: boolean;
+  calls: boolean;
+}
+
+const NEEDS: Record<'unordered' | 'superset' | 'subset', Needs> = {
+  unordered: { references: true, calls: true },
+  superset: { references: true, calls: false },
+  subset: { references: false, calls: true },
+};
+const BOTH: Needs = NEEDS.unordered;
+
+/** The optimal pairing of reference calls (left) with actual calls (right). */
+interface Pairing {
+  references: readonly NumberedCall[];
+  calls: readonly ToolCall[];
+  /** Pairs whose arguments were compared and match. */
+  sure: Matching;
+  /** Grown from `sure` with pairs whose arguments could not be compared. */
+  possible: Matching;
+  /** The explained verdict of one pair (builds text: only for reasons). */
+  verdict(reference: number, call: number): PairVerdict;
+  differs(reference: number, call: number): boolean;
+  callsOf(tool: string): readonly number[];
+  referencesOf(tool: string): readonly number[];
+  /** `''`, or ` in this turn` inside a strict turn. */
+  scope: string;
+}
+
+function pairUp(
+  references: readonly NumberedCall[],
+  calls: readonly ToolCall[],
+  compare: Compare,
+  scope = '',
+): Pairing {
+  const callsByTool = groupBy(calls, (call) => call.tool);
+  const referencesByTool = groupBy(references, (reference) => reference.tool);
+  const sureEdges: number[][] = [];
+  const possibleEdges: number[][] = [];
+  for (const reference of references) {
+    const sure: number[] = [];
+    const possible: number[] = [];
+    // Only calls of the same tool can pair, so only those are compared.
+    for (const right of callsByTool.get(reference.tool) ?? []) {
+      const status = compare.classify(calls[right] as ToolCall, reference);
+      if (status === 'match') sure.push(right);
+      if (status !== 'mismatch') possible.push(right);
+    }
+    sureEdges.push(sure);
+    possibleEdges.push(possible);
+  }
+  const sure = maximumMatching(references.length, calls.length, sureEdges);
+  const possible = maximumMatching(references.length, calls.length, possibleEdges, sure);
+  return {
+    references,
+    calls,
+    sure,
+    possible,
+    verdict: (left, right) => compare.explain(calls[right] as ToolCall, references[left] as NumberedCall),
+    differs: (left, right) =>
+      compare.classify(calls[right] as ToolCall, references[left] as NumberedCall) === 'mismatch',
+    callsOf: (tool) => callsByTool.get(tool) ?? [],
+    referencesOf: (tool) => referencesByTool.get(tool) ?? [],
+    scope,
+  };
+}
+
+function covers(pairing: Pairing, matching: Matching, needs: Needs): boolean {
+  return (
+    (!needs.references || matching.size === pairing.references.length) &&
+    (!needs.calls || matching.size === pairing.calls.length)
+  );
+}
+
+/** `unordered`, `superset`, `subset`: one pairing over the whole trajectory. */
+function checkCalls(
+  rule: string,
+  calls: readonly ToolCall[],
+  references: readonly NumberedCall[],
+  needs: Needs,
+  compare: Compare,
+): RuleResult {
+  const pairing = pairUp(references, calls, compare);
+  const count = (size: number) => {
+    const parts: string[] = [];
+    if (needs.references) parts.push(`${size} of ${references.length} reference calls`);
+    if (needs.calls) parts.push(`${size} of ${calls.length} calls`);
+    return `matched ${parts.join(' and ')}`;
+  };
+  if (covers(pairing, pairing.sure, needs)) return pass(rule, DIMENSION, NAME, pairedCalls([pairing]));
+  if (covers(pairing, pairing.possible, needs)) {
+    const doubts = doubtfulPairs([pairing]);
+    const reason = `${doubts.reason}; ${count(pairing.sure.size)} with arguments compared`;
+    return undecided(rule, DIMENSION, NAME, reason, doubts.calls);
+  }
+  const { text, culprits } = problems(pairing, needs);
+  const sure = pairing.sure.size;
+  const tally =
+    count(pairing.possible.size) + (sure < pairing.possible.size ? ` (${sure} with arguments compared)` : '');
+  return fail(rule, DIMENSION, NAME, `${text}; ${tally}`, inOrder(calls, culprits));
+}
+
+/** `strict`: turn k of the trajectory pairs with reference turn k, calls inside a turn in any order. */
+function checkStrict(
+  rule: string,
+  actualTurns: readonly ToolCall[][],
+  referenceTurns: readonly NumberedCall[][],
+  compare: Compare,
+): RuleResult {
+  const allCalls = actualTurns.flat();
+  const shared = Math.min(actualTurns.length, referenceTurns.length);
+  const pairings: Pairing[] = [];
+  let divergence: { line: string; calls: readonly ToolCall[] } | undefined;
+  let matchedTurns = 0;
+  let sureTurns = 0;
+  for (let index = 0; index < shared; index++) {
+    const pairing = pairUp(referenceTurns[index] ?? [], actualTurns[index] ?? [], compare, ' in this turn');
+    pairings.push(pairing);
+    if (covers(pairing, pairing.possible, BOTH)) {
+      matchedTurns++;
+      if (covers(pairing, pairing.sure, BOTH)) sureTurns++;
+    } else divergence ??= turnDivergence(index, pairing);
+  }
+  if (divergence === undefined && actualTurns.length !== referenceTurns.length) {
+    const extra = actualTurns[shared];
+    const expected = referenceTurns[shared];
+    divergence = extra
+      ? {
+          line: `turn ${shared + 1}: expected no turn, saw ${toolList(extra)} (${callIds(extra)})`,
+          calls: extra,
+        }
+      : { line: `turn ${shared + 1}: expected ${toolList(expected ?? [])}, saw no turn`, calls: [] };
+  }
+  const ofTurns = `of ${referenceTurns.length} reference turns`;
+  if (divergence === undefined) {
+    if (sureTurns === shared) return pass(rule, DIMENSION, NAME, allCalls);
+    const doubts = doubtfulPairs(pairings);
+    const reason = `${doubts.reason}; matched ${sureTurns} ${ofTurns} with arguments compared`;
+    return undecided(rule, DIMENSION, NAME, reason, doubts.calls);
+  }
+  const lengths =
+    actualTurns.length === referenceTurns.length
+      ? ''
+      : `; the reference has ${turnCount(referenceTurns.length)}, the trace ${actualTurns.length}`;
+  const reason = `${divergence.line}; matched ${matchedTurns} ${ofTurns}${lengths}`;
+  return fail(rule, DIMENSION, NAME, reason, divergence.calls);
+}
+
+/** How one turn differs: its tools, and when the tools agree, which arguments do not. */
+function turnDivergence(index: number, pairing: Pairing): { line: string; calls: readonly ToolCall[] } {
+  const { references, calls } = pairing;
+  const line = `turn ${index + 1}: expected ${toolList(references)}, saw ${toolList(calls)} (${callIds(calls)})`;
+  const sorted = (tools: readonly { tool: string }[]) => tools.map((item) => item.tool).sort();
+  if (!deepEqualJson(sorted(references), sorted(calls))) return { line, calls };
+  return { line: `${line}: ${problems(pairing, BOTH).text}`, calls };
+}
+
+/**
+ * Why the best pairing falls short: what is left unpaired, and the nearest candidate for each.
+ * An unpaired call already shown as the nearest candidate of an unpaired reference call is not
+ * listed again: the one line says both.
+ */
+function problems(pairing: Pairing, needs: Needs): { text: string; culprits: ToolCall[] } {
+  const { references, calls, possible, scope } = pairing;
+  const lines: string[] = [];
+  const culprits: ToolCall[] = [];
+  const explained = new Set<number>();
+  // Only the lines a reason shows are built (each scans candidates); the rest are counted.
+  let more = 0;
+  for (const [left, reference] of references.entries()) {
+    if (!needs.references || possible.rightOf[left] !== -1) continue;
+    if (lines.length === MAX_LISTED) {
+      more++;
+      continue;
+    }
+    const { line, chosen } = withClosest(
+      `reference call #${reference.number} ${describeReference(reference)} has no match`,
+      pairing.callsOf(reference.tool),
+      {
+        verdict: (right) => pairing.verdict(left, right),
+        differs: (right) => pairing.differs(left, right),
+        free: (right) => possible.leftOf[right] === -1,
+        distance: (right) => argumentDistance(calls[right] as ToolCall, reference),
+        name: (right) => `call ${calls[right]?.id} ${reference.tool}`,
+        partner: (right) => `reference call #${references[possible.leftOf[right] as number]?.number}`,
+        none: `no ${reference.tool} call${scope}`,
+      },
+    );
+    lines.push(line);
+    if (chosen === undefined) continue;
+    culprits.push(calls[chosen] as ToolCall);
+    if (possible.leftOf[chosen] === -1) explained.add(chosen);
+  }
+  for (const [right, call] of calls.entries()) {
+    if (!needs.calls || possible.leftOf[right] !== -1) continue;
+    culprits.push(call);
+    if (explained.has(right)) continue;
+    if (lines.length === MAX_LISTED) {
+      more++;
+      continue;
+    }
+    const { line } = withClosest(
+      `${describeCall(call)} is not in the reference`,
+      pairing.referencesOf(call.tool),
+      {
+        verdict: (left) => pairing.verdict(left, right),
+        differs: (left) => pairing.differs(left, right),
+        free: (left) => possible.rightOf[left] === -1,
+        distance: (left) => argumentDistance(call, references[left] as NumberedCall),
+        name: (left) => `reference call #${references[left]?.number} ${call.tool}`,
+        partner: (left) => `call ${calls[possible.rightOf[left] as number]?.id}`,
+        none: `the reference has no ${call.tool} call${scope}`,
+      },
+    );
+    lines.push(line);
+  }
+  return { text: lines.join('; ') + (more > 0 ? `; and ${more} more` : ''), culprits };
+}
+
+/** How a problem line names its nearest candidate on the other side. */
+interface Candidates {
+  verdict(index: number): PairVerdict;
+  differs(index: number): boolean;
+  /** Not paired in the best pairing. */
+  free(index: number): boolean;
+  distance(index: number): number;
+  name(index: number): string;
+  /** Who the candidate is paired with. */
+  partner(index: number): string;
+  /** What to say when there is no candidate at all. */
+  none: string;
+}
+
+/**
+ * `head` and its nearest candidate: one whose arguments differ (the likely slip), an unpaired one
+ * first, then the least different; when every candidate would match, it is paired with another.
+ */
+function withClosest(
+  head: string,
+  candidates: readonly number[],
+  side: Candidates,
+): { line: string; chosen?: number } {
+  if (candidates.length === 0) return { line: `${head}: ${side.none}` };
+  const differing = candidates.filter((index) => side.differs(index));
+  if (differing.length === 0) {
+    const taken = candidates[0] as number;
+    return {
+      line: `${head}; closest: ${side.name(taken)}, already paired with ${side.partner(taken)}`,
+      chosen: taken,
+    };
+  }
+  const rank = (index: number) => (side.free(index) ? 0 : 1e9) + side.distance(index);
+  const chosen = differing.reduce((best, index) => (rank(index) < rank(best) ? index : best));
+  const verdict = side.verdict(chosen);
+  const detail = verdict.status === 'mismatch' ? verdict.detail : '';
+  return { line: `${head}; closest: ${side.name(chosen)} ${detail}`, chosen };
+}
+
+/** The pairs of the best pairing that rely on arguments that could not be compared. */
+function doubtfulPairs(pairings: readonly Pairing[]): { reason: string; calls: ToolCall[] } {
+  const lines: string[] = [];
+  const calls: ToolCall[] = [];
+  for (const pairing of pairings) {
+    pairing.references.forEach((reference, left) => {
+      const right = pairing.possible.rightOf[left] as number;
+      const verdict = right === -1 ? MATCH : pairing.verdict(left, right);
+      if (verdict.status !== 'unknown') return;
+      const call = pairing.calls[right] as ToolCall;
+      calls.push(call);
+      lines.push(
+        `call ${call.id} ${call.tool} as reference call #${reference.number} ${describeReference(reference)} (${verdict.detail})`,
+      );
+    });
+  }
+  const reason = `a pairing exists only if arguments that could not be compared agree: ${capList(lines, '; ')}`;
+  return { reason, calls };
+}
+
+function pairedCalls(pairings: readonly Pairing[]): ToolCall[] {
+  const calls = pairings.flatMap((pairing) =>
+    pairing.calls.filter((_, right) => pairing.sure.leftOf[right] !== -1),
+  );
+  return inOrder(
+    pairings.flatMap((pairing) => pairing.calls),
+    calls,
+  );
+}
+
+/** `calls` without duplicates, in the order of `all` (causal order). */
+function inOrder(all: readonly ToolCall[], calls: readonly ToolCall[]): ToolCall[] {
+  const wanted = new Set(calls);
+  return all.filter((call) => wanted.has(call));
+}
+
+function groupBy<T>(items: readonly T[], key: (item: T) => string): Map<string, number[]> {
+  const groups = new Map<string, number[]>();
+  items.forEach((item, index) => {
+    const group = groups.get(key(item));
+    if (group) group.push(index);
+    else groups.set(key(item), [index]);
+  });
+  return groups;
+}
+
+function turnCount(count: number): string {
+  return `${count} ${count === 1 ? 'turn' : 'turns'}`;
+}
+
+function toolList(items: readonly { tool: string }[]): string {
+  return `[${capList(items.map((item) => item.tool))}]`;
+}
+
+function describeReference(reference: ReferenceCall): string {
+  return reference.args === undefined ? reference.tool : `${reference.tool} ${render(reference.args)}`;
+}
+
+function describeCall(call: ToolCall): string {
+  const args = call.args.captured ? render(call.args.value) : '(arguments not captured)';
+  return `call ${call.id} ${call.tool} ${args}`;
+}
+
+function render(value: JsonValue): string {
+  return renderValue(JSON.stringify(value));
+}

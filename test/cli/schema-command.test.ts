@@ -1,0 +1,154 @@
+import { mkdtemp, readFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Ajv2020 } from 'ajv/dist/2020.js';
+import { describe, expect, it } from 'vitest';
+import { parse as parseYaml } from 'yaml';
+import { SCENARIO_SCHEMA_ID, scenarioJsonSchema } from '../../src/cli/schema-command.js';
+import { nativeScenarioSchema, rulesSchema } from '../../src/scenario/native.js';
+import { parseScenario, parseScenarioText } from '../../src/scenario/scenario.js';
+import { runCli } from '../helpers/cli.js';
+
+/** A native scenario using every section, as a user would write it. */
+const GOOD = {
+  id: 'support.refund',
+  version: 3,
+  description: 'A refund, end to end.',
+  appliesTo: { agent: 'support-agent', attributes: { 'deployment.environment': 'production' } },
+  severity: { efficiency: 'warning', 'order.before': 'hard' },
+  tools: {
+    allowed: ['get_order', 'get_refund_policy', 'issue_refund', 'send_confirmation'],
+    required: ['issue_refund'],
+    counts: { issue_refund: { max: 1 } },
+  },
+  order: {
+    before: [{ before: ['get_order', 'get_refund_policy'], after: 'issue_refund' }],
+    terminal: ['send_confirmation'],
+    sequence: { steps: [{ tool: 'get_refund_policy' }, { tool: 'issue_refund' }] },
+  },
+  reference: { mode: 'superset', turns: [[{ tool: 'get_order', args: { orderId: 'O-17' } }]] },
+  arguments: [{ tool: 'issue_refund', call: 1, match: { args: { orderId: 'O-17', amount: 40 } } }],
+  grounding: [{ tool: 'issue_refund', path: 'amount', from: { tool: 'get_order', path: 'amount' } }],
+  safety: { irreversible: ['issue_refund'], tenant: { path: 'orderId', value: 'O-17' } },
+  efficiency: { maxCalls: 6, repeats: { max: 0 } },
+  milestones: { define: { refunded: { tool: 'issue_refund' } }, end: ['refunded'] },
+};
+
+/**
+ * ajv in strict mode, less two style rules the schema breaks on purpose: `type: [string, number]`
+ * (union types) and `anyOf: [{required: [tools]}, …]` ("at least one section", whose branches
+ * name properties declared beside them, not inside).
+ */
+function compile() {
+  const ajv = new Ajv2020({ allErrors: true, strict: true, allowUnionTypes: true, strictRequired: false });
+  const schema = scenarioJsonSchema();
+  expect(ajv.validateSchema(schema), JSON.stringify(ajv.errors)).toBe(true);
+  return ajv.compile(schema);
+}
+
+describe('toolpath schema', () => {
+  it('prints the JSON Schema of the native format, with $schema, $id and title', async () => {
+    const run = await runCli(['schema']);
+    expect(run.code).toBe(0);
+    expect(run.stderr).toBe('');
+    const schema = JSON.parse(run.stdout);
+    expect(Object.keys(schema).slice(0, 4)).toEqual(['$schema', '$id', 'title', 'description']);
+    expect(schema.$schema).toBe('https://json-schema.org/draft/2020-12/schema');
+    expect(schema.$id).toBe(SCENARIO_SCHEMA_ID);
+    expect(schema.title).toBe('toolpath scenario');
+    expect(schema).toEqual(scenarioJsonSchema());
+  });
+
+  it('writes it to a file with --out, and rejects unknown options with the usage', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'toolpath-schema-'));
+    const out = join(dir, 'scenario.schema.json');
+    const run = await runCli(['schema', '--out', out]);
+    expect(run).toMatchObject({ code: 0, stdout: '', stderr: '' });
+    expect(JSON.parse(await readFile(out, 'utf8'))).toEqual(scenarioJsonSchema());
+
+    const bad = await runCli(['schema', '--pretty']);
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toContain("toolpath schema: Unknown option '--pretty'");
+    expect(bad.stderr).toContain('usage: toolpath schema [--out FILE]');
+  });
+
+  it('is listed in the top-level usage and has its own --help', async () => {
+    expect((await runCli(['--help'])).stdout).toContain('schema  print the JSON Schema');
+    expect((await runCli(['schema', '--help'])).stdout).toContain('usage: toolpath schema');
+  });
+});
+
+describe('the generated schema', () => {
+  it('compiles with ajv (draft 2020-12, strict) and accepts a scenario using every section', () => {
+    const validate = compile();
+    expect(validate(GOOD), JSON.stringify(validate.errors)).toBe(true);
+    // The same document loads: the schema and the loader agree on it.
+    expect(parseScenario(GOOD, 'good.yaml').id).toBe('support.refund');
+  });
+
+  it('accepts a tool name where a list is accepted, and omitted defaults', () => {
+    const validate = compile();
+    expect(validate({ appliesTo: { agent: 'a', rootSpan: ['x', 'y'] }, order: { terminal: ['t'] } })).toBe(
+      true,
+    );
+    expect(validate({ arguments: [{ tool: 't', match: { args: {} } }] })).toBe(true);
+  });
+
+  it('rejects what loading rejects: unknown keys, wrong types, bad enums, no rule at all', () => {
+    const validate = compile();
+    const rejected = (document: unknown) => {
+      const valid = validate(document);
+      let loads = true;
+      try {
+        parseScenario(document, 'bad.yaml');
+      } catch {
+        loads = false;
+      }
+      return { valid, loads };
+    };
+    for (const document of [
+      { tools: { allowed: ['a'] }, tool: {} },
+      { tools: { allowed: 'a' } },
+      { tools: { alowed: ['a'] } },
+      { order: { sequence: { mode: 'sometimes', steps: [{ tool: 'a' }] } } },
+      { efficiency: { maxCalls: -1 } },
+      { efficiency: { maxCalls: 1.5 } },
+      { arguments: [{ tool: 'a', call: 0, match: { args: {} } }] },
+      { appliesTo: { agent: [] }, tools: { allowed: [] } },
+      { severity: { efficiency: 'fatal' }, tools: { allowed: [] } },
+      { id: 'no-rules' },
+      {},
+      [],
+      'tools: {}',
+    ]) {
+      expect(rejected(document), JSON.stringify(document)).toEqual({ valid: false, loads: false });
+    }
+  });
+
+  it('documents every section (and every key of the document) with a description', () => {
+    const schema = scenarioJsonSchema();
+    const properties = schema.properties as Record<string, { description?: string }>;
+    expect(Object.keys(properties).sort()).toEqual(Object.keys(nativeScenarioSchema.shape).sort());
+    for (const section of Object.keys(rulesSchema.shape)) expect(properties[section]).toBeDefined();
+    for (const [key, property] of Object.entries(properties)) {
+      expect(property.description, key).toMatch(/\w.{10,}/);
+    }
+    expect(schema.description).toMatch(/at least one rule section/);
+  });
+});
+
+describe("the README's native scenario", () => {
+  it('loads, and validates against the generated schema', async () => {
+    const readme = await readFile(new URL('../../README.md', import.meta.url), 'utf8');
+    const section = readme.slice(readme.indexOf('### Native scenarios'));
+    const yaml = /```yaml\n([\s\S]*?)```/.exec(section)?.[1];
+    if (yaml === undefined) throw new Error('no YAML example under "### Native scenarios"');
+    const scenario = parseScenarioText(yaml, 'README.md');
+    expect(scenario).toMatchObject({ id: 'support.refund', version: '3' });
+    expect(Object.keys(scenario.rules).sort()).toEqual(
+      ['arguments', 'efficiency', 'grounding', 'milestones', 'order', 'safety', 'tools'].sort(),
+    );
+    const validate = compile();
+    expect(validate(parseYaml(yaml)), JSON.stringify(validate.errors)).toBe(true);
+  });
+});
