@@ -66,7 +66,7 @@ export function syntheticAgentSpans(calls: number, tools: readonly string[]): Sp
           'gen_ai.tool.name': tools[n % tools.length] as string,
           'gen_ai.tool.call.id': `c${n}`,
           'gen_ai.tool.call.arguments': JSON.stringify({ n: n % 7 }),
-          'gen_ai.tool.call.result': '{"ok":true}',
+          'gen_ai.tool.call.result': JSON.stringify({ ok: true, n: (n + 1) % 7 }),
         },
       });
     }
