@@ -1,21 +1,6 @@
-/**
- * The agents behind seed 001's worked evals (a refund agent, a tier-one technical support agent,
- * a handoff agent), each run through good and bad conversations by the demo agent's own
- * machinery: `runAgent` under a real OTel SDK provider, a scripted model, GenAI spans, exported
- * as OTLP JSON. Conversations live here, not in src/demo: they are test material.
- */
-import { context } from '@opentelemetry/api';
-import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-hooks';
-import { JsonTraceSerializer } from '@opentelemetry/otlp-transformer';
-import { resourceFromAttributes } from '@opentelemetry/resources';
-import {
-  BasicTracerProvider,
-  InMemorySpanExporter,
-  SimpleSpanProcessor,
-} from '@opentelemetry/sdk-trace-base';
-import { runAgent } from '../../src/demo/agent.js';
+import { captureConversations as captureRuns } from '../../src/demo/capture.js';
 import type { DemoConversation } from '../../src/demo/conversations.js';
-import { ScriptedModel, type ScriptStep } from '../../src/demo/mock-model.js';
+import type { ScriptStep } from '../../src/demo/mock-model.js';
 import type { DemoTool } from '../../src/demo/tools.js';
 import type { JsonValue } from '../../src/model/json.js';
 
@@ -279,38 +264,10 @@ export const SEED_000_CONVERSATIONS: DemoConversation[] = [
 export async function captureConversations(
   conversations: readonly WorkedConversation[] = WORKED_CONVERSATIONS,
 ): Promise<CapturedTrace[]> {
-  const contextManager = new AsyncLocalStorageContextManager().enable();
-  context.setGlobalContextManager(contextManager);
-  const exporter = new InMemorySpanExporter();
-  const provider = new BasicTracerProvider({
-    resource: resourceFromAttributes({ 'service.name': 'toolpath-worked-evals' }),
-    spanProcessors: [new SimpleSpanProcessor(exporter)],
-  });
-  try {
-    const tracer = provider.getTracer('toolpath-worked-evals', '1.0.0');
-    const traces: CapturedTrace[] = [];
-    for (const conversation of conversations) {
-      exporter.reset();
-      await runAgent(
-        tracer,
-        conversation.agent,
-        new ScriptedModel(conversation.steps),
-        conversation.tools(),
-        conversation.userMessage,
-      );
-      await provider.forceFlush();
-      const spans = exporter.getFinishedSpans();
-      const bytes = JsonTraceSerializer.serializeRequest([...spans]);
-      if (!bytes) throw new Error('the OTLP JSON serializer returned nothing');
-      traces.push({
-        name: conversation.name,
-        traceId: spans[0]?.spanContext().traceId ?? '',
-        otlpJson: new TextDecoder().decode(bytes),
-      });
-    }
-    return traces;
-  } finally {
-    await provider.shutdown();
-    context.disable();
-  }
+  const captured = await captureRuns(conversations, 'toolpath-worked-evals');
+  return captured.map(({ conversation, traceId, otlpJson }) => ({
+    name: conversation.name,
+    traceId,
+    otlpJson,
+  }));
 }
