@@ -102,22 +102,26 @@ export const DEMO_CONVERSATIONS: DemoConversation[] = [
 ];
 
 /**
- * The scenario the demo judges by, in the seed-001 assertion format. The refund id is known
- * because the demo shop is deterministic (every run issues R-1001 first).
+ * The scenario the demo judges by, in the native format: the policy check and the order lookup
+ * must both come causally before the refund, nothing after the confirmation, the refund amount
+ * must come from the order, and the refund id confirmed must be the one the refund returned.
  */
 export const DEMO_SCENARIO = {
   id: 'demo.support.refund',
-  version: '1',
-  allowed_tools: ['get_order', 'get_refund_policy', 'issue_refund', 'send_confirmation'],
-  expected_tool_sequence: [
-    { tool: 'get_refund_policy' },
-    { tool: 'issue_refund' },
-    { tool: 'send_confirmation' },
+  version: '2',
+  tools: {
+    allowed: ['get_order', 'get_refund_policy', 'issue_refund', 'send_confirmation'],
+    required: ['issue_refund', 'send_confirmation'],
+  },
+  order: {
+    before: [{ before: 'get_refund_policy', after: 'issue_refund' }],
+    terminal: ['send_confirmation'],
+  },
+  grounding: [
+    { tool: 'issue_refund', path: 'amount', from: { tool: 'get_order', path: 'amount' } },
+    { tool: 'send_confirmation', path: 'refundId', from: { tool: 'issue_refund', path: 'refundId' } },
   ],
-  tool_call_args: [
-    { tool: 'issue_refund', match: { mode: 'subset', args: { orderId: 'O-17', amount: 40 } } },
-    { tool: 'send_confirmation', match: { mode: 'subset', args: { refundId: 'R-1001' } } },
-  ],
+  safety: { irreversible: ['issue_refund'] },
 };
 
 /** What each conversation must get from the scenario: the demo checks itself. */

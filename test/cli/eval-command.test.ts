@@ -32,7 +32,7 @@ describe('toolpath eval', () => {
   it('exits 0 when every evaluation passes, and says so', async () => {
     const run = await runCli(['eval', '--scenario', scenario, good]);
     expect(run.code).toBe(0);
-    expect(run.stdout).toMatch(/^PASS {2}demo\.support\.refund@1 {2}trace [0-9a-f]{32}/m);
+    expect(run.stdout).toMatch(/^PASS {2}demo\.support\.refund@2 {2}trace [0-9a-f]{32}/m);
     expect(run.stdout).toContain('1 trace, 1 evaluation: 1 passed, 0 failed, 0 inconclusive');
   });
 
@@ -40,7 +40,9 @@ describe('toolpath eval', () => {
     const run = await runCli(['eval', '-s', scenario, good, bad]);
     expect(run.code).toBe(1);
     expect(run.stdout).toMatch(/^FAIL .*refund-before-policy/m);
-    expect(run.stdout).toMatch(/tool_sequence: .*issue_refund/);
+    expect(run.stdout).toMatch(
+      /order\.before\[0\]: issue_refund \(call \w+\) came before any get_refund_policy/,
+    );
   });
 
   it('--format json prints reports and a summary in the report shape', async () => {
@@ -53,7 +55,7 @@ describe('toolpath eval', () => {
       expect(Object.keys(report).sort()).toEqual(
         ['assertions', 'findings', 'pass', 'scenario', 'scores', 'stats', 'traceId', 'verdict'].sort(),
       );
-      expect(report.scenario).toEqual({ id: 'demo.support.refund', version: '1' });
+      expect(report.scenario).toEqual({ id: 'demo.support.refund', version: '2' });
       expect(report.stats.calls).toBe(4);
     }
     const failed = document.reports.filter((r: { pass: boolean }) => !r.pass);
@@ -71,7 +73,7 @@ describe('toolpath eval', () => {
     expect(run.stdout.startsWith('<?xml')).toBe(true);
     expect(run.stdout.match(/<testcase /g)).toHaveLength(3);
     expect(run.stdout.match(/<failure type="fail"/g)).toHaveLength(2);
-    expect(run.stdout).toContain('<testsuite name="demo.support.refund@1" tests="3" failures="2"');
+    expect(run.stdout).toContain('<testsuite name="demo.support.refund@2" tests="3" failures="2"');
     expect(run.stdout.match(/<testcase [^>]*>/g)?.every((tag) => !tag.includes('<', 1))).toBe(true);
   });
 
