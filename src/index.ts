@@ -16,6 +16,15 @@
  */
 
 export {
+  type CommandRun,
+  evaluateWithOutcomes,
+  type OutcomeCheck,
+  type OutcomeContext,
+  type OutcomeHookOptions,
+  type OutcomeProblem,
+  runOutcomeHooks,
+} from './cli/outcome-runner.js';
+export {
   formatInputError,
   type InputError,
   type ReadResult,
@@ -29,7 +38,8 @@ export {
   decodeExportTraceRequest,
   parseOtlpJsonText,
 } from './collector/otlp-json.js';
-export { evaluate } from './evaluate/evaluate.js';
+export { type EvaluateOptions, evaluate } from './evaluate/evaluate.js';
+export type { OutcomeResult } from './evaluate/outcome-hooks.js';
 export type { JsonValue } from './model/json.js';
 export type {
   AssertionResult,

@@ -10,7 +10,7 @@ import { formatJunit } from './format-junit.js';
 import { formatPretty } from './format-pretty.js';
 import { type CliIO, UsageError } from './io.js';
 import { formatInputError, type InputError } from './read-traces.js';
-import { type EvalRun, exitCodeOf, runEval, type StoredText } from './run-eval.js';
+import { type EvalRun, exitCodeOf, runEvalWithOutcomes, type StoredText } from './run-eval.js';
 
 /** Usage text of `toolpath eval`. */
 export const EVAL_USAGE = `usage: toolpath eval --scenario FILE [--scenario FILE ...] [--format pretty|json|junit] [--out FILE] INPUT...
@@ -20,6 +20,9 @@ export const EVAL_USAGE = `usage: toolpath eval --scenario FILE [--scenario FILE
   --scenario, -s  a scenario file (JSON or YAML); repeat for several
   --format, -f    pretty (default), json or junit
   --out, -o       write the report there instead of stdout
+
+a scenario's outcome hook commands run for every trace it evaluates, in the scenario file's
+directory, with the report (JSON) on stdin: exit 0 passes, 1 fails, anything else is inconclusive
 
 exit status: 0 every evaluation passed, 1 one failed or was inconclusive, 2 usage or input error
 `;
@@ -45,7 +48,13 @@ export async function evalCommand(args: readonly string[], io: CliIO): Promise<n
       });
     }
   }
-  const result = runEval(inputs, scenarios);
+  // Hook notes go to stderr as they happen: a hung check is seen before the report.
+  const result = await runEvalWithOutcomes(inputs, scenarios, {
+    onProblem: ({ hook, scenarioId, traceId, message }) =>
+      io.stderr(
+        `toolpath eval: outcome hook ${hook} (scenario ${scenarioId}, trace ${traceId}): ${message}\n`,
+      ),
+  });
   const run: EvalRun = { ...result, errors: [...readErrors, ...result.errors] };
   const text = render(run, options.format, io.isTTY && !options.out);
   if (options.out) {

@@ -1,6 +1,7 @@
 /**
  * The main job, shared by `toolpath eval` and the demo: stored trace texts and scenarios in,
- * reports out. Pure apart from nothing: callers do the reading and the printing.
+ * reports out. Callers do the reading and the printing; the only effect here is running the
+ * outcome hooks' commands, in {@link runEvalWithOutcomes}.
  */
 import { basename } from 'node:path';
 import { appliesTo } from '../evaluate/applies-to.js';
@@ -10,6 +11,7 @@ import type { Trajectory } from '../model/trajectory.js';
 import { normalizeSpans } from '../normalizers/normalize.js';
 import { trajectoryFromTypedEvents } from '../normalizers/typed-events.js';
 import type { Scenario } from '../scenario/scenario.js';
+import { evaluateWithOutcomes, type OutcomeHookOptions } from './outcome-runner.js';
 import { type InputError, readStoredTraces } from './read-traces.js';
 
 /** One stored input: where it came from (a path, or `-` for stdin) and its text. */
@@ -43,28 +45,77 @@ export interface EvalRun {
  * Reads every input, normalizes each trace, evaluates it against every scenario that applies
  * to it (`appliesTo`). An input with errors is reported and skipped whole (a verdict on half a
  * trace would mislead); the other inputs are still evaluated. A trace no scenario applies to is
- * counted in `summary.traces` and listed in `unmatched`, with no report.
+ * counted in `summary.traces` and listed in `unmatched`, with no report. Outcome hooks are not
+ * run here (they are inconclusive): {@link runEvalWithOutcomes} runs them.
  */
 export function runEval(inputs: readonly StoredText[], scenarios: readonly Scenario[]): EvalRun {
+  const tally = newTally();
   const reports: SourcedReport[] = [];
-  const errors: InputError[] = [];
-  const unmatched: UnmatchedTrace[] = [];
-  let traces = 0;
+  for (const { source, trajectory, scenario } of evaluations(inputs, scenarios, tally)) {
+    reports.push({ source, report: evaluate(trajectory, scenario) });
+  }
+  return {
+    reports,
+    errors: tally.errors,
+    summary: summarize(tally.traces, reports),
+    unmatched: tally.unmatched,
+  };
+}
+
+/**
+ * {@link runEval}, running each scenario's outcome hooks for every trace it evaluates, one
+ * evaluation after another (a hook checks shared state: a ledger, an outbox).
+ */
+export async function runEvalWithOutcomes(
+  inputs: readonly StoredText[],
+  scenarios: readonly Scenario[],
+  hooks: OutcomeHookOptions = {},
+): Promise<EvalRun> {
+  const tally = newTally();
+  const reports: SourcedReport[] = [];
+  for (const { source, trajectory, scenario } of evaluations(inputs, scenarios, tally)) {
+    reports.push({ source, report: await evaluateWithOutcomes(trajectory, scenario, hooks) });
+  }
+  return {
+    reports,
+    errors: tally.errors,
+    summary: summarize(tally.traces, reports),
+    unmatched: tally.unmatched,
+  };
+}
+
+/** What reading the inputs found besides the evaluations to make. */
+interface Tally {
+  errors: InputError[];
+  unmatched: UnmatchedTrace[];
+  traces: number;
+}
+
+function newTally(): Tally {
+  return { errors: [], unmatched: [], traces: 0 };
+}
+
+/** Each (trace, applicable scenario) pair, input by input; errors and unmatched traces go to `tally`. */
+function* evaluations(
+  inputs: readonly StoredText[],
+  scenarios: readonly Scenario[],
+  tally: Tally,
+): Generator<{ source: string; trajectory: Trajectory; scenario: Scenario }> {
   for (const { source, text } of inputs) {
     const read = readStoredTraces(text, source);
     if (read.errors.length > 0 || !read.input) {
-      errors.push(...read.errors);
+      tally.errors.push(...read.errors);
       continue;
     }
     const trajectories = trajectoriesOf(read.input, source);
-    traces += read.input.format === 'typed-events' ? 1 : new Set(read.input.spans.map((s) => s.traceId)).size;
+    tally.traces +=
+      read.input.format === 'typed-events' ? 1 : new Set(read.input.spans.map((s) => s.traceId)).size;
     for (const trajectory of trajectories) {
       const applicable = scenarios.filter((scenario) => appliesTo(scenario, trajectory));
-      if (applicable.length === 0) unmatched.push({ source, traceId: trajectory.traceId });
-      for (const scenario of applicable) reports.push({ source, report: evaluate(trajectory, scenario) });
+      if (applicable.length === 0) tally.unmatched.push({ source, traceId: trajectory.traceId });
+      for (const scenario of applicable) yield { source, trajectory, scenario };
     }
   }
-  return { reports, errors, summary: summarize(traces, reports), unmatched };
 }
 
 function trajectoriesOf(

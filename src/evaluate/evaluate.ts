@@ -15,18 +15,33 @@ import type { Trajectory, TrajectoryIssue } from '../model/trajectory.js';
 import type { Rules } from '../scenario/native.js';
 import type { Scenario } from '../scenario/scenario.js';
 import { FAMILIES } from './families.js';
+import { type OutcomeResult, outcomeHookResults } from './outcome-hooks.js';
 import type { RuleFamily, RuleResult } from './rule.js';
+
+/** What a caller adds to an evaluation beyond the trajectory and the scenario. */
+export interface EvaluateOptions {
+  /**
+   * Results of the scenario's outcome hooks, by hook name, obtained by the caller (running
+   * them is I/O, so `evaluate` never does: see `evaluateWithOutcomes`). A hook with no result
+   * here is inconclusive.
+   */
+  outcomes?: Readonly<Record<string, OutcomeResult>>;
+}
 
 /**
  * Evaluates `trajectory` against `scenario`. Every failed or inconclusive check is a finding
  * naming its calls and spans; a hard finding fails the verdict whatever the scores say.
+ * Outcome hooks report under the `outcome` dimension, from `options.outcomes`.
  */
-export function evaluate(trajectory: Trajectory, scenario: Scenario): Report {
+export function evaluate(trajectory: Trajectory, scenario: Scenario, options: EvaluateOptions = {}): Report {
   const results: RuleResult[] = [];
   for (const [section, family] of Object.entries(FAMILIES) as [keyof Rules, RuleFamily<unknown>][]) {
     const config = scenario.rules[section];
     if (config !== undefined) results.push(...family(trajectory, config));
   }
+  // After the trajectory's families: the final state is judged apart from what the agent attempted.
+  const hooks = scenario.rules.outcome;
+  if (hooks !== undefined) results.push(...outcomeHookResults(hooks, options.outcomes));
 
   const assertions: AssertionResult[] = [];
   const findings: Finding[] = [];

@@ -6,8 +6,18 @@ export type Verdict = 'pass' | 'fail' | 'inconclusive';
 /** A hard finding fails the verdict whatever the scores; a warning only lowers a score. */
 export type Severity = 'hard' | 'warning';
 
-/** The dimensions a report scores, each 0..1. Only dimensions the scenario checks appear. */
-export type Dimension = 'structure' | 'order' | 'arguments' | 'grounding' | 'safety' | 'efficiency';
+/**
+ * The dimensions a report scores, each 0..1. Only dimensions the scenario checks appear.
+ * `outcome` scores the outcome hooks: external checks of the real final state, apart from the trajectory.
+ */
+export type Dimension =
+  | 'structure'
+  | 'order'
+  | 'arguments'
+  | 'grounding'
+  | 'safety'
+  | 'efficiency'
+  | 'outcome';
 
 /** One thing that is wrong (or could not be decided), with the calls and spans it is about. */
 export interface Finding {

@@ -293,6 +293,42 @@ function editDistance(a: string, b: string): number {
   return row[b.length] as number;
 }
 
+/** Default time an outcome hook may take before it is stopped and reported inconclusive. */
+export const DEFAULT_OUTCOME_TIMEOUT_MS = 10_000;
+
+/** An hour: a check slower than that is a mistake, and timers cannot wait much beyond 24 days anyway. */
+const MAX_OUTCOME_TIMEOUT_MS = 3_600_000;
+
+const outcomeHookSchema = z.strictObject({
+  name: z.string().min(1).meta({
+    description:
+      "The hook's name: it reports as outcome:<name>, and names the function that checks it when the check is supplied in code.",
+  }),
+  command: z.string().min(1).optional().meta({
+    description:
+      "A shell command run by toolpath eval, in the scenario file's directory, with the report (JSON, without outcome results) on stdin and TOOLPATH_TRACE_ID, TOOLPATH_SCENARIO_ID, TOOLPATH_OUTCOME in its environment. Exit 0: pass; exit 1: fail, with the first line of output as the reason; anything else: inconclusive. Omitted: the check is supplied in code, else the hook is inconclusive.",
+  }),
+  timeoutMs: z.int().min(1).max(MAX_OUTCOME_TIMEOUT_MS).default(DEFAULT_OUTCOME_TIMEOUT_MS).meta({
+    description:
+      'How long the check may run, in ms, before it is stopped and reported inconclusive (default 10000, at most an hour).',
+  }),
+});
+
+const outcomeSectionSchema = z.array(outcomeHookSchema).superRefine((hooks, ctx) => {
+  // Results are keyed by name: two hooks with one name would silently share a result.
+  const seen = new Set<string>();
+  hooks.forEach((hook, index) => {
+    if (seen.has(hook.name)) {
+      ctx.addIssue({
+        code: 'custom',
+        message: `duplicate outcome hook name ${JSON.stringify(hook.name)}`,
+        path: [index, 'name'],
+      });
+    }
+    seen.add(hook.name);
+  });
+});
+
 /** The rule sections of a scenario. */
 export const rulesSchema = z.strictObject({
   tools: toolsSectionSchema.optional().meta({
@@ -325,6 +361,10 @@ export const rulesSchema = z.strictObject({
   milestones: milestonesSectionSchema.optional().meta({
     description:
       'Semantic milestones reached by calls: prerequisites, forbidden transitions, milestones the trajectory must reach.',
+  }),
+  outcome: outcomeSectionSchema.optional().meta({
+    description:
+      'Outcome hooks: external checks of the real final state (a ledger, an outbox), each a command or a function supplied in code, reported under the outcome dimension apart from the trajectory. Hard by default.',
   }),
 });
 
@@ -364,4 +404,6 @@ export type GroundingRule = NonNullable<Rules['grounding']>[number];
 export type SafetySection = NonNullable<Rules['safety']>;
 export type EfficiencySection = NonNullable<Rules['efficiency']>;
 export type MilestonesSection = NonNullable<Rules['milestones']>;
+export type OutcomeSection = NonNullable<Rules['outcome']>;
+export type OutcomeHook = OutcomeSection[number];
 export type NativeScenarioDocument = z.output<typeof nativeScenarioSchema>;

@@ -32,6 +32,7 @@ const GOOD = {
   safety: { irreversible: ['issue_refund'], tenant: { path: 'orderId', value: 'O-17' } },
   efficiency: { maxCalls: 6, repeats: { max: 0 } },
   milestones: { define: { refunded: { tool: 'issue_refund' } }, end: ['refunded'] },
+  outcome: [{ name: 'ledger', command: 'node check-ledger.mjs', timeoutMs: 5000 }, { name: 'outbox' }],
 };
 
 /**
@@ -116,6 +117,10 @@ describe('the generated schema', () => {
       { arguments: [{ tool: 'a', call: 0, match: { args: {} } }] },
       { appliesTo: { agent: [] }, tools: { allowed: [] } },
       { severity: { efficiency: 'fatal' }, tools: { allowed: [] } },
+      { outcome: [{ command: 'true' }] },
+      { outcome: [{ name: 'ledger', timeoutMs: 0 }] },
+      { outcome: [{ name: 'ledger', run: 'true' }] },
+      { outcome: { name: 'ledger' } },
       { id: 'no-rules' },
       {},
       [],
