@@ -241,7 +241,7 @@ function blindTools(
  */
 function duration(trajectory: Trajectory, maxMs: number): RuleResult {
   const rule = 'efficiency.duration';
-  const measured = measureDuration(trajectory);
+  const measured = trajectory.duration();
   if (!measured) {
     const reason = `the trace records no start and end times, so its duration is unknown; budget ${maxMs} ms`;
     return undecided(rule, DIMENSION, rule, reason, []);
@@ -251,31 +251,9 @@ function duration(trajectory: Trajectory, maxMs: number): RuleResult {
     rule,
     DIMENSION,
     rule,
-    `${measured.ms} ms ${measured.from}, budget ${maxMs} ms`,
+    `${measured.ms} ms ${measured.from === 'root span' ? `(root span ${trajectory.root?.name})` : "(first call's start to last call's end)"}, budget ${maxMs} ms`,
     trajectory.calls,
   );
-}
-
-function measureDuration(trajectory: Trajectory): { ms: number; from: string } | undefined {
-  const { root } = trajectory;
-  if (root?.startTimeUnixNano !== undefined && root.endTimeUnixNano !== undefined) {
-    return { ms: nanosToMs(root.endTimeUnixNano - root.startTimeUnixNano), from: `(root span ${root.name})` };
-  }
-  let start: bigint | undefined;
-  let end: bigint | undefined;
-  for (const call of trajectory.calls) {
-    const callStart = call.startTimeUnixNano;
-    const callEnd = call.endTimeUnixNano;
-    if (callStart !== undefined && (start === undefined || callStart < start)) start = callStart;
-    if (callEnd !== undefined && (end === undefined || callEnd > end)) end = callEnd;
-  }
-  if (start === undefined || end === undefined) return undefined;
-  return { ms: nanosToMs(end - start), from: "(first call's start to last call's end)" };
-}
-
-/** Milliseconds with microsecond precision; dividing as bigint first keeps long spans exact. */
-function nanosToMs(nanos: bigint): number {
-  return nanos <= 0n ? 0 : Number(nanos / 1000n) / 1000;
 }
 
 /**

@@ -122,29 +122,6 @@ function computeStats(trajectory: Trajectory): ReportStats {
     calls: trajectory.calls.length,
     turns: trajectory.turns.length,
     errors: trajectory.calls.filter((call) => call.outcome.status === 'error').length,
-    durationMs: durationMs(trajectory),
+    durationMs: trajectory.duration()?.ms ?? 0,
   };
-}
-
-/** The root span's duration, else first call start to last call end, else 0 (e.g. event files). */
-function durationMs(trajectory: Trajectory): number {
-  const { root } = trajectory;
-  if (root?.startTimeUnixNano !== undefined && root.endTimeUnixNano !== undefined) {
-    return nanosToMs(root.endTimeUnixNano - root.startTimeUnixNano);
-  }
-  let start: bigint | undefined;
-  let end: bigint | undefined;
-  for (const call of trajectory.calls) {
-    const callStart = call.startTimeUnixNano;
-    const callEnd = call.endTimeUnixNano;
-    if (callStart !== undefined && (start === undefined || callStart < start)) start = callStart;
-    if (callEnd !== undefined && (end === undefined || callEnd > end)) end = callEnd;
-  }
-  return start !== undefined && end !== undefined && end > start ? nanosToMs(end - start) : 0;
-}
-
-/** Milliseconds with microsecond precision; dividing as bigint first keeps long spans exact. */
-function nanosToMs(nanos: bigint): number {
-  if (nanos <= 0n) return 0;
-  return Number(nanos / 1000n) / 1000;
 }

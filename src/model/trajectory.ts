@@ -192,8 +192,35 @@ export class Trajectory {
     return this.agents.filter((run) => run.parentRunId === runId);
   }
 
+  /**
+   * How long the run took: the root span's duration, else first call start to last call end;
+   * undefined when the trace records neither. `from` says which, for messages.
+   */
+  duration(): { ms: number; from: 'root span' | 'calls' } | undefined {
+    const root = this.root;
+    if (root?.startTimeUnixNano !== undefined && root.endTimeUnixNano !== undefined) {
+      return { ms: nanosToMs(root.endTimeUnixNano - root.startTimeUnixNano), from: 'root span' };
+    }
+    let start: bigint | undefined;
+    let end: bigint | undefined;
+    for (const call of this.calls) {
+      const callStart = call.startTimeUnixNano;
+      const callEnd = call.endTimeUnixNano;
+      if (callStart !== undefined && (start === undefined || callStart < start)) start = callStart;
+      if (callEnd !== undefined && (end === undefined || callEnd > end)) end = callEnd;
+    }
+    return start === undefined || end === undefined
+      ? undefined
+      : { ms: nanosToMs(end - start), from: 'calls' };
+  }
+
   /** The calls of one tool, in causal order. */
   callsOf(tool: string): ToolCall[] {
     return this.calls.filter((call) => call.tool === tool);
   }
+}
+
+/** Milliseconds with microsecond precision; dividing as bigint first keeps long spans exact. */
+function nanosToMs(nanos: bigint): number {
+  return nanos <= 0n ? 0 : Number(nanos / 1000n) / 1000;
 }
