@@ -7,18 +7,19 @@ import { parseArgs } from 'node:util';
 import { loadScenarioFile, type Scenario, ScenarioError } from '../scenario/scenario.js';
 import { formatJson } from './format-json.js';
 import { formatJunit } from './format-junit.js';
+import { formatMarkdown } from './format-markdown.js';
 import { formatPretty } from './format-pretty.js';
 import { type CliIO, UsageError } from './io.js';
 import { formatInputError, type InputError } from './read-traces.js';
 import { type EvalRun, exitCodeOf, runEvalWithOutcomes, type StoredText } from './run-eval.js';
 
 /** Usage text of `toolpath eval`. */
-export const EVAL_USAGE = `usage: toolpath eval --scenario FILE [--scenario FILE ...] [--format pretty|json|junit] [--out FILE] INPUT...
+export const EVAL_USAGE = `usage: toolpath eval --scenario FILE [--scenario FILE ...] [--format pretty|json|junit|markdown] [--out FILE] INPUT...
 
   INPUT           stored traces: OTLP JSON (a request or an array of them), Collector file-exporter
                   JSON lines, or a list of typed call/result events; - reads stdin
   --scenario, -s  a scenario file (JSON or YAML); repeat for several
-  --format, -f    pretty (default), json or junit
+  --format, -f    pretty (default), json, junit or markdown (a GitHub step summary)
   --out, -o       write the report there instead of stdout
 
 a scenario's outcome hook commands run for every trace it evaluates, in the scenario file's
@@ -27,7 +28,7 @@ directory, with the report (JSON) on stdin: exit 0 passes, 1 fails, anything els
 exit status: 0 every evaluation passed, 1 one failed or was inconclusive, 2 usage or input error
 `;
 
-const FORMATS = ['pretty', 'json', 'junit'] as const;
+const FORMATS = ['pretty', 'json', 'junit', 'markdown'] as const;
 type Format = (typeof FORMATS)[number];
 
 /** Runs `toolpath eval` with these arguments (after the word `eval`); resolves to the exit code. */
@@ -132,5 +133,6 @@ async function loadScenarios(paths: readonly string[], io: CliIO): Promise<Scena
 function render(run: EvalRun, format: Format, color: boolean): string {
   if (format === 'json') return formatJson(run);
   if (format === 'junit') return formatJunit(run);
+  if (format === 'markdown') return formatMarkdown(run);
   return formatPretty(run, { color });
 }

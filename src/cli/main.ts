@@ -1,17 +1,23 @@
 /** The `toolpath` command: dispatches to a subcommand; never prints a stack trace unless asked. */
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
+import { COMPARE_USAGE, compareCommand } from './compare-command.js';
 import { demoCommand } from './demo-command.js';
 import { EVAL_USAGE, evalCommand } from './eval-command.js';
 import { type CliIO, UsageError } from './io.js';
+import { PROMOTE_USAGE, promoteCommand } from './promote-command.js';
 import { SCHEMA_USAGE, schemaCommand } from './schema-command.js';
+import { VIEW_USAGE, viewCommand } from './view-command.js';
 
 const USAGE = `usage: toolpath <command> [options]
 
 commands:
   eval    evaluate stored traces against scenarios (toolpath eval --help)
+  compare compare two sets of reports, dimension by dimension (toolpath compare --help)
   demo    run a small instrumented demo agent and evaluate its traces
+  promote turn a stored trace into a minimal, redacted regression fixture
   schema  print the JSON Schema of the native scenario format, for editors
+  view    draw a trace's causal trajectory as a self-contained HTML page
 
 options:
   --help, -h     this text
@@ -23,8 +29,11 @@ const COMMANDS: Record<
   { run: (args: readonly string[], io: CliIO) => Promise<number>; usage: string }
 > = {
   eval: { run: evalCommand, usage: EVAL_USAGE },
+  compare: { run: compareCommand, usage: COMPARE_USAGE },
   demo: { run: demoCommand, usage: 'usage: toolpath demo [--keep DIR]\n' },
+  promote: { run: promoteCommand, usage: PROMOTE_USAGE },
   schema: { run: schemaCommand, usage: SCHEMA_USAGE },
+  view: { run: viewCommand, usage: VIEW_USAGE },
 };
 
 /** Runs the command line; resolves to the exit status. */

@@ -153,7 +153,7 @@ describe('toolpath eval', () => {
     [['eval', '--scenario', 'x.json'], 'missing INPUT'],
     [
       ['eval', '--scenario', 'x.json', '--format', 'xml', 'a.json'],
-      '--format: expected one of pretty, json, junit; got "xml"',
+      '--format: expected one of pretty, json, junit, markdown; got "xml"',
     ],
     [['eval', '--bogus'], "Unknown option '--bogus'"],
     [['frobnicate'], 'unknown command "frobnicate"'],

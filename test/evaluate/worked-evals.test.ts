@@ -10,7 +10,10 @@ import { describe, expect, it } from 'vitest';
 import { runEval, type StoredText } from '../../src/cli/run-eval.js';
 import type { Report } from '../../src/model/report.js';
 import { parseScenario, type Scenario } from '../../src/scenario/scenario.js';
+import { installToolpathMatchers } from '../../src/vitest.js';
 import { captureConversations } from '../helpers/worked-evals.js';
+
+installToolpathMatchers();
 
 async function fixture(name: string): Promise<StoredText> {
   const url = new URL(`../spans/demo-agent-${name}.otlp.json`, import.meta.url);
@@ -48,7 +51,7 @@ describe('seed 001 worked evals on real spans', () => {
     const { 'refund-right-amount': report } = await judge(parseScenario(REFUND, 'refund.json'), [
       'refund-right-amount',
     ]);
-    expect(report?.verdict).toBe('pass');
+    expect(report).toPassScenario();
     expect(report?.assertions).toEqual([{ name: 'tool_call_args:issue_refund', status: 'pass', reason: '' }]);
   });
 
@@ -56,7 +59,7 @@ describe('seed 001 worked evals on real spans', () => {
     const { 'refund-wrong-amount': report } = await judge(parseScenario(REFUND, 'refund.json'), [
       'refund-wrong-amount',
     ]);
-    expect(report?.verdict).toBe('fail');
+    expect(report).toFailScenario();
     const reason =
       'no call to issue_refund matched the expected arguments {"order_id":"ord_42","amount_cents":5000}; ' +
       'saw 1 call: #1 (call call_3) amount_cents: expected 5000, saw 4000';
@@ -76,7 +79,7 @@ describe('seed 001 worked evals on real spans', () => {
     const { 'support-diagnoses-first': report } = await judge(parseScenario(SUPPORT, 'support.json'), [
       'support-diagnoses-first',
     ]);
-    expect(report?.verdict).toBe('pass');
+    expect(report).toPassScenario();
     expect(report?.stats.calls).toBe(4);
   });
 
@@ -84,7 +87,7 @@ describe('seed 001 worked evals on real spans', () => {
     const { 'support-escalates-early': report } = await judge(parseScenario(SUPPORT, 'support.json'), [
       'support-escalates-early',
     ]);
-    expect(report?.verdict).toBe('fail');
+    expect(report).toFailScenario();
     expect(report?.assertions).toEqual([
       {
         name: 'no_unexpected_tool',
@@ -101,7 +104,7 @@ describe('seed 001 worked evals on real spans', () => {
     const { 'handoff-in-order': report } = await judge(parseScenario(HANDOFF, 'handoff.json'), [
       'handoff-in-order',
     ]);
-    expect(report?.verdict).toBe('pass');
+    expect(report).toPassScenario();
     expect(report?.assertions).toEqual([{ name: 'tool_sequence', status: 'pass', reason: '' }]);
   });
 
@@ -131,7 +134,7 @@ describe('seed 001 worked evals on real spans', () => {
           'transfer_to_agent was called concurrently with it, not after (call call_3)',
       },
     ]);
-    for (const report of Object.values(reports)) expect(report.verdict).toBe('fail');
+    for (const report of Object.values(reports)) expect(report).toFailScenario();
   });
 });
 
@@ -201,31 +204,35 @@ describe("seed 000's tutorial scenario against the demo agent's traces", () => {
 
   it('the good trace passes every check (the two reads run in parallel: the order rules allow it)', async () => {
     const report = await judgeOne('good-refund');
-    expect(report.verdict).toBe('pass');
+    expect(report).toPassScenario();
     expect(report.findings).toEqual([]);
     expect(report.stats.calls).toBe(4);
   });
 
   it('refunding before the policy check fails order.before, naming both calls', async () => {
     const report = await judgeOne('refund-before-policy');
-    expect(report.verdict).toBe('fail');
+    expect(report).toFailScenario();
     expect(failures(report).map(({ name }) => name)).toEqual(['order.before[1]']);
-    const [finding] = report.findings;
-    expect(finding).toMatchObject({ rule: 'order.before', severity: 'hard', calls: ['call_2', 'call_3'] });
-    expect(finding?.message).toMatch(/issue_refund \(call call_2\).*get_refund_policy.*call_3/);
+    expect(report.findings).toHaveLength(1);
+    expect(report).toHaveFinding('order.before', {
+      severity: 'hard',
+      calls: ['call_2', 'call_3'],
+      message: /issue_refund \(call call_2\).*get_refund_policy.*call_3/,
+    });
   });
 
   it('a call after the terminal send_confirmation fails order.terminal', async () => {
     const report = await judgeOne('call-after-terminal');
-    expect(report.verdict).toBe('fail');
-    const finding = report.findings.find(({ rule }) => rule === 'order.terminal');
-    expect(finding).toMatchObject({ severity: 'hard' });
-    expect(finding?.calls).toEqual(expect.arrayContaining(['call_4', 'call_5']));
+    expect(report).toFailScenario();
+    expect(report).toHaveFinding('order.terminal', {
+      severity: 'hard',
+      calls: expect.arrayContaining(['call_4', 'call_5']),
+    });
   });
 
   it('a confirmation to another address fails expected.customerEmail, saying expected and seen', async () => {
     const report = await judgeOne('wrong-email');
-    expect(report.verdict).toBe('fail');
+    expect(report).toFailScenario();
     expect(failures(report)).toEqual([
       {
         name: 'expected.customerEmail',
@@ -238,7 +245,7 @@ describe("seed 000's tutorial scenario against the demo agent's traces", () => {
   });
 
   it('has no grounding rules: a made-up refund id passes it (the seed checks that in code, not in the object)', async () => {
-    expect((await judgeOne('made-up-confirmation')).verdict).toBe('pass');
+    expect(await judgeOne('made-up-confirmation')).toPassScenario();
   });
 
   it('the seed’s coded grounding, written as native grounding rules, catches the made-up refund id', async () => {
@@ -253,43 +260,34 @@ describe("seed 000's tutorial scenario against the demo agent's traces", () => {
       'tutorial-grounding.yaml',
     );
     const reports = await judge(grounding, ['good-refund', 'made-up-confirmation']);
-    expect(reports['good-refund']?.verdict).toBe('pass');
+    expect(reports['good-refund']).toPassScenario(grounding);
     const report = reports['made-up-confirmation'];
-    expect(report?.verdict).toBe('fail');
-    expect(report?.findings).toEqual([
-      expect.objectContaining({
-        rule: 'grounding.source',
-        severity: 'hard',
-        calls: ['call_4', 'call_3'],
-        message: expect.stringMatching(/refundId "R-7731".*call_4.*R-1001/),
-      }),
-    ]);
+    expect(report).toFailScenario(grounding);
+    expect(report?.findings).toHaveLength(1);
+    expect(report).toHaveFinding('grounding.source', {
+      severity: 'hard',
+      calls: ['call_4', 'call_3'],
+      message: /refundId "R-7731".*call_4.*R-1001/,
+    });
   });
 
   it('a call with another orderId fails the tenant gate (expected.orderId)', async () => {
     const report = await judgeOne('wrong-order-id');
-    expect(report.verdict).toBe('fail');
-    const finding = report.findings.find(({ rule }) => rule === 'safety.tenant');
-    expect(finding).toMatchObject({ severity: 'hard', calls: ['call_3'] });
-    expect(finding?.message).toContain('"O-71"');
+    expect(report).toFailScenario();
+    expect(report).toHaveFinding('safety.tenant', { severity: 'hard', calls: ['call_3'], message: '"O-71"' });
   });
 
   it('a repeated lookup only warns: over the budget of 4 and a repeated identical call, verdict still pass', async () => {
     const report = await judgeOne('repeated-lookup');
-    expect(report.verdict).toBe('pass');
-    const rules = report.findings.map(({ rule, severity }) => [rule, severity]);
-    expect(rules).toEqual(
-      expect.arrayContaining([
-        ['efficiency.budget', 'warning'],
-        ['efficiency.repeat', 'warning'],
-      ]),
-    );
+    expect(report).toPassScenario();
+    expect(report).toHaveFinding('efficiency.budget', { severity: 'warning' });
+    expect(report).toHaveFinding('efficiency.repeat', { severity: 'warning' });
     expect(report.scores.efficiency).toBeLessThan(1);
   });
 
   it('the good trace still passes with every family the scenario uses wired', async () => {
     const report = await judgeOne('good-refund');
-    expect(report.verdict).toBe('pass');
+    expect(report).toPassScenario();
     expect(report.findings).toEqual([]);
     expect(Object.keys(report.scores).sort()).toEqual(
       ['arguments', 'efficiency', 'order', 'safety', 'structure'].sort(),

@@ -1,0 +1,232 @@
+/**
+ * `toolpath promote TRACE --scenario FILE --out NAME.json [--redact CONFIG] [--trace ID]`: turns
+ * a stored trace into a minimal, redacted regression fixture plus `NAME.expected.json`, the
+ * verdict and findings it must reproduce, and checks that it does.
+ */
+import { randomBytes } from 'node:crypto';
+import { parseArgs } from 'node:util';
+import { parseDocument } from 'yaml';
+import { appliesTo } from '../evaluate/applies-to.js';
+import { evaluate } from '../evaluate/evaluate.js';
+import type { SpanRecord } from '../model/span-record.js';
+import { normalizeSpans } from '../normalizers/normalize.js';
+import { loadScenarioFile, type Scenario, ScenarioError } from '../scenario/scenario.js';
+import { type CliIO, UsageError } from './io.js';
+import {
+  differences,
+  type ExpectedFindings,
+  encodeOtlpJson,
+  expectedOf,
+  minimizeSpans,
+  type RedactConfig,
+  Redactor,
+  redactSpans,
+  stripSpan,
+} from './promote-fixture.js';
+import { formatInputError, readStoredTraces } from './read-traces.js';
+
+/** Usage text of `toolpath promote`. */
+export const PROMOTE_USAGE = `usage: toolpath promote TRACE --scenario FILE --out FILE.json [--redact CONFIG] [--trace ID]
+
+  TRACE           a stored trace file (OTLP JSON or Collector file-exporter JSON lines); - reads stdin
+  --scenario, -s  the scenario the fixture must reproduce the findings of (JSON or YAML)
+  --out, -o       the fixture to write; the findings go beside it in FILE.expected.json
+  --redact        a JSON or YAML file {keep: [paths], hash: [paths]}; a path is dotted keys
+                  (attribute key, then keys inside the value; * is any one key) matching the end
+                  of a value's path: "email" hashes every email field whole
+  --trace         the trace id to promote, when the file holds several
+
+keeps only the spans the trajectory is read from (and their ancestors) and the attributes the
+conventions read; every e-mail, UUID, prefixed id (R-1001, O-17) and run of 4+ digits in a
+string is replaced by id_ + 10 hex digits of an HMAC with a random key that is not kept, the same
+everywhere, so grounding still holds; the fixture is read back and must give the same verdict
+and findings
+
+exit status: 0 fixture written and reproduced, 1 it does not reproduce, 2 usage or input error
+`;
+
+/** Runs `toolpath promote` with these arguments (after the word `promote`); resolves to the exit code. */
+export async function promoteCommand(args: readonly string[], io: CliIO): Promise<number> {
+  const options = parsePromoteArgs(args);
+  const fail = (message: string) => {
+    io.stderr(`toolpath promote: ${message}\n`);
+    return 2;
+  };
+
+  let scenario: Scenario;
+  try {
+    scenario = await loadScenarioFile(options.scenario);
+  } catch (error) {
+    if (error instanceof ScenarioError) return fail(error.message);
+    throw error;
+  }
+  let config: RedactConfig = {};
+  if (options.redact) {
+    const text = await readText(io, options.redact);
+    if (typeof text !== 'string') return fail(`--redact ${options.redact}: ${text.error}`);
+    const parsed = parseRedactConfig(text, options.redact);
+    if (typeof parsed === 'string') return fail(parsed);
+    config = parsed;
+  }
+  const text = options.input === '-' ? await io.readStdin() : await readText(io, options.input);
+  if (typeof text !== 'string') return fail(`${options.input}: ${text.error}`);
+
+  const read = readStoredTraces(text, options.input);
+  if (read.errors.length > 0) return fail(read.errors.map(formatInputError).join('\ntoolpath promote: '));
+  if (read.input?.format === 'typed-events')
+    return fail(`${options.input}: promote reads OTLP spans; a typed-event list is already minimal`);
+  const spans = selectTrace(read.input?.spans ?? [], options);
+  if (typeof spans === 'string') return fail(spans);
+
+  const trajectory = normalizeSpans(spans)[0];
+  if (!trajectory)
+    return fail(`${options.input}: no trajectory could be read from trace ${spans[0]?.traceId}`);
+  if (!appliesTo(scenario, trajectory))
+    return fail(`scenario ${scenario.id} does not apply to trace ${trajectory.traceId} (check appliesTo)`);
+  const original = expectedOf(evaluate(trajectory, scenario));
+
+  // Random per fixture and never written: a token cannot be checked against a guessed identifier.
+  const redactor = new Redactor(randomBytes(32), config);
+  const keys = Object.keys(scenario.appliesTo?.attributes ?? {});
+  const minimal = redactSpans(minimizeSpans(spans, trajectory, keys), redactor);
+  // A convention may read a span the trajectory does not name: then keep every span of the trace.
+  let fixture = minimal;
+  const wholeTrace = reproduce(minimal, scenario, original).length > 0;
+  if (wholeTrace) {
+    fixture = redactSpans(
+      spans.map((span) => stripSpan(span, keys)),
+      redactor,
+    );
+  }
+  try {
+    await io.writeFile(options.out, `${JSON.stringify(encodeOtlpJson(fixture), null, 2)}\n`);
+  } catch (error) {
+    return fail(
+      `${options.out}: cannot write: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`,
+    );
+  }
+
+  // Read back what was written, the way `eval` will read it.
+  const written = await readText(io, options.out);
+  const again = typeof written === 'string' ? readStoredTraces(written, options.out) : undefined;
+  const reread = again?.input?.format === 'otlp-json' ? again.input.spans : [];
+  const replayed = evaluateSpans(reread, scenario);
+  const diff = replayed ? differences(original, replayed) : ['no trajectory could be read back'];
+  if (diff.length > 0) {
+    io.stderr(
+      `toolpath promote: ${options.out} does not reproduce trace ${trajectory.traceId}:\n${diff.map((d) => `  ${d}\n`).join('')}`,
+    );
+    return 1;
+  }
+  const expectedPath = expectedPathOf(options.out);
+  await io.writeFile(expectedPath, `${JSON.stringify(replayed, null, 2)}\n`);
+  io.stderr(
+    `toolpath promote: trace ${trajectory.traceId}: ${fixture.length} of ${spans.length} spans written to ${options.out} ` +
+      `(${original.verdict}, ${original.findings.length} ${original.findings.length === 1 ? 'finding' : 'findings'} reproduced${wholeTrace ? '; the minimal span set did not reproduce, so every span was kept' : ''}); ` +
+      `expectations in ${expectedPath}\n`,
+  );
+  return 0;
+}
+
+/** `NAME.json` → `NAME.expected.json`. */
+export function expectedPathOf(out: string): string {
+  return out.endsWith('.json') ? `${out.slice(0, -'.json'.length)}.expected.json` : `${out}.expected.json`;
+}
+
+interface PromoteOptions {
+  input: string;
+  scenario: string;
+  out: string;
+  redact?: string;
+  trace?: string;
+}
+
+function parsePromoteArgs(args: readonly string[]): PromoteOptions {
+  let parsed: ReturnType<typeof parse>;
+  try {
+    parsed = parse(args);
+  } catch (error) {
+    throw new UsageError((error as Error).message);
+  }
+  const { values, positionals } = parsed;
+  if (positionals.length !== 1)
+    throw new UsageError(
+      positionals.length === 0
+        ? 'missing TRACE: give one trace file, or - for stdin'
+        : 'give exactly one TRACE',
+    );
+  if (!values.scenario) throw new UsageError('missing --scenario FILE');
+  if (!values.out) throw new UsageError('missing --out FILE.json');
+  return {
+    input: positionals[0] as string,
+    scenario: values.scenario,
+    out: values.out,
+    ...(values.redact !== undefined && { redact: values.redact }),
+    ...(values.trace !== undefined && { trace: values.trace.toLowerCase() }),
+  };
+}
+
+function parse(args: readonly string[]) {
+  return parseArgs({
+    args: [...args],
+    allowPositionals: true,
+    strict: true,
+    options: {
+      scenario: { type: 'string', short: 's' },
+      out: { type: 'string', short: 'o' },
+      redact: { type: 'string' },
+      trace: { type: 'string' },
+    },
+  });
+}
+
+/** The spans of the one trace to promote, or what is wrong. */
+function selectTrace(spans: readonly SpanRecord[], options: PromoteOptions): SpanRecord[] | string {
+  const ids = [...new Set(spans.map((span) => span.traceId))];
+  if (options.trace !== undefined) {
+    if (!ids.includes(options.trace))
+      return `--trace: ${options.input} has no trace ${options.trace} (it has ${ids.join(', ')})`;
+    return spans.filter((span) => span.traceId === options.trace);
+  }
+  if (ids.length > 1)
+    return `${options.input} holds ${ids.length} traces; choose one with --trace (${ids.join(', ')})`;
+  return [...spans];
+}
+
+/** `{keep, hash}` from JSON or YAML (JSON is YAML), each a list of non-empty strings. */
+export function parseRedactConfig(text: string, source: string): RedactConfig | string {
+  const document = parseDocument(text);
+  if (document.errors.length > 0) return `${source}: not valid JSON or YAML: ${document.errors[0]?.message}`;
+  const value: unknown = document.toJS();
+  if (typeof value !== 'object' || value === null || Array.isArray(value))
+    return `${source}: expected an object {keep: [paths], hash: [paths]}`;
+  const config: RedactConfig = {};
+  for (const [key, list] of Object.entries(value)) {
+    if (key !== 'keep' && key !== 'hash') return `${source}: unknown field "${key}"; expected keep, hash`;
+    if (!Array.isArray(list) || list.some((path) => typeof path !== 'string' || path === ''))
+      return `${source}: ${key}: expected a list of dotted paths (non-empty strings)`;
+    config[key] = list as string[];
+  }
+  return config;
+}
+
+function reproduce(spans: readonly SpanRecord[], scenario: Scenario, original: ExpectedFindings): string[] {
+  // Through the same bytes `eval` reads, so what is checked is what gets written.
+  const text = JSON.stringify(encodeOtlpJson(spans));
+  const read = readStoredTraces(text, 'fixture');
+  const replayed = evaluateSpans(read.input?.format === 'otlp-json' ? read.input.spans : [], scenario);
+  return replayed ? differences(original, replayed) : ['no trajectory'];
+}
+
+function evaluateSpans(spans: readonly SpanRecord[], scenario: Scenario): ExpectedFindings | undefined {
+  const trajectory = normalizeSpans(spans)[0];
+  return trajectory && expectedOf(evaluate(trajectory, scenario));
+}
+
+async function readText(io: CliIO, path: string): Promise<string | { error: string }> {
+  try {
+    return await io.readFile(path);
+  } catch (error) {
+    return { error: `cannot read: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}` };
+  }
+}

@@ -1,0 +1,336 @@
+/**
+ * The page `toolpath view` writes: one self-contained HTML file (inline CSS and JS, nothing
+ * fetched) drawing a trajectory as its causal DAG, one row per turn, with the findings of the
+ * reports highlighted on the calls they name. Pure: a trajectory and reports in, a string out.
+ */
+import type { Finding, Report } from '../model/report.js';
+import { scenarioLabel } from '../model/report.js';
+import type { AgentRun, Captured, ToolCall, Trajectory, Turn } from '../model/trajectory.js';
+
+/** What the page says about where the trace came from. */
+export interface ViewPageOptions {
+  /** The input file, shown in the header. */
+  source: string;
+}
+
+/** `&`, `<`, `>`, `"` and `'` as entities: safe in text and in quoted attribute values. */
+export function escapeHtml(text: string): string {
+  return text
+    .replaceAll('&', '&amp;')
+    .replaceAll('<', '&lt;')
+    .replaceAll('>', '&gt;')
+    .replaceAll('"', '&quot;')
+    .replaceAll("'", '&#39;');
+}
+
+/**
+ * JSON that can sit inside a `<script>` element: `<`, `>` and `&` as `\u` escapes, so no value
+ * can close the element; U+2028/U+2029 too, which older parsers take for line ends.
+ */
+function scriptJson(value: unknown): string {
+  return JSON.stringify(value)
+    .replaceAll('<', '\\u003c')
+    .replaceAll('>', '\\u003e')
+    .replaceAll('&', '\\u0026')
+    .replaceAll('\u2028', '\\u2028')
+    .replaceAll('\u2029', '\\u2029');
+}
+
+/** The whole page for one trajectory and the reports made on it (none without `--scenario`). */
+export function renderViewPage(
+  trajectory: Trajectory,
+  reports: readonly Report[],
+  options: ViewPageOptions,
+): string {
+  const findings = reports.flatMap((report) => report.findings.map((finding) => ({ report, finding })));
+  const flagged = new Map<string, Finding[]>();
+  for (const { finding } of findings) {
+    for (const id of finding.calls) flagged.set(id, [...(flagged.get(id) ?? []), finding]);
+  }
+  const graph = new GraphWriter(trajectory, flagged).write();
+  const verdicts = reports
+    .map(
+      (report) =>
+        `<span class="verdict ${report.verdict}">${escapeHtml(report.verdict.toUpperCase())} ${escapeHtml(scenarioLabel(report.scenario))}</span>`,
+    )
+    .join(' ');
+  const data = Object.fromEntries(trajectory.calls.map((call) => [call.id, callDetails(call, flagged)]));
+  const title = `toolpath · ${trajectory.root?.name ?? trajectory.traceId}`;
+  return `<!doctype html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<meta http-equiv="Content-Security-Policy" content="default-src 'none'; style-src 'unsafe-inline'; script-src 'unsafe-inline'">
+<title>${escapeHtml(title)}</title>
+<style>${STYLE}</style>
+</head>
+<body>
+<header>
+<h1>${escapeHtml(title)}</h1>
+<p class="meta">trace <code>${escapeHtml(trajectory.traceId)}</code> · ${escapeHtml(options.source)} · ${trajectory.calls.length} calls · ${trajectory.turns.length} turns ${verdicts}</p>
+<p class="legend"><span class="swatch ok">ok</span> <span class="swatch error">error</span> <span class="swatch no_result">no result</span>${reports.length > 0 ? ' <span class="swatch flagged">named by a finding <span class="marker">⚑</span></span>' : ''} · hover or click a call for its arguments and result</p>
+</header>
+<main>
+<section class="graph" aria-label="trajectory">
+${graph}
+</section>
+<aside>
+${findingsSection(reports, findings)}
+<section class="details-panel"><h2>Call</h2><div id="details"><p class="muted">Hover or click a call.</p></div></section>
+</aside>
+</main>
+<script type="application/json" id="toolpath-data">${scriptJson({ calls: data })}</script>
+<script>${SCRIPT}</script>
+</body>
+</html>
+`;
+}
+
+/** What the details panel shows for one call (built by the script with textContent, never as HTML). */
+interface CallDetails {
+  id: string;
+  tool: string;
+  outcome: string;
+  fields: [string, string][];
+  args: string;
+  result: string;
+}
+
+function callDetails(call: ToolCall, flagged: Map<string, Finding[]>): CallDetails {
+  const fields: [string, string][] = [['node id', call.id]];
+  if (call.callId && call.callId !== call.id) fields.push(['call id', call.callId]);
+  if (call.spanId) fields.push(['span', call.spanId]);
+  if (call.agentName) fields.push(['agent', call.agentName]);
+  if (call.turnId) fields.push(['turn', call.turnId]);
+  fields.push(['convention', call.convention]);
+  for (const finding of flagged.get(call.id) ?? []) fields.push([`finding ${finding.rule}`, finding.message]);
+  return {
+    id: call.id,
+    tool: call.tool,
+    outcome: outcomeText(call),
+    fields,
+    args: capturedText(call.args),
+    result: capturedText(call.result),
+  };
+}
+
+function outcomeText(call: ToolCall): string {
+  const outcome = call.outcome;
+  if (outcome.status !== 'error') return outcome.status === 'ok' ? 'ok' : 'no result';
+  return ['error', outcome.errorType, outcome.message].filter(Boolean).join(': ');
+}
+
+function capturedText(value: Captured<unknown>): string {
+  if (!value.captured) return '(not captured)';
+  return typeof value.value === 'string' ? value.value : JSON.stringify(value.value, null, 2);
+}
+
+/** The hover text of a call node: short, since browsers cut long titles anyway. */
+function titleOf(call: ToolCall): string {
+  const cut = (text: string) => (text.length > 300 ? `${text.slice(0, 300)}…` : text);
+  return [
+    `${call.tool} (${call.id}): ${outcomeText(call)}`,
+    `args: ${cut(capturedText(call.args))}`,
+    `result: ${cut(capturedText(call.result))}`,
+  ].join('\n');
+}
+
+/**
+ * Writes the runs as nested blocks: each run's turns top to bottom in causal order, the calls
+ * a turn issued side by side (they are parallel), a sub-agent run right under the row of the
+ * call that started it, and calls without a turn in a lane of their own.
+ */
+class GraphWriter {
+  readonly #rendered = new Set<string>();
+  readonly #runsDone = new Set<string>();
+  readonly #turns: Map<string, Turn>;
+  /** Calls some turn issued: drawn in that turn's row, never in a run's no-turn lane. */
+  readonly #issued: Set<string>;
+
+  constructor(
+    private readonly trajectory: Trajectory,
+    private readonly flagged: Map<string, Finding[]>,
+  ) {
+    this.#turns = new Map(trajectory.turns.map((turn) => [turn.id, turn]));
+    this.#issued = new Set(trajectory.turns.flatMap((turn) => turn.issued));
+  }
+
+  write(): string {
+    const parts = this.trajectory.childRuns(undefined).map((run) => this.run(run));
+    // Runs whose parent is unknown, then calls that belong to no run at all.
+    for (const run of this.trajectory.agents) if (!this.#runsDone.has(run.id)) parts.push(this.run(run));
+    const rest = this.trajectory.calls.filter((call) => !this.#rendered.has(call.id));
+    if (rest.length > 0) parts.push(this.lane('calls outside any turn', rest));
+    return parts.join('\n');
+  }
+
+  private run(run: AgentRun): string {
+    this.#runsDone.add(run.id);
+    const rows: string[] = [];
+    const turns = run.turns.flatMap((id) => this.#turns.get(id) ?? []);
+    turns.forEach((turn, index) => {
+      if (index > 0) rows.push('<div class="edge" aria-hidden="true">▼</div>');
+      const calls = turn.issued.flatMap((id) => this.callOf(id));
+      rows.push(this.row(`turn ${index + 1}`, turn, calls));
+      rows.push(...this.subRuns(calls));
+    });
+    const loose = run.calls.filter((id) => !this.#issued.has(id)).flatMap((id) => this.callOf(id));
+    if (loose.length > 0) {
+      rows.push(this.lane('no turn', loose));
+      rows.push(...this.subRuns(loose));
+    }
+    for (const child of this.trajectory.childRuns(run.id))
+      if (!this.#runsDone.has(child.id)) rows.push(this.run(child));
+    const started = run.parentCallId ? ` · started by call ${run.parentCallId}` : '';
+    const kind = run.parentRunId ? 'sub-agent' : 'agent';
+    return `<div class="run${run.parentRunId ? ' sub' : ''}" data-run-id="${escapeHtml(run.id)}">
+<div class="run-head">${kind} <strong>${escapeHtml(run.name ?? '(unnamed)')}</strong><span class="muted">${escapeHtml(started)}</span></div>
+${rows.join('\n')}
+</div>`;
+  }
+
+  /** The call with this id, once: a call already drawn (or unknown) gives nothing. */
+  private callOf(id: string): ToolCall[] {
+    const call = this.trajectory.call(id);
+    if (!call || this.#rendered.has(id)) return [];
+    this.#rendered.add(id);
+    return [call];
+  }
+
+  private subRuns(calls: readonly ToolCall[]): string[] {
+    const ids = new Set(calls.map((call) => call.id));
+    return this.trajectory.agents
+      .filter((run) => run.parentCallId && ids.has(run.parentCallId) && !this.#runsDone.has(run.id))
+      .map((run) => this.run(run));
+  }
+
+  private row(label: string, turn: Turn, calls: readonly ToolCall[]): string {
+    const body =
+      calls.length > 0
+        ? calls.map((call) => this.node(call)).join('')
+        : '<span class="muted">no tool calls (answer)</span>';
+    const seen =
+      turn.consumed.length > 0
+        ? `saw ${turn.consumed.length} result${turn.consumed.length > 1 ? 's' : ''}`
+        : '';
+    const title = [turn.id, turn.model].filter(Boolean).join(' · ');
+    return `<div class="turn" data-turn-id="${escapeHtml(turn.id)}"><div class="turn-label" title="${escapeHtml(title)}">${escapeHtml(label)}<small>${escapeHtml(seen)}</small></div><div class="calls">${body}</div></div>`;
+  }
+
+  private lane(label: string, calls: readonly ToolCall[]): string {
+    for (const call of calls) this.#rendered.add(call.id);
+    return `<div class="turn lane"><div class="turn-label">${escapeHtml(label)}<small>causal order</small></div><div class="calls">${calls.map((call) => this.node(call)).join('')}</div></div>`;
+  }
+
+  private node(call: ToolCall): string {
+    const findings = this.flagged.get(call.id) ?? [];
+    const classes = ['call', call.outcome.status, ...(findings.length > 0 ? ['flagged'] : [])];
+    const marker =
+      findings.length > 0
+        ? `<span class="marker" title="${escapeHtml(findings.map((f) => f.rule).join(', '))}">⚑</span>`
+        : '';
+    return `<button type="button" class="${classes.join(' ')}" data-call-id="${escapeHtml(call.id)}" title="${escapeHtml(titleOf(call))}"><span class="tool">${escapeHtml(call.tool)}</span><span class="cid">${escapeHtml(call.id)}</span>${marker}</button>`;
+  }
+}
+
+function findingsSection(
+  reports: readonly Report[],
+  findings: readonly { report: Report; finding: Finding }[],
+): string {
+  if (reports.length === 0) return '';
+  const items = findings.map(({ report, finding }) => {
+    const calls = finding.calls.map((id) => `<code>${escapeHtml(id)}</code>`).join(' ');
+    return `<li><button type="button" class="finding ${finding.severity}" data-calls="${escapeHtml(finding.calls.join(' '))}"><span class="rule">${escapeHtml(finding.rule)}</span> <span class="severity">${escapeHtml(finding.severity)}</span> <span class="muted">${escapeHtml(scenarioLabel(report.scenario))}</span><br>${escapeHtml(finding.message)}<br>${calls}</button></li>`;
+  });
+  const body =
+    items.length > 0 ? `<ol class="findings">${items.join('\n')}</ol>` : '<p class="muted">No findings.</p>';
+  return `<section class="findings-panel"><h2>Findings</h2>${body}</section>`;
+}
+
+const STYLE = `
+*{box-sizing:border-box}
+body{margin:0;font:14px/1.4 system-ui,-apple-system,"Segoe UI",sans-serif;color:#1f2328;background:#f6f8fa}
+header{padding:12px 20px;background:#fff;border-bottom:1px solid #d0d7de}
+h1{font-size:18px;margin:0 0 4px}h2{font-size:15px;margin:0 0 8px}
+.meta,.legend{margin:2px 0;color:#57606a}
+.swatch{display:inline-flex;align-items:center;gap:4px;padding:0 6px;border:2px solid;border-radius:4px;color:#1f2328}
+code{font:12px ui-monospace,SFMono-Regular,Menlo,monospace}
+.muted{color:#6e7781}
+main{display:flex;gap:16px;padding:16px 20px;align-items:flex-start}
+.graph{flex:1 1 auto;min-width:0}
+aside{flex:0 0 380px;display:flex;flex-direction:column;gap:16px;position:sticky;top:8px}
+aside section{background:#fff;border:1px solid #d0d7de;border-radius:6px;padding:10px 12px}
+.run{background:#fff;border:1px solid #d0d7de;border-radius:6px;padding:8px 12px;margin-bottom:12px}
+.run.sub{margin:6px 0 6px 48px;background:#f3f0ff;border-color:#c5b8f5}
+.run-head{margin-bottom:6px}.run-head .muted{margin-left:6px}
+.turn{display:flex;align-items:center;gap:12px;padding:4px 0}
+.turn.lane{border-top:1px dashed #d0d7de;margin-top:6px;padding-top:8px}
+.turn-label{flex:0 0 92px;font-weight:600;color:#57606a}.turn-label small{display:block;font-weight:400}
+.calls{display:flex;flex-wrap:wrap;gap:10px}
+.edge{margin-left:140px;color:#8c959f;line-height:1;font-size:12px}
+.call{position:relative;display:inline-flex;flex-direction:column;align-items:flex-start;min-width:130px;padding:6px 10px;border:2px solid;border-radius:6px;font:inherit;text-align:left;cursor:pointer;background:#fff}
+.call .tool{font-weight:600}.call .cid{font:11px ui-monospace,Menlo,monospace;color:#57606a}
+.ok{border-color:#1a7f37;background:#dafbe1}
+.error{border-color:#cf222e;background:#ffebe9}
+.no_result{border-color:#8c959f;background:#eaeef2;border-style:dashed}
+.flagged{box-shadow:0 0 0 3px #bf8700}
+.marker{position:absolute;top:-9px;right:-9px;background:#bf8700;color:#fff;border-radius:50%;width:18px;height:18px;font-size:11px;display:flex;align-items:center;justify-content:center}
+.swatch .marker{position:static}
+.call.selected{outline:3px solid #0969da;outline-offset:2px}
+.call.focus{box-shadow:0 0 0 4px #cf222e}
+ol.findings{margin:0;padding-left:20px}ol.findings li{margin-bottom:6px}
+.finding{font:inherit;text-align:left;width:100%;background:#fff8c5;border:1px solid #d4a72c;border-radius:6px;padding:6px 8px;cursor:pointer}
+.finding.warning{background:#f6f8fa;border-color:#d0d7de}
+.finding.active{outline:2px solid #cf222e}
+.finding .rule{font-weight:600}.finding .severity{font-size:11px;text-transform:uppercase;color:#9a6700}
+.verdict{font-weight:600;padding:0 6px;border-radius:4px;margin-left:6px}
+.verdict.pass{background:#dafbe1;color:#1a7f37}.verdict.fail{background:#ffebe9;color:#cf222e}.verdict.inconclusive{background:#eaeef2}
+#details dl{display:grid;grid-template-columns:auto 1fr;gap:2px 8px;margin:0 0 8px}
+#details dt{color:#57606a}#details dd{margin:0;word-break:break-all}
+#details pre{background:#f6f8fa;border:1px solid #d0d7de;border-radius:4px;padding:6px;max-height:260px;overflow:auto;white-space:pre-wrap;word-break:break-word;margin:2px 0 8px}
+`;
+
+// Everything is inserted with textContent: the data can never become markup.
+const SCRIPT = `
+(function () {
+  var data = JSON.parse(document.getElementById('toolpath-data').textContent).calls;
+  var details = document.getElementById('details');
+  var pinned = null;
+  function el(tag, text, cls) { var e = document.createElement(tag); if (text !== undefined) e.textContent = text; if (cls) e.className = cls; return e; }
+  function show(id) {
+    var call = data[id];
+    if (!call) return;
+    details.replaceChildren();
+    details.appendChild(el('h3', call.tool + ' · ' + call.outcome));
+    var dl = el('dl');
+    call.fields.forEach(function (f) { dl.appendChild(el('dt', f[0])); dl.appendChild(el('dd', f[1])); });
+    details.appendChild(dl);
+    details.appendChild(el('strong', 'arguments'));
+    details.appendChild(el('pre', call.args, 'args'));
+    details.appendChild(el('strong', 'result'));
+    details.appendChild(el('pre', call.result, 'result'));
+  }
+  var nodes = document.querySelectorAll('.graph .call');
+  nodes.forEach(function (node) {
+    var id = node.getAttribute('data-call-id');
+    node.addEventListener('mouseenter', function () { show(id); });
+    node.addEventListener('focus', function () { show(id); });
+    node.addEventListener('mouseleave', function () { if (pinned) show(pinned); });
+    node.addEventListener('click', function () {
+      pinned = id;
+      nodes.forEach(function (n) { n.classList.toggle('selected', n === node); });
+      show(id);
+    });
+  });
+  var findings = document.querySelectorAll('.finding');
+  findings.forEach(function (finding) {
+    finding.addEventListener('click', function () {
+      var ids = (finding.getAttribute('data-calls') || '').split(' ').filter(Boolean);
+      findings.forEach(function (f) { f.classList.toggle('active', f === finding); });
+      nodes.forEach(function (n) { n.classList.toggle('focus', ids.indexOf(n.getAttribute('data-call-id')) >= 0); });
+      if (ids.length > 0) { pinned = ids[0]; show(ids[0]); }
+    });
+  });
+})();
+`;
