@@ -50,12 +50,19 @@ export async function evalCommand(args: readonly string[], io: CliIO): Promise<n
     }
   }
   // Hook notes go to stderr as they happen: a hung check is seen before the report.
-  const result = await runEvalWithOutcomes(inputs, scenarios, {
-    onProblem: ({ hook, scenarioId, traceId, message }) =>
-      io.stderr(
-        `toolpath eval: outcome hook ${hook} (scenario ${scenarioId}, trace ${traceId}): ${message}\n`,
-      ),
-  });
+  const progress = progressLine(io, inputs.length);
+  const result = await runEvalWithOutcomes(
+    inputs,
+    scenarios,
+    {
+      onProblem: ({ hook, scenarioId, traceId, message }) =>
+        io.stderr(
+          `toolpath eval: outcome hook ${hook} (scenario ${scenarioId}, trace ${traceId}): ${message}\n`,
+        ),
+    },
+    progress.update,
+  );
+  progress.clear();
   const run: EvalRun = { ...result, errors: [...readErrors, ...result.errors] };
   const text = render(run, options.format, io.isTTY && !options.out);
   if (options.out) {
@@ -135,4 +142,28 @@ function render(run: EvalRun, format: Format, color: boolean): string {
   if (format === 'junit') return formatJunit(run);
   if (format === 'markdown') return formatMarkdown(run);
   return formatPretty(run, { color });
+}
+
+/** Inputs from which a run shows progress: below this a run is over before a line would help. */
+const PROGRESS_FROM = 20;
+
+/**
+ * Progress on stderr for long runs, rewritten in place, only on a terminal: CI logs and piped
+ * output stay quiet, and the line is cleared before the report is printed.
+ */
+function progressLine(
+  io: CliIO,
+  total: number,
+): { update?: (done: number, total: number, source: string) => void; clear: () => void } {
+  if (!io.stderrIsTTY || total < PROGRESS_FROM) return { clear: () => {} };
+  let shown = false;
+  return {
+    update: (done, all, source) => {
+      io.stderr(`\r\u001b[2Ktoolpath eval: ${done + 1}/${all} ${source}`);
+      shown = true;
+    },
+    clear: () => {
+      if (shown) io.stderr('\r\u001b[2K');
+    },
+  };
 }

@@ -8,8 +8,10 @@ export interface CliIO {
   readStdin: () => Promise<string>;
   readFile: (path: string) => Promise<string>;
   writeFile: (path: string, text: string) => Promise<void>;
-  /** Whether stdout is a terminal (colours, progress). */
+  /** Whether stdout is a terminal (colours). */
   isTTY: boolean;
+  /** Whether stderr is a terminal (progress lines); absent means no. */
+  stderrIsTTY?: boolean;
 }
 
 /** The real process. */
@@ -25,6 +27,8 @@ export function processIO(): CliIO {
     readFile: (path) => readFile(path, 'utf8'),
     writeFile: (path, text) => writeFile(path, text, 'utf8'),
     isTTY: Boolean(process.stdout.isTTY) && !process.env.NO_COLOR,
+    // CI sets CI=true and often allocates a pseudo-terminal: stay quiet there too.
+    stderrIsTTY: Boolean(process.stderr.isTTY) && !process.env.CI,
   };
 }
 

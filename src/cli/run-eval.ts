@@ -70,10 +70,11 @@ export async function runEvalWithOutcomes(
   inputs: readonly StoredText[],
   scenarios: readonly Scenario[],
   hooks: OutcomeHookOptions = {},
+  onInput?: (done: number, total: number, source: string) => void,
 ): Promise<EvalRun> {
   const tally = newTally();
   const reports: SourcedReport[] = [];
-  for (const { source, trajectory, scenario } of evaluations(inputs, scenarios, tally)) {
+  for (const { source, trajectory, scenario } of evaluations(inputs, scenarios, tally, onInput)) {
     reports.push({ source, report: await evaluateWithOutcomes(trajectory, scenario, hooks) });
   }
   return {
@@ -100,8 +101,10 @@ function* evaluations(
   inputs: readonly StoredText[],
   scenarios: readonly Scenario[],
   tally: Tally,
+  onInput?: (done: number, total: number, source: string) => void,
 ): Generator<{ source: string; trajectory: Trajectory; scenario: Scenario }> {
-  for (const { source, text } of inputs) {
+  for (const [index, { source, text }] of inputs.entries()) {
+    onInput?.(index, inputs.length, source);
     const read = readStoredTraces(text, source);
     if (read.errors.length > 0 || !read.input) {
       tally.errors.push(...read.errors);

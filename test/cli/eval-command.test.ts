@@ -138,6 +138,17 @@ describe('toolpath eval', () => {
     expect(run.stdout).toContain('1 trace, 0 evaluations');
   });
 
+  it('shows progress on a terminal for long runs, and nothing when stderr is not a terminal', async () => {
+    const many = Array.from({ length: 25 }, () => good);
+    const onTerminal = await runCli(['eval', '--scenario', scenario, '--format', 'json', ...many], '', true);
+    expect(onTerminal.code).toBe(0);
+    expect(onTerminal.stderr).toContain(`toolpath eval: 25/25 ${good}`);
+    expect(onTerminal.stderr.endsWith('\r\u001b[2K')).toBe(true);
+    expect(JSON.parse(onTerminal.stdout).summary.evaluated).toBe(25);
+    const inCi = await runCli(['eval', '--scenario', scenario, '--format', 'json', ...many]);
+    expect(inCi.stderr).toBe('');
+  });
+
   it('a bad scenario stops before evaluating, naming the file and what is wrong', async () => {
     const broken = join(dir, 'broken.yaml');
     await writeFile(broken, 'allowed_tool: [a]\n');

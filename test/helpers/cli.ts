@@ -10,8 +10,8 @@ export interface CliRun {
   stderr: string;
 }
 
-/** Runs `toolpath ...args` in process; `stdin` is what `-` reads. */
-export async function runCli(args: string[], stdin = ''): Promise<CliRun> {
+/** Runs `toolpath ...args` in process; `stdin` is what `-` reads; `stderrIsTTY` as if on a terminal. */
+export async function runCli(args: string[], stdin = '', stderrIsTTY = false): Promise<CliRun> {
   let stdout = '';
   let stderr = '';
   const io: CliIO = {
@@ -25,6 +25,7 @@ export async function runCli(args: string[], stdin = ''): Promise<CliRun> {
     readFile: (path) => readFile(path, 'utf8'),
     writeFile: (path, text) => writeFile(path, text, 'utf8'),
     isTTY: false,
+    stderrIsTTY,
   };
   const code = await main(args, io);
   return { code, stdout, stderr };
