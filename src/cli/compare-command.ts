@@ -17,7 +17,7 @@ import {
   type OneSidedScenario,
   type ScenarioComparison,
 } from './compare-metrics.js';
-import { type CliIO, UsageError } from './io.js';
+import { type CliIO, parsingUsage, UsageError } from './io.js';
 
 /** Usage text of `toolpath compare`. */
 export const COMPARE_USAGE = `usage: toolpath compare [--fail-on DIM[,DIM]] [--tolerance X] [--format pretty|json|markdown] BASELINE CANDIDATE
@@ -162,13 +162,7 @@ interface CompareArgs {
 }
 
 function parseCompareArgs(args: readonly string[]): CompareArgs {
-  let parsed: ReturnType<typeof parse>;
-  try {
-    parsed = parse(args);
-  } catch (error) {
-    throw new UsageError((error as Error).message);
-  }
-  const { values, positionals } = parsed;
+  const { values, positionals } = parsingUsage(() => parse(args));
   if (positionals.length !== 2)
     throw new UsageError(`expected BASELINE and CANDIDATE, got ${positionals.length} inputs`);
   if (positionals[0] === '-' && positionals[1] === '-')

@@ -9,7 +9,7 @@ import { formatJson } from './format-json.js';
 import { formatJunit } from './format-junit.js';
 import { formatMarkdown } from './format-markdown.js';
 import { formatPretty } from './format-pretty.js';
-import { type CliIO, UsageError } from './io.js';
+import { type CliIO, parsingUsage, UsageError } from './io.js';
 import { formatInputError, type InputError } from './read-traces.js';
 import { type EvalRun, exitCodeOf, runEvalWithOutcomes, type StoredText } from './run-eval.js';
 
@@ -89,13 +89,7 @@ interface EvalOptions {
 }
 
 function parseEvalArgs(args: readonly string[]): EvalOptions {
-  let parsed: ReturnType<typeof parse>;
-  try {
-    parsed = parse(args);
-  } catch (error) {
-    throw new UsageError((error as Error).message);
-  }
-  const { values, positionals } = parsed;
+  const { values, positionals } = parsingUsage(() => parse(args));
   const scenarios = values.scenario ?? [];
   if (scenarios.length === 0) throw new UsageError('missing --scenario FILE');
   if (positionals.length === 0)

@@ -36,3 +36,12 @@ export function processIO(): CliIO {
 export class UsageError extends Error {
   override name = 'UsageError';
 }
+
+/** Runs a command's argument parser, turning its complaint (an unknown option, a missing value) into a UsageError. */
+export function parsingUsage<T>(parse: () => T): T {
+  try {
+    return parse();
+  } catch (error) {
+    throw new UsageError((error as Error).message);
+  }
+}

@@ -11,7 +11,7 @@ import { evaluate } from '../evaluate/evaluate.js';
 import type { SpanRecord } from '../model/span-record.js';
 import { normalizeSpans } from '../normalizers/normalize.js';
 import { loadScenarioFile, type Scenario, ScenarioError } from '../scenario/scenario.js';
-import { type CliIO, UsageError } from './io.js';
+import { type CliIO, parsingUsage, UsageError } from './io.js';
 import {
   differences,
   type ExpectedFindings,
@@ -142,13 +142,7 @@ interface PromoteOptions {
 }
 
 function parsePromoteArgs(args: readonly string[]): PromoteOptions {
-  let parsed: ReturnType<typeof parse>;
-  try {
-    parsed = parse(args);
-  } catch (error) {
-    throw new UsageError((error as Error).message);
-  }
-  const { values, positionals } = parsed;
+  const { values, positionals } = parsingUsage(() => parse(args));
   if (positionals.length !== 1)
     throw new UsageError(
       positionals.length === 0

@@ -12,7 +12,7 @@ import { normalizeSpans } from '../normalizers/normalize.js';
 import { trajectoryFromTypedEvents } from '../normalizers/typed-events.js';
 import type { Scenario } from '../scenario/scenario.js';
 import { evaluateWithOutcomes, type OutcomeHookOptions } from './outcome-runner.js';
-import { type InputError, readStoredTraces } from './read-traces.js';
+import { type InputError, readStoredTraces, type StoredInput } from './read-traces.js';
 
 /** One stored input: where it came from (a path, or `-` for stdin) and its text. */
 export interface StoredText {
@@ -121,10 +121,8 @@ function* evaluations(
   }
 }
 
-function trajectoriesOf(
-  input: NonNullable<ReturnType<typeof readStoredTraces>['input']>,
-  source: string,
-): Trajectory[] {
+/** The trajectories of what a stored file held: its traces, or one for a typed-event list (named after the file). */
+export function trajectoriesOf(input: StoredInput, source: string): Trajectory[] {
   if (input.format === 'typed-events') {
     const name = source === '-' ? 'stdin' : basename(source);
     return [trajectoryFromTypedEvents(`typed-events:${name}`, input.events, name)];

@@ -10,11 +10,10 @@ import { parseArgs } from 'node:util';
 import { appliesTo } from '../evaluate/applies-to.js';
 import { evaluate } from '../evaluate/evaluate.js';
 import type { Trajectory } from '../model/trajectory.js';
-import { normalizeSpans } from '../normalizers/normalize.js';
-import { trajectoryFromTypedEvents } from '../normalizers/typed-events.js';
 import { loadScenarioFile, type Scenario, ScenarioError } from '../scenario/scenario.js';
-import { type CliIO, UsageError } from './io.js';
+import { type CliIO, parsingUsage, UsageError } from './io.js';
 import { formatInputError, readStoredTraces } from './read-traces.js';
+import { trajectoriesOf } from './run-eval.js';
 import { renderViewPage } from './view-html.js';
 
 /** Usage text of `toolpath view`. */
@@ -63,16 +62,7 @@ export async function viewCommand(args: readonly string[], io: CliIO): Promise<n
     for (const error of read.errors) io.stderr(`toolpath view: ${formatInputError(error)}\n`);
     return 2;
   }
-  const trajectories =
-    read.input.format === 'typed-events'
-      ? [
-          trajectoryFromTypedEvents(
-            `typed-events:${basename(options.input)}`,
-            read.input.events,
-            basename(options.input),
-          ),
-        ]
-      : normalizeSpans(read.input.spans);
+  const trajectories = trajectoriesOf(read.input, options.input);
   const trajectory = pickTrace(trajectories, options.trace);
   if (typeof trajectory === 'string') return fail(`${options.input}: ${trajectory}`);
 
@@ -107,13 +97,7 @@ interface ViewOptions {
 }
 
 function parseViewArgs(args: readonly string[]): ViewOptions {
-  let parsed: ReturnType<typeof parse>;
-  try {
-    parsed = parse(args);
-  } catch (error) {
-    throw new UsageError((error as Error).message);
-  }
-  const { values, positionals } = parsed;
+  const { values, positionals } = parsingUsage(() => parse(args));
   if (positionals.length === 0) throw new UsageError('missing TRACE: give one stored trace file');
   if (positionals.length > 1)
     throw new UsageError(`one TRACE at a time; got ${positionals.length}: ${positionals.join(' ')}`);
