@@ -4,6 +4,7 @@ import { fileURLToPath } from 'node:url';
 import { COMPARE_USAGE, compareCommand } from './compare-command.js';
 import { demoCommand } from './demo-command.js';
 import { EVAL_USAGE, evalCommand } from './eval-command.js';
+import { INIT_USAGE, initCommand } from './init-command.js';
 import { type CliIO, UsageError } from './io.js';
 import { PROMOTE_USAGE, promoteCommand } from './promote-command.js';
 import { SCHEMA_USAGE, schemaCommand } from './schema-command.js';
@@ -15,6 +16,7 @@ commands:
   eval    evaluate stored traces against scenarios (toolpath eval --help)
   compare compare two sets of reports, dimension by dimension (toolpath compare --help)
   demo    run a small instrumented demo agent and evaluate its traces
+  init    write a starter scenario and a vitest test into a project
   promote turn a stored trace into a minimal, redacted regression fixture
   schema  print the JSON Schema of the native scenario format, for editors
   view    draw a trace's causal trajectory as a self-contained HTML page
@@ -30,6 +32,7 @@ const COMMANDS: Record<
 > = {
   eval: { run: evalCommand, usage: EVAL_USAGE },
   compare: { run: compareCommand, usage: COMPARE_USAGE },
+  init: { run: initCommand, usage: INIT_USAGE },
   demo: { run: demoCommand, usage: 'usage: toolpath demo [--keep DIR]\n' },
   promote: { run: promoteCommand, usage: PROMOTE_USAGE },
   schema: { run: schemaCommand, usage: SCHEMA_USAGE },
