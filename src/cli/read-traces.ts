@@ -7,6 +7,7 @@ import { z } from 'zod';
 import { type DecodeError, decodeExportTraceRequest, parseOtlpJsonText } from '../collector/otlp-json.js';
 import type { SpanRecord } from '../model/span-record.js';
 import type { TypedEvent } from '../model/typed-event.js';
+import { jsonObjectSchema } from '../scenario/assertions.js';
 
 /** What a stored file held, once read. */
 export type StoredInput =
@@ -130,7 +131,8 @@ function finish(source: string, input: StoredInput & { spans: SpanRecord[] }, er
 // ---- typed events ---------------------------------------------------------------------------
 
 const nonEmptyString = z.string().min(1);
-const jsonObject = z.record(z.string(), z.json());
+// Not z.record: it would turn a `__proto__` key of arguments or results into the prototype.
+const jsonObject = jsonObjectSchema('an object', 'A JSON object.');
 const callEvent = z.strictObject({
   kind: z.literal('call'),
   id: nonEmptyString,

@@ -37,7 +37,15 @@ export function toJson(value: AttributeValue): JsonValue {
   if (Array.isArray(value)) return value.map(toJson);
   if (value !== null && typeof value === 'object') {
     const out: { [key: string]: JsonValue } = {};
-    for (const [key, inner] of Object.entries(value)) out[key] = toJson(inner);
+    // defineProperty: a `__proto__` key stays an own key instead of setting the prototype.
+    for (const [key, inner] of Object.entries(value)) {
+      Object.defineProperty(out, key, {
+        value: toJson(inner),
+        enumerable: true,
+        writable: true,
+        configurable: true,
+      });
+    }
     return out;
   }
   return value;

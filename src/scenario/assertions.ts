@@ -57,24 +57,29 @@ function findNonJson(
 }
 
 /**
- * A JSON object of arguments. Not `z.record`: zod copies records key by key and silently drops
- * a `__proto__` key, which is an ordinary argument name here. This keeps the parsed object as is.
+ * A JSON object (arguments, results). Not `z.record`: zod copies records key by key and turns a
+ * `__proto__` key into the prototype, when it is an ordinary key here. This keeps the object as is.
  */
-export const argsSchema = z
-  .custom<JsonObject>()
-  .superRefine((value, ctx) => {
-    if (typeof value !== 'object' || value === null || Array.isArray(value)) {
-      ctx.addIssue({
-        code: 'custom',
-        message: `expected an object of arguments; got ${describeValue(value)}`,
-      });
-      return;
-    }
-    const found = findNonJson(value, []);
-    if (found)
-      ctx.addIssue({ code: 'custom', message: `expected a JSON value; ${found.why}`, path: found.path });
-  })
-  .meta({ type: 'object', description: 'The expected arguments, a JSON object.' });
+export function jsonObjectSchema(expected: string, description: string) {
+  return z
+    .custom<JsonObject>()
+    .superRefine((value, ctx) => {
+      if (typeof value !== 'object' || value === null || Array.isArray(value)) {
+        ctx.addIssue({ code: 'custom', message: `expected ${expected}; got ${describeValue(value)}` });
+        return;
+      }
+      const found = findNonJson(value, []);
+      if (found)
+        ctx.addIssue({ code: 'custom', message: `expected a JSON value; ${found.why}`, path: found.path });
+    })
+    .meta({ type: 'object', description });
+}
+
+/** The expected arguments of a match. */
+export const argsSchema = jsonObjectSchema(
+  'an object of arguments',
+  'The expected arguments, a JSON object.',
+);
 
 /** A pattern compiled on RE2: matching is linear in the input, whatever the pattern. */
 export interface CompiledRegex {

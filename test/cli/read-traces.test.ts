@@ -193,10 +193,10 @@ describe('readStoredTraces errors', () => {
     expect(messages(result)).toEqual([
       'events.json: [0]: unknown field "note"; a call has kind, id, tool, args',
       'events.json: [1].id: must not be empty',
-      'events.json: [2].args: missing; expected object',
+      'events.json: [2].args: expected an object; got nothing',
       'events.json: [3].ok: expected boolean, got string',
       'events.json: [4].kind: expected "call" or "result", got "answer"',
-      'events.json: [5].output: expected object, got array',
+      'events.json: [5].output: expected an object; got an empty list',
     ]);
   });
 
@@ -229,5 +229,20 @@ describe('formatInputError', () => {
     expect(formatInputError({ source: 'b.jsonl', location: 'line 3', message: 'not valid JSON: x' })).toBe(
       'b.jsonl:3: not valid JSON: x',
     );
+  });
+});
+
+describe('__proto__ in arguments and results is an ordinary key', () => {
+  it('typed events keep it as an own key of args and output', () => {
+    const text =
+      '[{"kind":"call","id":"c1","tool":"t","args":{"__proto__":{"tenant":"B"},"x":1}},' +
+      '{"kind":"result","callId":"c1","ok":true,"output":{"__proto__":{"refund_id":"R-9"}}}]';
+    const read = readStoredTraces(text, 'p.json');
+    if (read.input?.format !== 'typed-events') throw new Error('not typed events');
+    const [call, result] = read.input.events;
+    if (call?.kind !== 'call' || result?.kind !== 'result') throw new Error('unexpected events');
+    expect(Object.keys(call.args)).toEqual(['__proto__', 'x']);
+    expect(Object.getPrototypeOf(call.args)).toBe(Object.prototype);
+    expect(Object.keys(result.output)).toEqual(['__proto__']);
   });
 });

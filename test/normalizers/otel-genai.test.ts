@@ -61,6 +61,23 @@ describe('OTel GenAI execute_tool spans', () => {
     expect(trajectory?.issues[0]?.spanIds).toEqual([span.spanId]);
   });
 
+  it('keeps a __proto__ key of structured (kvlist) arguments as an own key', () => {
+    const args = {};
+    Object.defineProperty(args, '__proto__', {
+      value: { tenant: 'B' },
+      enumerable: true,
+      writable: true,
+      configurable: true,
+    });
+    Object.assign(args, { tenant: 'A' });
+    const span = toolSpan('lookup', { extra: { 'gen_ai.tool.call.arguments': args } });
+    const value = normalizeTrace(TRACE_ID, [span])?.calls[0]?.args;
+    if (!value?.captured || value.value === null || typeof value.value !== 'object')
+      throw new Error('no args');
+    expect(Object.keys(value.value)).toEqual(['__proto__', 'tenant']);
+    expect(Object.getPrototypeOf(value.value)).toBe(Object.prototype);
+  });
+
   it('accepts structured (non-string) argument attributes', () => {
     const span = toolSpan('search', { extra: { 'gen_ai.tool.call.arguments': ['a', 'b'] } });
     expect(normalizeTrace(TRACE_ID, [span])?.calls[0]?.args).toEqual({ captured: true, value: ['a', 'b'] });
