@@ -51,6 +51,16 @@ const EXPECTED_FORMATS =
 
 /** Reads one stored file's text; `source` (a path, or `-`) is only used to label errors. */
 export function readStoredTraces(text: string, source: string): ReadResult {
+  try {
+    return readStoredTracesUnguarded(text, source);
+  } catch (error) {
+    // A reader never throws: whatever slipped through (a document nested too deep for a
+    // validator's recursion) is an error of this input, with the others still read.
+    return failed(source, `could not be read: ${(error as Error).message}`);
+  }
+}
+
+function readStoredTracesUnguarded(text: string, source: string): ReadResult {
   // Editors on Windows may save a byte order mark, which JSON.parse rejects.
   const body = text.charCodeAt(0) === 0xfeff ? text.slice(1) : text;
   if (body.trim() === '') return failed(source, `${NOTHING_FOUND}: the file is empty`);

@@ -52,7 +52,11 @@ export function runEval(inputs: readonly StoredText[], scenarios: readonly Scena
   const tally = newTally();
   const reports: SourcedReport[] = [];
   for (const { source, trajectory, scenario } of evaluations(inputs, scenarios, tally)) {
-    reports.push({ source, report: evaluate(trajectory, scenario) });
+    try {
+      reports.push({ source, report: evaluate(trajectory, scenario) });
+    } catch (error) {
+      tally.errors.push(evaluationError(source, trajectory, scenario, error));
+    }
   }
   return {
     reports,
@@ -75,13 +79,34 @@ export async function runEvalWithOutcomes(
   const tally = newTally();
   const reports: SourcedReport[] = [];
   for (const { source, trajectory, scenario } of evaluations(inputs, scenarios, tally, onInput)) {
-    reports.push({ source, report: await evaluateWithOutcomes(trajectory, scenario, hooks) });
+    try {
+      reports.push({ source, report: await evaluateWithOutcomes(trajectory, scenario, hooks) });
+    } catch (error) {
+      tally.errors.push(evaluationError(source, trajectory, scenario, error));
+    }
   }
   return {
     reports,
     errors: tally.errors,
     summary: summarize(tally.traces, reports),
     unmatched: tally.unmatched,
+  };
+}
+
+/**
+ * An evaluation that threw (a pathological input, e.g. arguments nested thousands deep) is an
+ * error of that input alone: the other traces and inputs are still evaluated, and the run exits 2.
+ */
+function evaluationError(
+  source: string,
+  trajectory: Trajectory,
+  scenario: Scenario,
+  error: unknown,
+): InputError {
+  const why = error instanceof Error ? error.message : String(error);
+  return {
+    source,
+    message: `could not evaluate trace ${trajectory.traceId} against scenario ${scenario.id}: ${why}`,
   };
 }
 
@@ -110,7 +135,13 @@ function* evaluations(
       tally.errors.push(...read.errors);
       continue;
     }
-    const trajectories = trajectoriesOf(read.input, source);
+    let trajectories: Trajectory[];
+    try {
+      trajectories = trajectoriesOf(read.input, source);
+    } catch (error) {
+      tally.errors.push({ source, message: `could not read its trajectory: ${(error as Error).message}` });
+      continue;
+    }
     tally.traces +=
       read.input.format === 'typed-events' ? 1 : new Set(read.input.spans.map((s) => s.traceId)).size;
     for (const trajectory of trajectories) {

@@ -149,6 +149,26 @@ describe('toolpath eval', () => {
     expect(inCi.stderr).toBe('');
   });
 
+  it('a trace that cannot be evaluated (arguments nested 20,000 deep) is an error of that input; the others are still judged', async () => {
+    const deep = join(dir, 'deep.json');
+    const nested = `${'['.repeat(20_000)}1${']'.repeat(20_000)}`;
+    await writeFile(
+      deep,
+      `[{"kind":"call","id":"c1","tool":"issue_refund","args":{"x":${nested}}},{"kind":"call","id":"c2","tool":"issue_refund","args":{"x":${nested}}}]`,
+    );
+    const repeats = join(dir, 'repeats.json');
+    await writeFile(
+      repeats,
+      JSON.stringify({ efficiency: { repeats: { max: 0 } }, tools: { forbidden: ['admin'] } }),
+    );
+    const run = await runCli(['eval', '--scenario', repeats, '--format', 'json', good, deep]);
+    expect(run.code).toBe(2);
+    const document = JSON.parse(run.stdout);
+    expect(document.summary.evaluated).toBe(1);
+    expect(document.errors[0].source).toBe(deep);
+    expect(document.errors[0].message).toMatch(/could not (evaluate trace|be read)/);
+  });
+
   it('a bad scenario stops before evaluating, naming the file and what is wrong', async () => {
     const broken = join(dir, 'broken.yaml');
     await writeFile(broken, 'allowed_tool: [a]\n');
