@@ -162,6 +162,23 @@ describe('order.terminal', () => {
     });
   });
 
+  it('is undecided, never passed, when the terminal call never reported back and the agent went on', () => {
+    const trajectory = buildTrajectory([{ tool: 'send_confirmation', noResult: true }, 'issue_refund']);
+    const result = only(trajectory, terminal);
+    expect(result.status).toBe('inconclusive');
+    expect(result.alwaysHard).toBe(true);
+    expect(result.reason).toBe(
+      'send_confirmation (call c1) is terminal but never reported a result, so whether these calls came after it cannot be told: issue_refund (call c2)',
+    );
+    expect(result.calls).toEqual(['c1', 'c2']);
+    // Calls of its own turn are not after it, reported or not.
+    const sameTurn = buildTrajectory([
+      'get_order',
+      [{ tool: 'send_confirmation', noResult: true }, 'log_event'],
+    ]);
+    expect(only(sameTurn, terminal).status).toBe('pass');
+  });
+
   it('fails naming the terminal call and the calls after it', () => {
     const trajectory = buildTrajectory(['send_confirmation', 'issue_refund', ['get_order', 'log_event']]);
     const result = only(trajectory, terminal);
