@@ -209,6 +209,16 @@ describe('regex', () => {
     expect(matchArgs(regexMatch('"blob"'), captured(long)).status).toBe('match');
   });
 
+  it('does not count a match that only reaches the cut: an end anchor there is not the end of the input', () => {
+    const long = { q: `${'a'.repeat(REGEX_INPUT_LIMIT)}; DROP TABLE users` };
+    const outcome = matchArgs(regexMatch('^\\{"q":"[a-z]*$'), captured(long));
+    expect(outcome.status).toBe('undecided');
+    if (outcome.status === 'undecided') expect(outcome.detail).toMatch(/matched only up to the cut/);
+    expect(matchArgs(regexMatch('^\\{"q":"[a-z]*$'), captured({ q: 'abc; DROP TABLE users' })).status).toBe(
+      'mismatch',
+    );
+  });
+
   it('finishes fast on a catastrophic-backtracking shape', () => {
     const match = regexMatch('(a+)+$');
     const input = `${'a'.repeat(100_000)}!`;
