@@ -127,6 +127,7 @@ export interface TrajectoryInit {
 export class Trajectory {
   readonly traceId: string;
   readonly calls: readonly ToolCall[];
+  /** LLM turns, in causal order. */
   readonly turns: readonly Turn[];
   readonly root: TrajectoryRoot | undefined;
   readonly issues: readonly TrajectoryIssue[];

@@ -234,9 +234,29 @@ function linkByCallId(assembly: Assembly): void {
     const candidates = (requests.get(node.draft.callId) ?? []).filter(
       ({ turn, index }) => !turn.issued[index],
     );
-    const pick = candidates.find(({ turn }) => turn.run === node.run) ?? candidates[0];
+    const pick = latestRequestBefore(candidates, node, assembly.resolution) ?? candidates[0];
     if (pick) link(node, pick.turn, pick.index);
   }
+}
+
+/**
+ * Among the requests carrying a call's id, the one its span answered: in the same run, from the
+ * latest turn that started before the span did. Providers that number calls per turn (`call_0`
+ * in every turn) reuse ids, and the first request with the id would be another turn's.
+ */
+function latestRequestBefore(
+  candidates: readonly { turn: TurnNode; index: number }[],
+  node: CallNode,
+  resolution: bigint,
+): { turn: TurnNode; index: number } | undefined {
+  const start = node.span?.startTimeUnixNano;
+  let best: { turn: TurnNode; index: number } | undefined;
+  for (const candidate of candidates) {
+    if (candidate.turn.run !== node.run) continue;
+    if (start !== undefined && candidate.turn.span.startTimeUnixNano > start + resolution) continue;
+    if (!best || candidate.turn.span.startTimeUnixNano > best.turn.span.startTimeUnixNano) best = candidate;
+  }
+  return best ?? candidates.find(({ turn }) => turn.run === node.run);
 }
 
 /**

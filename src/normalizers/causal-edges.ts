@@ -61,7 +61,8 @@ export function buildTrajectory(assembly: Assembly): Trajectory {
     traceId: assembly.traceId,
     calls: assembly.calls.map(toToolCall),
     order: graph,
-    turns: assembly.turns.map(toTurn),
+    // Turns in causal order, like calls (spans arrive in any order).
+    turns: [...assembly.turns].sort((a, b) => graph.compare(turnKey(a), turnKey(b))).map(toTurn),
     agents: assembly.runs.map(toAgentRun),
     issues: assembly.issues,
     spanCount: assembly.tree.spans.length,
@@ -93,6 +94,7 @@ function linkConsumption(assembly: Assembly): void {
     else byCallId.set(callId, [node]);
   }
   for (const run of assembly.runs) {
+    const turnIndex = new Map(run.turns.map((turn, k) => [turn, k]));
     run.turns.forEach((turn, k) => {
       const shown = turn.draft.shown ?? [];
       let named = 0;
@@ -100,7 +102,17 @@ function linkConsumption(assembly: Assembly): void {
         if (result.callId === undefined) continue;
         named++;
         const candidates = byCallId.get(result.callId) ?? [];
-        const node =
+        // Ids reused across turns (`call_0` in every turn): the call from the latest earlier
+        // turn of this run that this turn has not been shown yet is the one it was shown.
+        let node: CallNode | undefined;
+        let nodeTurn = -1;
+        for (const candidate of candidates) {
+          const at = candidate.issuer && candidate.run === run ? turnIndex.get(candidate.issuer) : undefined;
+          if (at === undefined || at >= k || at <= nodeTurn || turn.consumed.has(candidate)) continue;
+          node = candidate;
+          nodeTurn = at;
+        }
+        node ??=
           candidates.find((n) => n.issuer !== turn && n.run === run) ??
           candidates.find((n) => n.issuer !== turn);
         if (!node) continue;

@@ -248,6 +248,49 @@ describe('turns and links', () => {
   });
 });
 
+describe('call ids reused in every turn (providers that number calls per turn)', () => {
+  it('links each tool span and each shown result to its own turn', () => {
+    const root = spanRecord({
+      name: 'invoke_agent a',
+      attributes: { 'gen_ai.operation.name': 'invoke_agent' },
+      end: 100,
+    });
+    const tools = ['get_order', 'get_refund_policy', 'issue_refund'];
+    const spans = [root];
+    tools.forEach((tool, k) => {
+      const shown = tools
+        .slice(0, k)
+        .map(() => ({ type: 'tool_call_response', id: 'call_0', response: { ok: true } }));
+      spans.push(
+        spanRecord({
+          name: 'chat m',
+          parentSpanId: root.spanId,
+          start: k * 10,
+          end: k * 10 + 1,
+          attributes: {
+            'gen_ai.operation.name': 'chat',
+            'gen_ai.input.messages': JSON.stringify([{ role: 'tool', parts: shown }]),
+            'gen_ai.output.messages': JSON.stringify([
+              { role: 'assistant', parts: [{ type: 'tool_call', id: 'call_0', name: tool, arguments: {} }] },
+            ]),
+          },
+        }),
+        toolSpan(tool, { parentSpanId: root.spanId, callId: 'call_0', start: k * 10 + 2, end: k * 10 + 3 }),
+      );
+    });
+    const trajectory = normalizeTrace(TRACE_ID, spans.reverse());
+    if (!trajectory) throw new Error('no trajectory');
+    expect(trajectory.turns.map((turn) => turn.issued.map((id) => trajectory.call(id)?.tool))).toEqual(
+      tools.map((tool) => [tool]),
+    );
+    expect(orderedPairs(trajectory)).toEqual([
+      'get_order->get_refund_policy',
+      'get_order->issue_refund',
+      'get_refund_policy->issue_refund',
+    ]);
+  });
+});
+
 describe('without turns: the clock, at its resolution', () => {
   it('millisecond start times: a call ending in the millisecond another starts is before it, same-millisecond starts are not', () => {
     const ms = 1_000_000n;
