@@ -43,8 +43,8 @@ export const referenceFamily: RuleFamily<ReferenceSection> = (trajectory, sectio
 };
 
 /**
- * The trajectory's turns as groups of calls, in causal order: each turn's issued calls, and each
- * call no turn issued (a convention without turns) as a turn of its own. Turns that issued no
+ * The trajectory's turns as groups of calls, in causal order: each turn's issued calls, and the
+ * calls no turn issued (a convention without turns) in batches of consecutive concurrent calls. Turns that issued no
  * call (the final answer) are left out: a reference turn always has calls.
  */
 export function trajectoryTurns(trajectory: Trajectory): ToolCall[][] {
@@ -57,7 +57,18 @@ export function trajectoryTurns(trajectory: Trajectory): ToolCall[][] {
     const calls = [...new Set(group)].sort((a, b) => (position.get(a) ?? 0) - (position.get(b) ?? 0));
     if (calls.length > 0) groups.push(calls.map((id) => trajectory.call(id) as ToolCall));
   }
-  for (const call of trajectory.calls) if (!placed.has(call.id)) groups.push([call]);
+  // Calls no turn issued (typed events, turnless conventions) still run in parallel batches:
+  // consecutive ones that are mutually concurrent form one turn, as one batch would.
+  let batch: ToolCall[] = [];
+  for (const call of trajectory.calls) {
+    if (placed.has(call.id)) continue;
+    if (batch.every((other) => trajectory.concurrent(other, call))) batch.push(call);
+    else {
+      groups.push(batch);
+      batch = [call];
+    }
+  }
+  if (batch.length > 0) groups.push(batch);
   const first = (group: ToolCall[]) => position.get(group[0]?.id ?? '') ?? 0;
   return groups.sort((a, b) => first(a) - first(b));
 }

@@ -136,6 +136,10 @@ describe('toolpath eval', () => {
     expect(run.code).toBe(1);
     expect(run.stdout).toContain('NOTHING EVALUATED');
     expect(run.stdout).toContain('1 trace, 0 evaluations');
+    const junit = await runCli(['eval', '--scenario', elsewhere, '--format', 'junit', good]);
+    expect(junit.code).toBe(1);
+    expect(junit.stdout).toContain('<testsuites name="toolpath" tests="1" failures="1" errors="0">');
+    expect(junit.stdout).toContain('<failure type="nothing-evaluated"');
   });
 
   it('shows progress on a terminal for long runs, and nothing when stderr is not a terminal', async () => {

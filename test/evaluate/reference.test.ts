@@ -6,6 +6,7 @@ import { readReferenceMessages } from '../../src/evaluate/reference-messages.js'
 import type { RuleResult } from '../../src/evaluate/rule.js';
 import { type CallTiming, type ToolCall, Trajectory } from '../../src/model/trajectory.js';
 import { normalizeSpans } from '../../src/normalizers/normalize.js';
+import { trajectoryFromTypedEvents } from '../../src/normalizers/typed-events.js';
 import type { ReferenceSection } from '../../src/scenario/native.js';
 import { parseScenario } from '../../src/scenario/scenario.js';
 import { buildTrajectory, NOT_CAPTURED } from '../helpers/trajectory.js';
@@ -542,5 +543,20 @@ describe('reference: the Vercel AI SDK v7 refund trace', () => {
       'call call_send_confirmation_1 send_confirmation {"email":"ana@example.com","refundId":"R-7781"} is ' +
         'not in the reference: the reference has no send_confirmation call; matched 3 of 4 calls',
     );
+  });
+});
+
+describe('strict mode on a trace without turns', () => {
+  it('treats calls issued together before any result as one parallel turn', () => {
+    const trajectory = trajectoryFromTypedEvents('t', [
+      { kind: 'call', id: 'a', tool: 'A', args: {} },
+      { kind: 'call', id: 'b', tool: 'B', args: {} },
+      { kind: 'result', callId: 'a', ok: true, output: {} },
+      { kind: 'result', callId: 'b', ok: true, output: {} },
+    ]);
+    const verdict = (turns: { tool: string }[][]) =>
+      referenceFamily(trajectory, { mode: 'strict', argsMode: 'ignore', turns })[0]?.status;
+    expect(verdict([[{ tool: 'A' }, { tool: 'B' }]])).toBe('pass');
+    expect(verdict([[{ tool: 'A' }], [{ tool: 'B' }]])).toBe('fail');
   });
 });
