@@ -259,36 +259,75 @@ function latestRequestBefore(
   return best ?? candidates.find(({ turn }) => turn.run === node.run);
 }
 
+/** How far back from the latest eligible request a span without a call id looks (bounds the work on huge traces). */
+const LINK_WINDOW = 256;
+
+type OpenRequest = { turn: TurnNode; index: number };
+
 /**
  * Tool spans without a call id (OpenInference bridges, LangChain, decorators): the turn that
  * asked for a call of that tool, in the same run, started before it; equal arguments first,
- * then a turn under the same parent span, then the latest such turn.
+ * then a turn under the same parent span, then the latest such turn. Requests are indexed by run
+ * and tool in turn order, and each span looks back from the latest turn that started before it.
  */
 function linkByNameAndArguments(assembly: Assembly): void {
-  for (const node of assembly.calls) {
-    if (node.issuer || !node.span) continue;
-    const span = node.span;
-    let best: { turn: TurnNode; index: number; score: number } | undefined;
-    for (const turn of node.run.turns) {
-      if (turn.span.startTimeUnixNano > span.startTimeUnixNano + assembly.resolution) continue;
+  const open = new Map<RunNode, Map<string, OpenRequest[]>>();
+  for (const run of assembly.runs) {
+    const byTool = new Map<string, OpenRequest[]>();
+    for (const turn of run.turns) {
       turn.draft.requested.forEach((request, index) => {
-        if (turn.issued[index] || request.tool !== node.draft.tool) return;
-        if (request.callId !== undefined && node.draft.callId !== undefined) return;
-        const score =
-          argumentScore(request.args, node.draft.args) * 2 +
-          (turn.span.parentSpanId === span.parentSpanId ? 1 : 0);
-        // On a tie the later turn wins; within one turn, the earlier request (requests and tool
-        // spans come in the same order when nothing else tells them apart).
-        const later =
-          best !== undefined &&
-          best.turn !== turn &&
-          turn.span.startTimeUnixNano >= best.turn.span.startTimeUnixNano;
-        if (!best || score > best.score || (score === best.score && later)) best = { turn, index, score };
+        if (turn.issued[index]) return;
+        const list = byTool.get(request.tool);
+        if (list) list.push({ turn, index });
+        else byTool.set(request.tool, [{ turn, index }]);
       });
     }
+    open.set(run, byTool);
+  }
+  for (const node of assembly.calls) {
+    if (node.issuer || !node.span) continue;
+    const best = bestOpenRequest(
+      open.get(node.run)?.get(node.draft.tool) ?? [],
+      node,
+      node.span,
+      assembly.resolution,
+    );
     if (best) link(node, best.turn, best.index);
     else linkToEnclosingTurn(assembly, node);
   }
+}
+
+function bestOpenRequest(
+  list: readonly OpenRequest[],
+  node: CallNode,
+  span: SpanRecord,
+  resolution: bigint,
+): OpenRequest | undefined {
+  // The last request whose turn started no later than the span (the list is in turn order).
+  const limit = span.startTimeUnixNano + resolution;
+  let low = 0;
+  let high = list.length;
+  while (low < high) {
+    const middle = (low + high) >> 1;
+    if ((list[middle] as OpenRequest).turn.span.startTimeUnixNano <= limit) low = middle + 1;
+    else high = middle;
+  }
+  let best: (OpenRequest & { score: number }) | undefined;
+  for (let at = low - 1, steps = 0; at >= 0 && steps < LINK_WINDOW; at--, steps++) {
+    const { turn, index } = list[at] as OpenRequest;
+    const request = turn.draft.requested[index];
+    if (!request || turn.issued[index]) continue;
+    if (request.callId !== undefined && node.draft.callId !== undefined) continue;
+    const score =
+      argumentScore(request.args, node.draft.args) * 2 +
+      (turn.span.parentSpanId === span.parentSpanId ? 1 : 0);
+    // Looking back: on a tie the later turn (met first) wins; within one turn, the earlier request
+    // (requests and tool spans come in the same order when nothing else tells them apart).
+    if (!best || score > best.score || (score === best.score && turn === best.turn && index < best.index)) {
+      best = { turn, index, score };
+    }
+  }
+  return best;
 }
 
 /**
