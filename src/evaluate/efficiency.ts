@@ -58,7 +58,9 @@ function identicalCalls(trajectory: Trajectory): IdenticalCalls {
   const blind = new Map<string, ToolCall[]>();
   for (const call of trajectory.calls) {
     if (!call.args.captured) {
-      blind.set(call.tool, [...(blind.get(call.tool) ?? []), call]);
+      const list = blind.get(call.tool);
+      if (list) list.push(call);
+      else blind.set(call.tool, [call]);
       continue;
     }
     // Unparsable arguments are kept as their raw text: the same text is the same call.
@@ -181,15 +183,15 @@ function retries(
   }
   // A call whose arguments are unknown may retry, or be retried after, a failed call of its tool.
   const unknown = blindTools(trajectory, found, (blind, tool) => {
+    // Some failed call with a later call, one of the two blind: a blind failure followed by
+    // anything, or a blind call after any failure. Two "after any of these" passes, not pairs.
     const calls = trajectory.callsOf(tool);
-    return calls.some(
-      (failed) =>
-        failed.outcome.status === 'error' &&
-        calls.some(
-          (later) =>
-            trajectory.happensBefore(failed, later) && (blind.includes(failed) || blind.includes(later)),
-        ),
-    );
+    const failed = calls.filter((call) => call.outcome.status === 'error');
+    if (failed.length === 0) return false;
+    const blindSet = new Set(blind);
+    const blindFailed = failed.filter((call) => blindSet.has(call));
+    if (blindFailed.length > 0 && calls.some(trajectory.afterAny(blindFailed))) return true;
+    return blind.some(trajectory.afterAny(failed));
   });
   if (unknown.length > 0) {
     const reason = unknown
