@@ -64,6 +64,17 @@ export async function evalCommand(args: readonly string[], io: CliIO): Promise<n
   );
   progress.clear();
   const run: EvalRun = { ...result, errors: [...readErrors, ...result.errors] };
+  // A scenario that judged nothing while others did is most often a typo in its appliesTo.
+  if (run.summary.evaluated > 0) {
+    const used = new Set(run.reports.map(({ report }) => report.scenario.id));
+    for (const scenario of scenarios) {
+      if (!used.has(scenario.id)) {
+        io.stderr(
+          `toolpath eval: warning: scenario ${scenario.id} (${scenario.source}) applied to none of the traces; check its appliesTo\n`,
+        );
+      }
+    }
+  }
   const text = render(run, options.format, io.isTTY && !options.out);
   if (options.out) {
     await io.writeFile(options.out, text);

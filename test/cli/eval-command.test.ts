@@ -173,6 +173,19 @@ describe('toolpath eval', () => {
     expect(document.errors[0].message).toMatch(/could not (evaluate trace|be read)/);
   });
 
+  it('warns about a scenario that applied to none of the traces while others did', async () => {
+    const typo = join(dir, 'typo.json');
+    await writeFile(
+      typo,
+      JSON.stringify({ id: 'typo', appliesTo: { agent: 'suport-agent' }, tools: { allowed: ['x'] } }),
+    );
+    const run = await runCli(['eval', '--scenario', scenario, '--scenario', typo, good]);
+    expect(run.code).toBe(0);
+    expect(run.stderr).toContain(
+      `warning: scenario typo (${typo}) applied to none of the traces; check its appliesTo`,
+    );
+  });
+
   it('a bad scenario stops before evaluating, naming the file and what is wrong', async () => {
     const broken = join(dir, 'broken.yaml');
     await writeFile(broken, 'allowed_tool: [a]\n');
