@@ -4,6 +4,7 @@ import { describeExpectation, matchArgs, numericKey } from '../../src/evaluate/m
 import type { JsonValue } from '../../src/model/json.js';
 import { compileRegex, type JsonObject } from '../../src/scenario/assertions.js';
 import type { ArgsMatchSpec as ArgsMatch } from '../../src/scenario/native.js';
+import { jsonObject, jsonValue, reorder } from '../helpers/json-arbitraries.js';
 
 // The options of the comparing modes (ignore, defaults, numeric) and the properties that must
 // hold with them; the modes themselves are in match-args.test.ts.
@@ -16,28 +17,6 @@ function regexMatch(pattern: string): ArgsMatch {
   return { mode: 'regex', pattern, regex: compiled.regex };
 }
 
-/** Rebuilds an object with its keys in reverse order (and nested objects too). */
-function reorder(value: JsonValue): JsonValue {
-  if (Array.isArray(value)) return value.map(reorder);
-  if (typeof value !== 'object' || value === null) return value;
-  const out: JsonObject = {};
-  for (const key of Object.keys(value).reverse()) {
-    Object.defineProperty(out, key, {
-      value: reorder(value[key] as JsonValue),
-      enumerable: true,
-      writable: true,
-    });
-  }
-  return out;
-}
-
-/** JSON values whose objects may carry `__proto__` and `constructor` as ordinary keys, as JSON.parse makes them. */
-const jsonValue: fc.Arbitrary<JsonValue> = fc
-  .jsonValue({ maxDepth: 3 })
-  .map((value) => JSON.parse(JSON.stringify(value)) as JsonValue);
-const jsonObject: fc.Arbitrary<JsonObject> = fc
-  .dictionary(fc.constantFrom('a', 'b', 'c', '__proto__', 'constructor', 'x y'), jsonValue, { maxKeys: 5 })
-  .map((value) => JSON.parse(JSON.stringify(value)) as JsonObject);
 /** The three comparing modes, for properties that must hold in each. */
 const COMPARING_MODES = ['exact', 'superset', 'subset'] as const;
 

@@ -10,6 +10,7 @@ import {
 import type { JsonValue } from '../../src/model/json.js';
 import { compileRegex, type JsonObject } from '../../src/scenario/assertions.js';
 import type { ArgsMatchSpec as ArgsMatch } from '../../src/scenario/native.js';
+import { jsonObject, jsonValue, reorder } from '../helpers/json-arbitraries.js';
 
 const captured = (value: JsonValue) => ({ captured: true as const, value });
 
@@ -18,29 +19,6 @@ function regexMatch(pattern: string, flags = ''): ArgsMatch {
   if (!compiled.ok) throw new Error(compiled.message);
   return { mode: 'regex', pattern, flags, regex: compiled.regex };
 }
-
-/** Rebuilds an object with its keys in reverse order (and nested objects too). */
-function reorder(value: JsonValue): JsonValue {
-  if (Array.isArray(value)) return value.map(reorder);
-  if (typeof value !== 'object' || value === null) return value;
-  const out: JsonObject = {};
-  for (const key of Object.keys(value).reverse()) {
-    Object.defineProperty(out, key, {
-      value: reorder(value[key] as JsonValue),
-      enumerable: true,
-      writable: true,
-    });
-  }
-  return out;
-}
-
-/** JSON values whose objects may carry `__proto__` and `constructor` as ordinary keys, as JSON.parse makes them. */
-const jsonValue: fc.Arbitrary<JsonValue> = fc
-  .jsonValue({ maxDepth: 3 })
-  .map((value) => JSON.parse(JSON.stringify(value)) as JsonValue);
-const jsonObject: fc.Arbitrary<JsonObject> = fc
-  .dictionary(fc.constantFrom('a', 'b', 'c', '__proto__', 'constructor', 'x y'), jsonValue, { maxKeys: 5 })
-  .map((value) => JSON.parse(JSON.stringify(value)) as JsonObject);
 
 describe('exact', () => {
   it('passes on deep-equal arguments whatever the key order', () => {

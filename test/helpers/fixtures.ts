@@ -12,7 +12,9 @@ import { TRACE_ID } from './spans.js';
 export function fixture(name: string): SpanRecord[] {
   const file = name.endsWith('.json') || name.endsWith('.jsonl') ? name : `${name}.otlp.json`;
   const read = readStoredTraces(readFileSync(new URL(`../spans/${file}`, import.meta.url), 'utf8'), file);
-  if (read.input?.format !== 'otlp-json') throw new Error(`${file}: ${JSON.stringify(read.errors)}`);
+  // A fixture with any rejected span is broken, not "mostly fine".
+  if (read.input?.format !== 'otlp-json' || read.errors.length > 0)
+    throw new Error(`${file}: ${JSON.stringify(read.errors)}`);
   return read.input.spans;
 }
 

@@ -1,35 +1,18 @@
-/**
- * pydantic-ai spans rebuilt from its source and tests (test/spans/capture/documented-pydantic-ai.ts):
- * instrumentation version 2 (`agent run` / `running tool`, `tool_arguments` / `tool_response`,
- * the pydantic-ai 1.0 era) and version 3 (`invoke_agent` / `execute_tool` with GenAI keys, the
- * current code), plus hand-built spans for version 1 `events`, deferrals and missing content.
- */
-import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { readStoredTraces } from '../../src/cli/read-traces.js';
 import type { SpanRecord } from '../../src/model/span-record.js';
 import type { ToolCall, Trajectory } from '../../src/model/trajectory.js';
-import { assembleTrajectory } from '../../src/normalizers/assemble.js';
 import { otelGenAi } from '../../src/normalizers/otel-genai.js';
 import { PYDANTIC_AI, pydanticAi } from '../../src/normalizers/pydantic-ai.js';
-import { spanRecord, TRACE_ID } from '../helpers/spans.js';
+import { fixture, trajectoryOf } from '../helpers/fixtures.js';
+import { spanRecord } from '../helpers/spans.js';
 
 const VERSIONS = ['v2', 'v3'] as const;
 const RETRY_SUFFIX = '\n\nFix the errors and try again.';
 
-function loadSpans(name: string): SpanRecord[] {
-  const file = `test/spans/${name}.otlp.json`;
-  const read = readStoredTraces(readFileSync(file, 'utf8'), file);
-  expect(read.errors).toEqual([]);
-  if (read.input?.format !== 'otlp-json') throw new Error(`${file}: not OTLP JSON`);
-  return read.input.spans;
-}
+const loadSpans = fixture;
 
-function assemble(spans: SpanRecord[], conventions = [pydanticAi, otelGenAi]): Trajectory {
-  const trajectory = assembleTrajectory(spans[0]?.traceId ?? TRACE_ID, spans, conventions);
-  if (!trajectory) throw new Error('no trajectory');
-  return trajectory;
-}
+const assemble = (spans: SpanRecord[], conventions = [pydanticAi, otelGenAi]): Trajectory =>
+  trajectoryOf(spans, conventions);
 
 function callOf(trajectory: Trajectory, id: string): ToolCall {
   const call = trajectory.call(id);

@@ -1,34 +1,17 @@
-/**
- * Strands Agents (TypeScript SDK 1.19.0) spans, captured for real by
- * test/spans/capture/strands/capture.mjs with a scripted model provider, in its three content
- * layouts: per-message events (default), GenAI messages on span events
- * (`gen_ai_latest_experimental`) and GenAI messages as span attributes (`..._span_attributes_only`).
- */
-import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { readStoredTraces } from '../../src/cli/read-traces.js';
 import type { SpanRecord } from '../../src/model/span-record.js';
 import type { ToolCall, Trajectory } from '../../src/model/trajectory.js';
-import { assembleTrajectory } from '../../src/normalizers/assemble.js';
 import { otelGenAi } from '../../src/normalizers/otel-genai.js';
 import { STRANDS, strands, unwrapContent } from '../../src/normalizers/strands.js';
-import { spanRecord, TRACE_ID } from '../helpers/spans.js';
+import { fixture, trajectoryOf } from '../helpers/fixtures.js';
+import { spanRecord } from '../helpers/spans.js';
 
 const MODES = ['events', 'latest', 'latest-attributes'] as const;
 
-function loadSpans(name: string): SpanRecord[] {
-  const file = `test/spans/${name}.otlp.json`;
-  const read = readStoredTraces(readFileSync(file, 'utf8'), file);
-  expect(read.errors).toEqual([]);
-  if (read.input?.format !== 'otlp-json') throw new Error(`${file}: not OTLP JSON`);
-  return read.input.spans;
-}
+const loadSpans = fixture;
 
-function assemble(spans: SpanRecord[], conventions = [strands, otelGenAi]): Trajectory {
-  const trajectory = assembleTrajectory(spans[0]?.traceId ?? TRACE_ID, spans, conventions);
-  if (!trajectory) throw new Error('no trajectory');
-  return trajectory;
-}
+const assemble = (spans: SpanRecord[], conventions = [strands, otelGenAi]): Trajectory =>
+  trajectoryOf(spans, conventions);
 
 function callOf(trajectory: Trajectory, id: string): ToolCall {
   const call = trajectory.call(id);
