@@ -16,11 +16,12 @@ import {
   requiredStepRecall,
 } from '../../src/cli/compare-metrics.js';
 import { formatJson } from '../../src/cli/format-json.js';
-import { type CliIO, UsageError } from '../../src/cli/io.js';
+import { UsageError } from '../../src/cli/io.js';
 import { runEval } from '../../src/cli/run-eval.js';
 import { DEMO_SCENARIO } from '../../src/demo/conversations.js';
 import type { Finding, Report } from '../../src/model/report.js';
 import { parseScenario } from '../../src/scenario/scenario.js';
+import { captureIO } from '../helpers/cli.js';
 
 /** The demo scenario plus the checks the compare dimensions read: a sequence, repeats, an end milestone. */
 function scenario(version = '2') {
@@ -62,21 +63,9 @@ interface Captured {
 }
 
 async function compare(args: string[], stdin = ''): Promise<Captured> {
-  const out = { stdout: '', stderr: '' };
-  const io: CliIO = {
-    stdout: (text) => {
-      out.stdout += text;
-    },
-    stderr: (text) => {
-      out.stderr += text;
-    },
-    readStdin: async () => stdin,
-    readFile: (path) => readFile(path, 'utf8'),
-    writeFile: (path, text) => writeFile(path, text, 'utf8'),
-    isTTY: false,
-  };
+  const { io, output } = captureIO(stdin);
   const code = await compareCommand(args, io);
-  return { code, ...out };
+  return { code, ...output };
 }
 
 let dir: string;

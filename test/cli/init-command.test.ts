@@ -9,11 +9,10 @@ import { Ajv2020 } from 'ajv/dist/2020.js';
 import { afterEach, beforeEach, describe, expect, test } from 'vitest';
 import { parse as parseYaml } from 'yaml';
 import { INIT_USAGE, initCommand } from '../../src/cli/init-command.js';
-import type { CliIO } from '../../src/cli/io.js';
 import { UsageError } from '../../src/cli/io.js';
 import { scenarioJsonSchema } from '../../src/cli/schema-command.js';
 import { loadScenarioFile } from '../../src/scenario/scenario.js';
-import { runCli } from '../helpers/cli.js';
+import { captureIO, runCli } from '../helpers/cli.js';
 
 const REPO = fileURLToPath(new URL('../../', import.meta.url));
 const SPANS = fileURLToPath(new URL('../spans/', import.meta.url));
@@ -26,22 +25,9 @@ interface InitRun {
 }
 
 async function runInit(args: string[]): Promise<InitRun> {
-  let stdout = '';
-  let stderr = '';
-  const io: CliIO = {
-    stdout: (text) => {
-      stdout += text;
-    },
-    stderr: (text) => {
-      stderr += text;
-    },
-    readStdin: async () => '',
-    readFile: (path) => readFile(path, 'utf8'),
-    writeFile: (path, text) => writeFile(path, text, 'utf8'),
-    isTTY: false,
-  };
+  const { io, output } = captureIO();
   const code = await initCommand(args, io);
-  return { code, stdout, stderr };
+  return { code, ...output };
 }
 
 let dir: string;

@@ -2,7 +2,6 @@ import { mkdtemp, readFile, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
-import type { CliIO } from '../../src/cli/io.js';
 import { UsageError } from '../../src/cli/io.js';
 import { promoteCommand } from '../../src/cli/promote-command.js';
 import { Redactor } from '../../src/cli/promote-fixture.js';
@@ -11,6 +10,7 @@ import { runEval } from '../../src/cli/run-eval.js';
 import { captureDemoTraces } from '../../src/demo/capture.js';
 import { DEMO_SCENARIO } from '../../src/demo/conversations.js';
 import { parseScenario } from '../../src/scenario/scenario.js';
+import { captureIO } from '../helpers/cli.js';
 
 /** Identifiers the demo's traces carry: order, refund ids (real and made up), the customer's e-mail. */
 const RAW_IDENTIFIERS = ['O-17', 'R-1001', 'R-7731', 'sam@example.test', 'example.test'];
@@ -32,18 +32,8 @@ beforeAll(async () => {
 });
 
 async function promote(args: string[]): Promise<{ code: number; stderr: string }> {
-  let stderr = '';
-  const io: CliIO = {
-    stdout: () => {},
-    stderr: (text) => {
-      stderr += text;
-    },
-    readStdin: async () => '',
-    readFile: (path) => readFile(path, 'utf8'),
-    writeFile: (path, text) => writeFile(path, text, 'utf8'),
-    isTTY: false,
-  };
-  return { code: await promoteCommand(args, io), stderr };
+  const { io, output } = captureIO();
+  return { code: await promoteCommand(args, io), stderr: output.stderr };
 }
 
 /** What `eval` makes of a file: verdict, and the findings as `rule (assertion)`. */

@@ -2,10 +2,11 @@ import { mkdtemp, readFile, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { type CliIO, UsageError } from '../../src/cli/io.js';
+import { UsageError } from '../../src/cli/io.js';
 import { VIEW_USAGE, viewCommand } from '../../src/cli/view-command.js';
 import { captureDemoTraces } from '../../src/demo/capture.js';
 import { DEMO_SCENARIO } from '../../src/demo/conversations.js';
+import { captureIO } from '../helpers/cli.js';
 
 let dir: string;
 let scenario: string;
@@ -16,22 +17,9 @@ let good: string;
 const INJECTION = '</script><img src=x onerror="alert(1)">';
 
 async function view(args: string[]) {
-  let stdout = '';
-  let stderr = '';
-  const io: CliIO = {
-    stdout: (text) => {
-      stdout += text;
-    },
-    stderr: (text) => {
-      stderr += text;
-    },
-    readStdin: async () => '',
-    readFile: (path) => readFile(path, 'utf8'),
-    writeFile: (path, text) => writeFile(path, text, 'utf8'),
-    isTTY: false,
-  };
+  const { io, output } = captureIO();
   const code = await viewCommand(args, io);
-  return { code, stdout, stderr };
+  return { code, ...output };
 }
 
 beforeAll(async () => {

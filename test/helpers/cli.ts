@@ -10,16 +10,18 @@ export interface CliRun {
   stderr: string;
 }
 
-/** Runs `toolpath ...args` in process; `stdin` is what `-` reads; `stderrIsTTY` as if on a terminal. */
-export async function runCli(args: string[], stdin = '', stderrIsTTY = false): Promise<CliRun> {
-  let stdout = '';
-  let stderr = '';
+/** An in-memory CliIO on real files, and what was written to its stdout and stderr. */
+export function captureIO(
+  stdin = '',
+  stderrIsTTY = false,
+): { io: CliIO; output: { stdout: string; stderr: string } } {
+  const output = { stdout: '', stderr: '' };
   const io: CliIO = {
     stdout: (text) => {
-      stdout += text;
+      output.stdout += text;
     },
     stderr: (text) => {
-      stderr += text;
+      output.stderr += text;
     },
     readStdin: async () => stdin,
     readFile: (path) => readFile(path, 'utf8'),
@@ -27,6 +29,12 @@ export async function runCli(args: string[], stdin = '', stderrIsTTY = false): P
     isTTY: false,
     stderrIsTTY,
   };
+  return { io, output };
+}
+
+/** Runs `toolpath ...args` in process; `stdin` is what `-` reads; `stderrIsTTY` as if on a terminal. */
+export async function runCli(args: string[], stdin = '', stderrIsTTY = false): Promise<CliRun> {
+  const { io, output } = captureIO(stdin, stderrIsTTY);
   const code = await main(args, io);
-  return { code, stdout, stderr };
+  return { code, ...output };
 }
