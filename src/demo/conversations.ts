@@ -16,88 +16,59 @@ const order = { orderId: 'O-17' };
 const field = (value: JsonValue | undefined, key: string): JsonValue =>
   value !== null && typeof value === 'object' && !Array.isArray(value) ? (value[key] ?? null) : null;
 
+// The steps the scripts share: what a model does given what it has seen so far.
+const lookUpBoth: ScriptStep = () => ({
+  toolCalls: [
+    { name: 'get_order', arguments: order },
+    { name: 'get_refund_policy', arguments: order },
+  ],
+});
+const refundTheOrderAmount: ScriptStep = (seen) => ({
+  toolCalls: [
+    { name: 'issue_refund', arguments: { ...order, amount: field(seen.get('get_order'), 'amount') } },
+  ],
+});
+/** Confirms the refund id the refund returned, or the given one (a made-up id). */
+const confirm =
+  (refundId?: string): ScriptStep =>
+  (seen) => ({
+    toolCalls: [
+      {
+        name: 'send_confirmation',
+        arguments: {
+          email: field(seen.get('get_order'), 'email'),
+          refundId: refundId ?? field(seen.get('issue_refund'), 'refundId'),
+        },
+      },
+    ],
+  });
+const answer =
+  (text: string): ScriptStep =>
+  () => ({ text });
+
 /** The three conversations the demo runs. */
 export const DEMO_CONVERSATIONS: DemoConversation[] = [
   {
     name: 'good-refund',
     description: 'looks up the order and the policy in parallel, refunds, confirms the real refund id',
-    steps: [
-      () => ({
-        toolCalls: [
-          { name: 'get_order', arguments: order },
-          { name: 'get_refund_policy', arguments: order },
-        ],
-      }),
-      (seen) => ({
-        toolCalls: [
-          { name: 'issue_refund', arguments: { ...order, amount: field(seen.get('get_order'), 'amount') } },
-        ],
-      }),
-      (seen) => ({
-        toolCalls: [
-          {
-            name: 'send_confirmation',
-            arguments: {
-              email: field(seen.get('get_order'), 'email'),
-              refundId: field(seen.get('issue_refund'), 'refundId'),
-            },
-          },
-        ],
-      }),
-      () => ({ text: 'Your refund of $40 is on its way.' }),
-    ],
+    steps: [lookUpBoth, refundTheOrderAmount, confirm(), answer('Your refund of $40 is on its way.')],
   },
   {
     name: 'refund-before-policy',
     description: 'issues the refund first and checks the refund policy only afterwards',
     steps: [
       () => ({ toolCalls: [{ name: 'get_order', arguments: order }] }),
-      (seen) => ({
-        toolCalls: [
-          { name: 'issue_refund', arguments: { ...order, amount: field(seen.get('get_order'), 'amount') } },
-        ],
-      }),
+      refundTheOrderAmount,
       () => ({ toolCalls: [{ name: 'get_refund_policy', arguments: order }] }),
-      (seen) => ({
-        toolCalls: [
-          {
-            name: 'send_confirmation',
-            arguments: {
-              email: field(seen.get('get_order'), 'email'),
-              refundId: field(seen.get('issue_refund'), 'refundId'),
-            },
-          },
-        ],
-      }),
-      () => ({ text: 'Your refund of $40 is on its way.' }),
+      confirm(),
+      answer('Your refund of $40 is on its way.'),
     ],
   },
   {
     name: 'made-up-confirmation',
     description:
       'refunds correctly but confirms a refund id it made up instead of the one the refund returned',
-    steps: [
-      () => ({
-        toolCalls: [
-          { name: 'get_order', arguments: order },
-          { name: 'get_refund_policy', arguments: order },
-        ],
-      }),
-      (seen) => ({
-        toolCalls: [
-          { name: 'issue_refund', arguments: { ...order, amount: field(seen.get('get_order'), 'amount') } },
-        ],
-      }),
-      (seen) => ({
-        toolCalls: [
-          {
-            name: 'send_confirmation',
-            arguments: { email: field(seen.get('get_order'), 'email'), refundId: 'R-7731' },
-          },
-        ],
-      }),
-      () => ({ text: 'Your refund R-7731 is on its way.' }),
-    ],
+    steps: [lookUpBoth, refundTheOrderAmount, confirm('R-7731'), answer('Your refund R-7731 is on its way.')],
   },
 ];
 

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { CUSTOMER_EMAIL_CHECK } from '../../src/scenario/compat-seed-000.js';
-import { parseScenario, parseScenarioText, ScenarioError } from '../../src/scenario/scenario.js';
+import { parseScenario, parseScenarioText } from '../../src/scenario/scenario.js';
+import { errorOf as errorOfDocument } from '../helpers/scenario-errors.js';
 
 /** Seed 000's tutorial scenario, verbatim. */
 const TUTORIAL = {
@@ -16,15 +17,7 @@ const TUTORIAL = {
   expected: { orderId: 'O-17', customerEmail: 'sam@example.test' },
 };
 
-function errorOf(value: unknown, source = 'refund.json'): string {
-  try {
-    parseScenario(value, source);
-  } catch (error) {
-    expect(error).toBeInstanceOf(ScenarioError);
-    return (error as Error).message;
-  }
-  throw new Error('expected a ScenarioError');
-}
+const errorOf = (value: unknown, source = 'refund.json') => errorOfDocument(value, source);
 
 describe("seed 000's Scenario object is read verbatim into the native rules", () => {
   it('maps every key of the tutorial scenario', () => {

@@ -8,27 +8,9 @@ import {
   parseScenarioText,
   ScenarioError,
 } from '../../src/scenario/scenario.js';
+import { errorOf, textErrorOf } from '../helpers/scenario-errors.js';
 
 /** The message of the ScenarioError that parsing `value` throws. */
-function errorOf(value: unknown, source = 'refund.yaml'): string {
-  try {
-    parseScenario(value, source);
-  } catch (error) {
-    expect(error).toBeInstanceOf(ScenarioError);
-    return (error as Error).message;
-  }
-  throw new Error('expected a ScenarioError');
-}
-
-function textErrorOf(text: string, source = 'refund.yaml'): string {
-  try {
-    parseScenarioText(text, source);
-  } catch (error) {
-    expect(error).toBeInstanceOf(ScenarioError);
-    return (error as Error).message;
-  }
-  throw new Error('expected a ScenarioError');
-}
 
 describe('parseScenario accepts the seed-001 assertion JSON verbatim', () => {
   it('reads every family and defaults the id to the base name of the source', () => {
