@@ -76,9 +76,22 @@ export type { Convention, SpanReading } from './normalizers/convention.js';
 export { CONVENTIONS } from './normalizers/conventions.js';
 export { groupByTrace, normalizeSpans, normalizeTrace } from './normalizers/normalize.js';
 export { trajectoryFromTypedEvents } from './normalizers/typed-events.js';
+export type { EvaluationEvent } from './processor/evaluation-events.js';
 export { fromReadableSpan } from './processor/readable-span.js';
+export { REDACTED, type RedactionOptions, type RedactionSetting } from './processor/redact.js';
+export type { SamplingDecision, SamplingOptions, SamplingReason } from './processor/risk-sampler.js';
+export type { DropReason } from './processor/trace-buffer.js';
+export type { EvaluationLoggerProvider, JudgeOptions, ScenarioInput } from './processor/trace-judge.js';
+export {
+  type ProcessorLimits,
+  type ProcessorStats,
+  TrajectoryProcessor,
+  type TrajectoryProcessorOptions,
+  trajectoryProcessor,
+} from './processor/trajectory-processor.js';
 export {
   loadScenarioFile,
+  loadScenarioFileSync,
   parseScenario,
   parseScenarioText,
   type Scenario,

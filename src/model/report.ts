@@ -62,6 +62,11 @@ export interface Report {
   findings: Finding[];
   assertions: AssertionResult[];
   stats: ReportStats;
+  /**
+   * Set when the trace was judged before it completed (a timeout, eviction or shutdown closed
+   * it): why, e.g. `timeout: 2 spans still open`. What is missing may explain a finding.
+   */
+  incomplete?: string;
 }
 
 /** Totals over a run of evaluations. */

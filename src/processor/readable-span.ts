@@ -31,6 +31,15 @@ const resourceCache = new WeakMap<SdkResource, Attributes>();
 
 /** Converts an SDK span (ended or not) to a SpanRecord; an unended span has no end time. */
 export function fromReadableSpan(span: ReadableSpan): SpanRecord {
+  return toRecord(span, span.ended);
+}
+
+/** {@link fromReadableSpan} for a span in `onEnding`: its end time is set, though not yet marked ended. */
+export function fromEndingSpan(span: ReadableSpan): SpanRecord {
+  return toRecord(span, true);
+}
+
+function toRecord(span: ReadableSpan, ended: boolean): SpanRecord {
   const context = span.spanContext();
   const parentSpanId = span.parentSpanContext?.spanId;
   return {
@@ -41,7 +50,7 @@ export function fromReadableSpan(span: ReadableSpan): SpanRecord {
     name: span.name,
     kind: SPAN_KIND_NAMES[span.kind] ?? 'unspecified',
     startTimeUnixNano: hrTimeToNanos(span.startTime),
-    endTimeUnixNano: span.ended ? hrTimeToNanos(span.endTime) : undefined,
+    endTimeUnixNano: ended ? hrTimeToNanos(span.endTime) : undefined,
     status: statusOf(span.status.code, span.status.message),
     attributes: toAttributes(span.attributes),
     events: span.events.map((event) => ({

@@ -4,6 +4,7 @@
  * file can be wrong ends in one {@link ScenarioError} whose message says which file, where in
  * it, what was expected and what was there, so a user can fix it without reading this code.
  */
+import { readFileSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { basename, extname } from 'node:path';
 import { parseDocument } from 'yaml';
@@ -183,6 +184,20 @@ export async function loadScenarioFile(path: string): Promise<Scenario> {
   let text: string;
   try {
     text = await readFile(path, 'utf8');
+  } catch (error) {
+    throw new ScenarioError(path, [`cannot read the file: ${describeReadError(error)}`]);
+  }
+  return parseScenarioText(text, path);
+}
+
+/**
+ * {@link loadScenarioFile}, synchronously: for setup code that cannot await (a SpanProcessor
+ * built in a provider's constructor).
+ */
+export function loadScenarioFileSync(path: string): Scenario {
+  let text: string;
+  try {
+    text = readFileSync(path, 'utf8');
   } catch (error) {
     throw new ScenarioError(path, [`cannot read the file: ${describeReadError(error)}`]);
   }

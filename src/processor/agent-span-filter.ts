@@ -1,0 +1,50 @@
+/**
+ * The fast path's test: could any convention claim this span? Looks only at the span's name,
+ * scope name and attribute keys (no values parsed, nothing allocated), so ordinary HTTP and
+ * database spans are passed on at once. It may say yes to a span no convention claims (the span
+ * is then buffered for nothing); it must never say no to one a convention claims: a test holds
+ * it to that over every captured fixture.
+ */
+
+/** Attribute key prefixes of the agent conventions (GenAI, Vercel `ai.*`, OpenInference, OpenLLMetry, ...). */
+const KEY_PREFIXES = [
+  'gen_ai.',
+  'ai.',
+  'llm.',
+  'openinference.',
+  'traceloop.',
+  'langsmith.',
+  'langfuse.',
+  'gcp.vertex.agent.',
+  'mastra.',
+  'mcp.',
+  'pydantic_ai.',
+] as const;
+/** Keys that identify a convention without a prefix (pydantic-ai's older spans). */
+const BARE_KEYS = new Set(['tool_arguments', 'tool_response', 'agent_name', 'model_request_parameters']);
+/** Instrumentation scopes whose every span is read by a convention. */
+const SCOPES = new Set(['pydantic-ai', 'gcp.vertex.agent']);
+/** Span names that mark an agent span even without attributes. */
+const NAME_PREFIXES = [
+  'ai.',
+  'execute_tool',
+  'invoke_agent',
+  'running tool',
+  'running output function',
+  'call_llm',
+];
+
+/** True when some convention might claim a span with this name, scope and attributes. */
+export function mayBeAgentSpan(
+  name: string,
+  scopeName: string,
+  attributes: Readonly<Record<string, unknown>>,
+): boolean {
+  for (const key in attributes) {
+    if (BARE_KEYS.has(key)) return true;
+    for (const prefix of KEY_PREFIXES) if (key.startsWith(prefix)) return true;
+  }
+  if (SCOPES.has(scopeName)) return true;
+  for (const prefix of NAME_PREFIXES) if (name.startsWith(prefix)) return true;
+  return false;
+}

@@ -1,0 +1,91 @@
+/**
+ * A Report as OpenTelemetry event attributes: one `gen_ai.evaluation.result` event per
+ * evaluated scenario (the GenAI semantic conventions' evaluation event) and one
+ * `toolpath.finding` event per finding. The same attributes go on span events, on the
+ * evaluation span and on log records, so every backend sees the same names.
+ */
+import type { Attributes as OtelAttributes } from '@opentelemetry/api';
+import { type Report, scenarioLabel } from '../model/report.js';
+
+/** Event (and log record) name of a scenario's result. */
+export const EVALUATION_RESULT_EVENT = 'gen_ai.evaluation.result';
+/** Event name of one finding. */
+export const FINDING_EVENT = 'toolpath.finding';
+/** Name of the span toolpath adds under the evaluated span when it cannot write onto it. */
+export const EVALUATION_SPAN_NAME = 'toolpath.evaluate';
+
+/** Finding events per report at most; the rest are counted in `toolpath.findings.omitted`. */
+export const MAX_FINDING_EVENTS = 32;
+/** `gen_ai.evaluation.explanation` is cut to this many characters. */
+const MAX_EXPLANATION = 1_024;
+
+/** An event to add: its name and attributes. */
+export interface EvaluationEvent {
+  name: string;
+  attributes: OtelAttributes;
+}
+
+/**
+ * The overall score of a report: the mean of its dimension scores (1 when it scored none). The
+ * verdict, not this number, says pass or fail: a hard finding fails whatever the mean.
+ */
+export function overallScore(report: Report): number {
+  const scores = Object.values(report.scores);
+  if (scores.length === 0) return 1;
+  return scores.reduce((sum, score) => sum + score, 0) / scores.length;
+}
+
+/** The `gen_ai.evaluation.result` attributes of one report. */
+export function resultAttributes(report: Report): OtelAttributes {
+  const attributes: OtelAttributes = {
+    'gen_ai.evaluation.name': scenarioLabel(report.scenario),
+    'gen_ai.evaluation.score.value': overallScore(report),
+    'gen_ai.evaluation.score.label': report.verdict,
+    'toolpath.scenario.id': report.scenario.id,
+    'toolpath.verdict': report.verdict,
+    'toolpath.findings.count': report.findings.length,
+    'toolpath.findings.hard': report.findings.filter((f) => f.severity === 'hard' && !f.inconclusive).length,
+    'toolpath.trajectory.tool_calls': report.stats.calls,
+  };
+  if (report.scenario.version !== undefined)
+    attributes['toolpath.scenario.version'] = report.scenario.version;
+  for (const [dimension, score] of Object.entries(report.scores))
+    attributes[`toolpath.score.${dimension}`] = score;
+  const explanation = explain(report);
+  if (explanation !== '') attributes['gen_ai.evaluation.explanation'] = explanation;
+  if (report.incomplete !== undefined) attributes['toolpath.trace.incomplete'] = report.incomplete;
+  return attributes;
+}
+
+/** The result event and the finding events of one report, in that order. */
+export function reportEvents(report: Report): EvaluationEvent[] {
+  const events: EvaluationEvent[] = [{ name: EVALUATION_RESULT_EVENT, attributes: resultAttributes(report) }];
+  const shown = report.findings.slice(0, MAX_FINDING_EVENTS);
+  for (const finding of shown) {
+    const attributes: OtelAttributes = {
+      'toolpath.scenario.id': report.scenario.id,
+      'toolpath.finding.rule': finding.rule,
+      'toolpath.finding.severity': finding.severity,
+      'toolpath.finding.message': finding.message,
+      'toolpath.finding.calls': finding.calls,
+      'toolpath.finding.spans': finding.spans,
+    };
+    if (finding.inconclusive) attributes['toolpath.finding.inconclusive'] = true;
+    events.push({ name: FINDING_EVENT, attributes });
+  }
+  const omitted = report.findings.length - shown.length;
+  if (omitted > 0) (events[0] as EvaluationEvent).attributes['toolpath.findings.omitted'] = omitted;
+  return events;
+}
+
+/** Pass: empty. Otherwise the findings' messages, hard first, cut to a readable length. */
+function explain(report: Report): string {
+  if (report.findings.length === 0) return '';
+  const ordered = [...report.findings].sort((a, b) => rank(a.severity) - rank(b.severity));
+  const text = ordered.map((finding) => `${finding.rule}: ${finding.message}`).join('; ');
+  return text.length > MAX_EXPLANATION ? `${text.slice(0, MAX_EXPLANATION - 1)}…` : text;
+}
+
+function rank(severity: string): number {
+  return severity === 'hard' ? 0 : 1;
+}

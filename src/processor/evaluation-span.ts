@@ -1,0 +1,76 @@
+/**
+ * The `toolpath.evaluate` span: a child of the evaluated agent span that carries the
+ * evaluation events when they cannot go on that span itself (it had already ended, or the
+ * trace arrived over OTLP). Built as a finished ReadableSpan and handed straight to the
+ * exporting processor: it never passes through a tracer, so toolpath never sees (or judges)
+ * its own spans.
+ */
+import { randomBytes } from 'node:crypto';
+import { type Attributes, type HrTime, SpanKind, SpanStatusCode, TraceFlags } from '@opentelemetry/api';
+import type { ReadableSpan } from '@opentelemetry/sdk-trace-base';
+import { EVALUATION_SPAN_NAME, type EvaluationEvent } from './evaluation-events.js';
+
+/** The instrumentation scope of everything toolpath emits. */
+export const TOOLPATH_SCOPE = { name: 'toolpath', version: '0.1.0' } as const;
+
+/** What an evaluation span is made of. */
+export interface EvaluationSpanInput {
+  traceId: string;
+  /** The evaluated span: the new span's parent. */
+  parentSpanId: string;
+  /** The evaluated span's resource, so the evaluation shows under the same service. */
+  resource: ReadableSpan['resource'];
+  startTime: HrTime;
+  endTime: HrTime;
+  attributes: Attributes;
+  events: readonly EvaluationEvent[];
+}
+
+/** A finished, sampled span ready for `SpanProcessor.onEnd` or `SpanExporter.export`. */
+export function evaluationSpan(input: EvaluationSpanInput): ReadableSpan {
+  const context = {
+    traceId: input.traceId,
+    spanId: randomBytes(8).toString('hex'),
+    traceFlags: TraceFlags.SAMPLED,
+  };
+  const parent = { traceId: input.traceId, spanId: input.parentSpanId, traceFlags: TraceFlags.SAMPLED };
+  return {
+    name: EVALUATION_SPAN_NAME,
+    kind: SpanKind.INTERNAL,
+    spanContext: () => context,
+    parentSpanContext: parent,
+    startTime: input.startTime,
+    endTime: input.endTime,
+    duration: hrTimeDifference(input.startTime, input.endTime),
+    status: { code: SpanStatusCode.UNSET },
+    attributes: input.attributes,
+    links: [],
+    events: input.events.map((event) => ({
+      name: event.name,
+      attributes: event.attributes,
+      time: input.endTime,
+    })),
+    ended: true,
+    resource: input.resource,
+    instrumentationScope: TOOLPATH_SCOPE,
+    droppedAttributesCount: 0,
+    droppedEventsCount: 0,
+    droppedLinksCount: 0,
+  };
+}
+
+/** Milliseconds since the epoch (with fractions) as HrTime. */
+export function hrTimeFromMillis(ms: number): HrTime {
+  const seconds = Math.floor(ms / 1000);
+  return [seconds, Math.round((ms - seconds * 1000) * 1e6)];
+}
+
+function hrTimeDifference(start: HrTime, end: HrTime): HrTime {
+  let seconds = end[0] - start[0];
+  let nanos = end[1] - start[1];
+  if (nanos < 0) {
+    seconds -= 1;
+    nanos += 1e9;
+  }
+  return seconds < 0 ? [0, 0] : [seconds, nanos];
+}

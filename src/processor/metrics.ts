@@ -1,0 +1,87 @@
+/**
+ * toolpath's own metrics, through the OpenTelemetry metrics API (a no-op until the app gives a
+ * MeterProvider, or sets a global one). Names are dot-separated with no `total` suffix.
+ */
+import { type Counter, type Histogram, type MeterProvider, metrics } from '@opentelemetry/api';
+import type { Report } from '../model/report.js';
+import type { DropReason } from './trace-buffer.js';
+
+/** The instruments, created once per processor or adapter. */
+export class ToolpathMetrics {
+  private readonly evaluations: Counter;
+  private readonly findings: Counter;
+  private readonly toolCalls: Histogram;
+  private readonly duration: Histogram;
+  private readonly dropped: Counter;
+  private readonly sampled: Counter;
+  private readonly errors: Counter;
+
+  constructor(meterProvider: MeterProvider = metrics.getMeterProvider()) {
+    const meter = meterProvider.getMeter('toolpath', '0.1.0');
+    this.evaluations = meter.createCounter('toolpath.evaluations', {
+      description: 'Trajectories evaluated, by scenario and verdict.',
+      unit: '{evaluation}',
+    });
+    this.findings = meter.createCounter('toolpath.findings', {
+      description: 'Findings, by scenario, rule and severity.',
+      unit: '{finding}',
+    });
+    this.toolCalls = meter.createHistogram('toolpath.trajectory.tool_calls', {
+      description: 'Tool calls per evaluated trajectory.',
+      unit: '{call}',
+      advice: { explicitBucketBoundaries: [0, 1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024] },
+    });
+    this.duration = meter.createHistogram('toolpath.evaluation.duration', {
+      description: 'Time to normalize a trace and evaluate it against every scenario that applies.',
+      unit: 's',
+      advice: {
+        explicitBucketBoundaries: [
+          0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.5,
+        ],
+      },
+    });
+    this.dropped = meter.createCounter('toolpath.traces.dropped', {
+      description: 'Traces or spans let go without being judged or exported, by reason.',
+      unit: '{item}',
+    });
+    this.sampled = meter.createCounter('toolpath.traces.sampled', {
+      description: 'Sampling decisions on judged traces, by reason and whether the trace was kept.',
+      unit: '{trace}',
+    });
+    this.errors = meter.createCounter('toolpath.evaluation.errors', {
+      description: 'Evaluations that threw (the trace is still passed on), by stage.',
+      unit: '{error}',
+    });
+  }
+
+  /** One scenario's report. */
+  recordReport(report: Report): void {
+    const scenario = report.scenario.id;
+    this.evaluations.add(1, { 'toolpath.scenario.id': scenario, 'toolpath.verdict': report.verdict });
+    for (const finding of report.findings) {
+      this.findings.add(1, {
+        'toolpath.scenario.id': scenario,
+        'toolpath.finding.rule': finding.rule,
+        'toolpath.finding.severity': finding.severity,
+      });
+    }
+  }
+
+  /** One judged trajectory: its size and what judging it cost. */
+  recordTrajectory(toolCalls: number, seconds: number): void {
+    this.toolCalls.record(toolCalls);
+    this.duration.record(seconds);
+  }
+
+  recordDrop(reason: DropReason, count: number): void {
+    this.dropped.add(count, { 'toolpath.drop.reason': reason });
+  }
+
+  recordSampling(reason: string, kept: boolean): void {
+    this.sampled.add(1, { 'toolpath.sampling.reason': reason, 'toolpath.sampling.kept': kept });
+  }
+
+  recordError(stage: string): void {
+    this.errors.add(1, { 'toolpath.error.stage': stage });
+  }
+}

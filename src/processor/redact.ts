@@ -1,0 +1,141 @@
+/**
+ * Redaction before anything leaves the process: finding messages quote argument and result
+ * values ("refundId "R-7731" appears in no earlier result"), so every value the trajectory
+ * captured is found in the text and replaced, unless its field is allowlisted (kept) or listed
+ * for hashing (replaced by a keyed hash, the same for the same value, so "the id it was given"
+ * and "the id it sent" still visibly differ or match).
+ */
+import { createHmac, randomBytes } from 'node:crypto';
+import type { JsonValue } from '../model/json.js';
+import type { Report } from '../model/report.js';
+import type { Trajectory } from '../model/trajectory.js';
+
+/** How argument and result values appear in what toolpath emits. */
+export interface RedactionOptions {
+  /** Field names whose values are kept as they are (e.g. `orderId`). */
+  keepFields?: readonly string[];
+  /** Field names whose values are replaced by a keyed hash (`#1f3a9c0b2e4d`) instead of `[redacted]`. */
+  hashFields?: readonly string[];
+  /** HMAC key for hashing; default: random per process, so hashes cannot be reversed by guessing. */
+  hashKey?: string | Uint8Array;
+}
+
+/** `false` emits values as captured: only when the configuration says raw values may leave. */
+export type RedactionSetting = RedactionOptions | false;
+
+/** What a redacted value reads as. */
+export const REDACTED = '[redacted]';
+
+/** Strings shorter than this are left alone outside quotes: too short to carry data, too likely to hit words. */
+const MIN_BARE_STRING = 3;
+/** Numbers whose text is shorter than this are left alone: a `0` or `2` also names indexes and counts. */
+const MIN_NUMBER_TEXT = 2;
+const QUOTED = /"(?:[^"\\\n]|\\.)*(?:"|…)/g;
+const BARE_TOKEN = /[\p{L}\p{N}_\-.@+]+/gu;
+
+/** Redacts reports for one configuration; reuse it (it holds the hash key). */
+export class Redactor {
+  private readonly keep: ReadonlySet<string>;
+  private readonly hash: ReadonlySet<string>;
+  private readonly key: string | Uint8Array;
+
+  constructor(readonly setting: RedactionSetting = {}) {
+    const options = setting === false ? {} : setting;
+    this.keep = new Set(options.keepFields ?? []);
+    this.hash = new Set(options.hashFields ?? []);
+    this.key = options.hashKey ?? randomBytes(32);
+  }
+
+  /**
+   * A copy of `report` whose finding messages and assertion reasons quote no captured value of
+   * `trajectory` except allowlisted ones. The report is returned as is when there is nothing to redact.
+   */
+  redact(report: Report, trajectory: Trajectory): Report {
+    if (this.setting === false) return report;
+    const hasText = report.findings.length > 0 || report.assertions.some((a) => a.reason !== '');
+    if (!hasText) return report;
+    const replacements = this.replacementsFor(trajectory);
+    if (replacements.size === 0) return report;
+    const scrub = (text: string) => scrubText(text, replacements);
+    return {
+      ...report,
+      findings: report.findings.map((finding) => ({ ...finding, message: scrub(finding.message) })),
+      assertions: report.assertions.map((assertion) =>
+        assertion.reason === '' ? assertion : { ...assertion, reason: scrub(assertion.reason) },
+      ),
+    };
+  }
+
+  /** The keyed hash a value of a hashed field reads as. */
+  hashOf(value: string): string {
+    return `#${createHmac('sha256', this.key).update(value).digest('hex').slice(0, 12)}`;
+  }
+
+  /** Text of every captured value (as quoted JSON and bare) -> what it reads as in output. */
+  private replacementsFor(trajectory: Trajectory): Map<string, string> {
+    const replacements = new Map<string, string>();
+    const visit = (value: JsonValue, field: string | undefined, depth: number): void => {
+      if (field !== undefined && this.keep.has(field)) return;
+      if (typeof value === 'string') {
+        const replacement = field !== undefined && this.hash.has(field) ? this.hashOf(value) : REDACTED;
+        // Quoted first: a hashed value inside a JSON rendering stays a JSON string.
+        replacements.set(JSON.stringify(value), JSON.stringify(replacement));
+        if (value.length >= MIN_BARE_STRING && !replacements.has(value)) replacements.set(value, replacement);
+      } else if (typeof value === 'number') {
+        const text = String(value);
+        if (text.length >= MIN_NUMBER_TEXT) replacements.set(text, REDACTED);
+      } else if (Array.isArray(value)) {
+        if (depth < MAX_DEPTH) for (const item of value) visit(item, field, depth + 1);
+      } else if (value !== null && typeof value === 'object') {
+        if (depth < MAX_DEPTH) for (const [key, item] of Object.entries(value)) visit(item, key, depth + 1);
+      }
+    };
+    for (const call of trajectory.calls) {
+      if (call.args.captured) visit(call.args.value, undefined, 0);
+      if (call.result.captured) visit(call.result.value, undefined, 0);
+    }
+    return replacements;
+  }
+}
+
+/** Values nested deeper than this are not looked at: rules render only the first levels anyway. */
+const MAX_DEPTH = 32;
+
+/**
+ * Replaces quoted JSON strings that are captured values (or a cut-off start of one, as rules
+ * render long values with `…`), then bare tokens that are captured values.
+ */
+function scrubText(text: string, replacements: ReadonlyMap<string, string>): string {
+  const quotedDone = text.replace(QUOTED, (literal) => {
+    const whole = replacements.get(literal);
+    if (whole !== undefined) return whole;
+    if (literal.endsWith('…')) return truncatedReplacement(literal, replacements) ?? literal;
+    return literal;
+  });
+  return quotedDone.replace(BARE_TOKEN, (token) => {
+    if (token === REDACTED.slice(1, -1)) return token;
+    const replacement = replacements.get(token) ?? replacements.get(trimPunctuation(token));
+    if (replacement === undefined) return token;
+    // Bare occurrences get the bare form of the replacement.
+    return replacement.startsWith('"') ? (JSON.parse(replacement) as string) : replacement;
+  });
+}
+
+/** A literal like `"a long val…` is redacted when some captured string starts with its text. */
+function truncatedReplacement(
+  literal: string,
+  replacements: ReadonlyMap<string, string>,
+): string | undefined {
+  const prefix = literal.slice(0, -1);
+  for (const [text, replacement] of replacements) {
+    if (text.startsWith('"') && text.startsWith(prefix)) return replacement;
+  }
+  // A cut inside an object or array rendering is not a string of its own: still redact it, as we
+  // cannot tell which value it was.
+  return `"${REDACTED}…`;
+}
+
+/** A token at the end of a sentence carries its full stop or colon. */
+function trimPunctuation(token: string): string {
+  return token.replace(/\.+$/, '');
+}

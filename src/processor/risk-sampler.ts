@@ -1,0 +1,123 @@
+/**
+ * Which judged traces go on to the exporter. Every risky trace is kept (a hard finding, an
+ * error, an irreversible tool, a tool or scenario version seen for the first time, a configured
+ * attribute); of the rest, a fraction chosen by trace id, the same on every instance and every
+ * replay. Kept traces carry the reason and the adjusted count (how many traces each one stands
+ * for) so backends can weight them.
+ */
+
+import type { Report } from '../model/report.js';
+import type { AttributeValue } from '../model/span-record.js';
+
+/** Risk sampling settings. */
+export interface SamplingOptions {
+  /** Fraction (0..1) of traces with no risk that are kept, chosen by trace id. Default 1: keep all. */
+  ratio?: number;
+  /** Keep a trace when any of its spans has this attribute: with this value, or any value for `true`. */
+  keepAttributes?: Readonly<Record<string, AttributeValue | true>>;
+  /** Tools whose every call keeps its trace, beside each scenario's `safety.irreversible` tools. */
+  keepTools?: readonly string[];
+}
+
+/** Why a trace was kept or dropped, in the order the reasons are checked. */
+export type SamplingReason =
+  | 'hard_finding'
+  | 'error'
+  | 'irreversible_tool'
+  | 'new_tool'
+  | 'new_scenario_version'
+  | 'attribute'
+  | 'ratio';
+
+/** The decision for one trace. */
+export interface SamplingDecision {
+  keep: boolean;
+  reason: SamplingReason;
+  /** How many traces this one stands for: 1 when kept for a risk, 1/ratio when kept by ratio. */
+  adjustedCount: number;
+}
+
+/** What the sampler looks at in one judged trace. */
+export interface SampledTrace {
+  traceId: string;
+  reports: readonly Report[];
+  /** Some span of the trace had error status. */
+  hasError: boolean;
+  /** Names of the tools called. */
+  tools: Iterable<string>;
+  /** Attributes of the trace's spans, looked at only when `keepAttributes` is set. */
+  spanAttributes: () => Iterable<Readonly<Record<string, AttributeValue>>>;
+}
+
+/** Tools and scenario versions remembered as "seen" at most: past it, nothing more counts as new. */
+const MAX_REMEMBERED = 10_000;
+/** Randomness is read from the trace id's last 13 hex digits (W3C trace ids end in random bits). */
+const RANDOM_HEX_DIGITS = 13;
+
+/** Decides per trace; remembers tools and scenario versions it has seen. */
+export class RiskSampler {
+  private readonly ratio: number;
+  private readonly keepTools: ReadonlySet<string>;
+  private readonly keepAttributes: readonly [string, AttributeValue | true][];
+  private readonly seenTools = new Set<string>();
+  private readonly seenScenarios = new Set<string>();
+
+  constructor(options: SamplingOptions = {}, irreversibleTools: Iterable<string> = []) {
+    const ratio = options.ratio ?? 1;
+    if (!(ratio >= 0 && ratio <= 1))
+      throw new RangeError(`sampling.ratio must be between 0 and 1, got ${ratio}`);
+    this.ratio = ratio;
+    this.keepTools = new Set([...irreversibleTools, ...(options.keepTools ?? [])]);
+    this.keepAttributes = Object.entries(options.keepAttributes ?? {});
+  }
+
+  /** The decision for `trace`; also records its tools and scenario versions as seen. */
+  decide(trace: SampledTrace): SamplingDecision {
+    // Remember every tool and version, whichever reason decides, so "new" means new.
+    let newTool = false;
+    let keepTool = false;
+    for (const tool of trace.tools) {
+      if (this.keepTools.has(tool)) keepTool = true;
+      if (!this.seenTools.has(tool) && this.seenTools.size < MAX_REMEMBERED) {
+        this.seenTools.add(tool);
+        newTool = true;
+      }
+    }
+    let newScenario = false;
+    for (const report of trace.reports) {
+      const label = `${report.scenario.id}@${report.scenario.version ?? ''}`;
+      if (!this.seenScenarios.has(label) && this.seenScenarios.size < MAX_REMEMBERED) {
+        this.seenScenarios.add(label);
+        newScenario = true;
+      }
+    }
+    const risk = (reason: SamplingReason): SamplingDecision => ({ keep: true, reason, adjustedCount: 1 });
+    if (trace.reports.some((report) => report.findings.some((f) => f.severity === 'hard' && !f.inconclusive)))
+      return risk('hard_finding');
+    if (trace.hasError) return risk('error');
+    if (keepTool) return risk('irreversible_tool');
+    if (newTool) return risk('new_tool');
+    if (newScenario) return risk('new_scenario_version');
+    if (this.keepAttributes.length > 0 && this.matchesAttribute(trace)) return risk('attribute');
+    if (this.ratio >= 1) return { keep: true, reason: 'ratio', adjustedCount: 1 };
+    const keep = traceIdFraction(trace.traceId) < this.ratio;
+    return { keep, reason: 'ratio', adjustedCount: keep ? 1 / this.ratio : 0 };
+  }
+
+  private matchesAttribute(trace: SampledTrace): boolean {
+    for (const attributes of trace.spanAttributes()) {
+      for (const [key, wanted] of this.keepAttributes) {
+        if (!(key in attributes)) continue;
+        if (wanted === true || attributes[key] === wanted) return true;
+      }
+    }
+    return false;
+  }
+}
+
+/** The trace id's random bits as a fraction in [0, 1): the same for a trace everywhere. */
+export function traceIdFraction(traceId: string): number {
+  const digits = traceId.slice(-RANDOM_HEX_DIGITS);
+  const value = Number.parseInt(digits, 16);
+  return Number.isNaN(value) ? 0 : value / 16 ** RANDOM_HEX_DIGITS;
+}
