@@ -144,7 +144,7 @@ export class TrajectoryProcessor implements SpanProcessor {
       if (!isLocalRoot(span)) return;
       const trace = this.buffer.get(span.spanContext().traceId);
       // Only when this root is the last open span of its trace, and the trace is small enough.
-      if (!trace || trace.openSpans !== 1 || trace.spans.length + 1 > this.limits.inlineMaxSpans) return;
+      if (trace?.openSpans !== 1 || trace.spans.length + 1 > this.limits.inlineMaxSpans) return;
       const claimsRoot = mayBeAgentSpan(span.name, span.instrumentationScope.name, span.attributes);
       if (!trace.state.claimed && !claimsRoot) return;
       const records = trace.spans.map(fromReadableSpan);

@@ -60,7 +60,9 @@ describe('trajectoryProcessor with a Vercel AI SDK agent', () => {
     });
     // The finding's span ids are spans the exporter received.
     const exportedIds = new Set(p.exporter.getFinishedSpans().map((span) => span.spanContext().spanId));
-    for (const id of rule?.['toolpath.finding.spans'] as string[]) expect(exportedIds.has(id)).toBe(true);
+    const findingSpans = (rule?.['toolpath.finding.spans'] ?? []) as string[];
+    expect(findingSpans.length).toBeGreaterThan(0);
+    for (const id of findingSpans) expect(exportedIds.has(id)).toBe(true);
   });
 
   it('puts the events on a toolpath.evaluate child of the agent span when the local root is an HTTP span', async () => {
