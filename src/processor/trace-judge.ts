@@ -4,7 +4,8 @@
  * and log records, and decide by risk whether the trace goes on. Contains every error: a
  * scenario that throws costs its own report, never the trace or the host app.
  */
-import { type Context, diag, type MeterProvider, ROOT_CONTEXT, TraceFlags, trace } from '@opentelemetry/api';
+import type { Logger, LoggerProvider } from '@opentelemetry/api-logs';
+import { diag, type MeterProvider, ROOT_CONTEXT, TraceFlags, trace } from '@opentelemetry/api';
 import { appliesTo } from '../evaluate/applies-to.js';
 import { evaluate } from '../evaluate/evaluate.js';
 import type { Report } from '../model/report.js';
@@ -28,22 +29,8 @@ import { RiskSampler, type SamplingDecision, type SamplingOptions } from './risk
  */
 export type ScenarioInput = Scenario | string | Record<string, unknown>;
 
-/** The smallest part of the Logs API toolpath uses, so any LoggerProvider (api-logs, sdk-logs) fits. */
-export interface EvaluationLoggerProvider {
-  getLogger(
-    name: string,
-    version?: string,
-  ): {
-    emit(record: {
-      eventName?: string;
-      body?: string;
-      attributes?: Record<string, unknown>;
-      context?: Context;
-      severityText?: string;
-      severityNumber?: number;
-    }): void;
-  };
-}
+/** The Logs API's LoggerProvider (an sdk-logs LoggerProvider, or the global one from `@opentelemetry/api-logs`). */
+export type EvaluationLoggerProvider = LoggerProvider;
 
 /** What judging needs, shared by the processor's and the adapter's options. */
 export interface JudgeOptions {
@@ -98,7 +85,7 @@ export class TraceJudge {
   readonly metrics: ToolpathMetrics;
   private readonly redactor: Redactor;
   private readonly sampler: RiskSampler;
-  private readonly logger?: ReturnType<EvaluationLoggerProvider['getLogger']>;
+  private readonly logger?: Logger;
 
   constructor(private readonly options: JudgeOptions) {
     // Outcome hooks check a system's final state: a job for CI (`toolpath eval`), not for live traffic.
@@ -195,7 +182,7 @@ export class TraceJudge {
           severityText: report.verdict === 'fail' ? 'WARN' : 'INFO',
           severityNumber: report.verdict === 'fail' ? 13 : 9,
           body: `${report.scenario.id}: ${report.verdict}`,
-          attributes: resultAttributes(report),
+          attributes: resultAttributes(report) as Record<string, string | number | boolean>,
           context,
         });
       } catch (error) {

@@ -87,6 +87,10 @@ describe('trajectoryProcessor with a Vercel AI SDK agent', () => {
       (finding) => finding['toolpath.finding.rule'] === 'grounding.source',
     );
     expect(grounding).toBeDefined();
+    // Redacted by default: the made-up id and the real one are values the trace captured.
+    const emitted = JSON.stringify(evaluation?.events);
+    expect(emitted).toContain('[redacted]');
+    for (const value of ['R-0000', 'R-7781', 'ana@example.com']) expect(emitted).not.toContain(value);
     // Nothing toolpath emitted was judged again: one evaluation span, one report's events.
     expect(spans.filter((span) => span.name === 'toolpath.evaluate')).toHaveLength(1);
   });
