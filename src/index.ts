@@ -51,6 +51,7 @@ export type {
   Severity,
   Verdict,
 } from './model/report.js';
+export { scenarioLabel } from './model/report.js';
 export type {
   Attributes,
   AttributeValue,

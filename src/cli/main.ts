@@ -8,6 +8,7 @@ import { INIT_USAGE, initCommand } from './init-command.js';
 import { type CliIO, UsageError } from './io.js';
 import { PROMOTE_USAGE, promoteCommand } from './promote-command.js';
 import { SCHEMA_USAGE, schemaCommand } from './schema-command.js';
+import { SERVE_USAGE, serveCommand } from './serve-command.js';
 import { VIEW_USAGE, viewCommand } from './view-command.js';
 
 const USAGE = `usage: toolpath <command> [options]
@@ -19,6 +20,7 @@ commands:
   init    write a starter scenario and a vitest test into a project
   promote turn a stored trace into a minimal, redacted regression fixture
   schema  print the JSON Schema of the native scenario format, for editors
+  serve   run the collector adapter: receive OTLP, judge traces, forward findings
   view    draw a trace's causal trajectory as a self-contained HTML page
 
 options:
@@ -36,6 +38,7 @@ const COMMANDS: Record<
   demo: { run: demoCommand, usage: 'usage: toolpath demo [--keep DIR]\n' },
   promote: { run: promoteCommand, usage: PROMOTE_USAGE },
   schema: { run: schemaCommand, usage: SCHEMA_USAGE },
+  serve: { run: serveCommand, usage: SERVE_USAGE },
   view: { run: viewCommand, usage: VIEW_USAGE },
 };
 

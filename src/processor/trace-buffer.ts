@@ -15,7 +15,9 @@ export type DropReason =
   /** A span arrived after its trace was judged and dropped by sampling. */
   | 'late_sampled_out'
   /** The trace was judged and not kept by sampling. */
-  | 'sampled_out';
+  | 'sampled_out'
+  /** Spans for the next hop did not fit the adapter's forward queue. */
+  | 'forward_queue_full';
 
 /** One trace being buffered. `T` is what the front door keeps per span, `S` its own per-trace state. */
 export interface BufferedTrace<T, S = undefined> {
@@ -217,6 +219,7 @@ export class TraceBuffer<T, S = undefined> {
       trace_too_large: this.dropped.get('trace_too_large') ?? 0,
       late_sampled_out: this.dropped.get('late_sampled_out') ?? 0,
       sampled_out: this.dropped.get('sampled_out') ?? 0,
+      forward_queue_full: this.dropped.get('forward_queue_full') ?? 0,
     };
   }
 }

@@ -4,8 +4,9 @@
  * and log records, and decide by risk whether the trace goes on. Contains every error: a
  * scenario that throws costs its own report, never the trace or the host app.
  */
-import type { Logger, LoggerProvider } from '@opentelemetry/api-logs';
+
 import { diag, type MeterProvider, ROOT_CONTEXT, TraceFlags, trace } from '@opentelemetry/api';
+import type { Logger, LoggerProvider } from '@opentelemetry/api-logs';
 import { appliesTo } from '../evaluate/applies-to.js';
 import { evaluate } from '../evaluate/evaluate.js';
 import type { Report } from '../model/report.js';

@@ -187,7 +187,9 @@ export class TrajectoryProcessor implements SpanProcessor {
     } catch (error) {
       diag.error('toolpath: forceFlush failed', error);
     }
-    await this.next?.forceFlush();
+    await this.next
+      ?.forceFlush()
+      .catch((error) => diag.error('toolpath: the wrapped processor failed to flush', error));
   }
 
   /** Judges every trace still buffered (marked incomplete), passes them on, then shuts the wrapped processor down. */
@@ -202,7 +204,9 @@ export class TrajectoryProcessor implements SpanProcessor {
         diag.error('toolpath: shutdown failed', error);
       }
     }
-    await this.next?.shutdown();
+    await this.next
+      ?.shutdown()
+      .catch((error) => diag.error('toolpath: the wrapped processor failed to shut down', error));
   }
 
   /** What the processor holds and has let go. */

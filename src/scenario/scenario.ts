@@ -359,7 +359,7 @@ function objectOptions(schema: z.ZodType, value: unknown): z.ZodType[] {
 }
 
 /** ` (did you mean x?)` when a known name is close enough to be the intended one, else ''. */
-function suggestion(word: string, candidates: readonly string[]): string {
+export function suggestion(word: string, candidates: readonly string[]): string {
   const normalized = normalizeName(word);
   let best: string | undefined;
   let bestDistance = Number.POSITIVE_INFINITY;

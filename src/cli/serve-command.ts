@@ -1,0 +1,73 @@
+/**
+ * `toolpath serve [--config toolpath.yaml]`: runs the collector adapter until SIGINT or SIGTERM,
+ * then stops gracefully (stop accepting, judge pending traces as incomplete, flush, exit 0).
+ * Without a config it runs on built-in defaults and says where it listens.
+ */
+import { dirname, resolve } from 'node:path';
+import { parseArgs } from 'node:util';
+import { ConfigError, loadAdapterConfig, parseAdapterConfig } from '../collector/config.js';
+import { startService } from '../collector/serve.js';
+import { ScenarioError } from '../scenario/scenario.js';
+import { type CliIO, UsageError } from './io.js';
+
+export const SERVE_USAGE = `usage: toolpath serve [--config toolpath.yaml]
+
+Receives OTLP traces (HTTP JSON/protobuf on 127.0.0.1:4318, gRPC on 127.0.0.1:4317 by default),
+judges each completed trace against the configured scenarios, and forwards evaluation spans
+(and, if configured, the spans) over OTLP to the next hop. SIGINT/SIGTERM stop it gracefully.
+
+options:
+  --config FILE  YAML configuration (receivers, scenarios, exporters, forward, decision,
+                 limits, sampling, metrics, reports, auth; \${env:NAME} expands)
+`;
+
+/** Runs `toolpath serve`; resolves to the exit code once stopped. */
+export async function serveCommand(args: readonly string[], io: CliIO): Promise<number> {
+  let configPath: string | undefined;
+  try {
+    const { values } = parseArgs({ args: [...args], options: { config: { type: 'string' } }, strict: true });
+    configPath = values.config;
+  } catch (error) {
+    throw new UsageError((error as Error).message);
+  }
+  let service: Awaited<ReturnType<typeof startService>>;
+  try {
+    const config = configPath ? loadAdapterConfig(configPath) : parseAdapterConfig({}, 'built-in defaults');
+    const baseDir = configPath ? dirname(resolve(configPath)) : process.cwd();
+    service = await startService(config, { baseDir, log: (line) => io.stderr(`${line}\n`) });
+  } catch (error) {
+    if (error instanceof ConfigError || error instanceof ScenarioError) {
+      io.stderr(`${error.message}\n`);
+      return 2;
+    }
+    io.stderr(`toolpath serve: cannot start: ${(error as Error).message}\n`);
+    return 2;
+  }
+  const lines = [
+    `toolpath serve: ${configPath ? `config ${configPath}` : 'built-in defaults (no --config)'}`,
+  ];
+  if (service.httpUrl) lines.push(`  OTLP/HTTP  ${service.httpUrl}/v1/traces`);
+  if (service.grpcAddress) lines.push(`  OTLP/gRPC  ${service.grpcAddress}`);
+  if (service.metricsUrl) lines.push(`  metrics    ${service.metricsUrl}`);
+  lines.push(
+    `  scenarios  ${service.scenarios.map((s) => (s.source ? `${s.id} (${s.source})` : s.id)).join(', ')}`,
+  );
+  io.stdout(`${lines.join('\n')}\n`);
+
+  await new Promise<void>((resolveStop) => {
+    const stop = () => {
+      process.off('SIGINT', stop);
+      process.off('SIGTERM', stop);
+      resolveStop();
+    };
+    process.on('SIGINT', stop);
+    process.on('SIGTERM', stop);
+  });
+  io.stdout('toolpath serve: stopping: judging pending traces and flushing\n');
+  await service.close();
+  const stats = service.adapter.stats();
+  io.stdout(
+    `toolpath serve: stopped; ${stats.judgedTraces} traces judged, ${stats.lateSpans} late spans, dropped ${JSON.stringify(stats.dropped)}\n`,
+  );
+  return 0;
+}

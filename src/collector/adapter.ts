@@ -1,0 +1,253 @@
+/**
+ * The collector adapter's core, behind the receivers: buffers received spans by trace, decides
+ * when a trace is complete (a wait after its root span arrived, or a maximum wait), judges it
+ * with the same TraceJudge as the in-process processor, and forwards the evaluation span (and,
+ * as configured, the trace's spans) to the next hop. Late spans of judged traces follow the
+ * decision cache. Bounded throughout; what it turns away it counts.
+ */
+import { diag } from '@opentelemetry/api';
+import type { ReadableSpan, SpanExporter } from '@opentelemetry/sdk-trace-base';
+import type { SpanRecord } from '../model/span-record.js';
+import { evaluationSpan, hrTimeFromMillis } from '../processor/evaluation-span.js';
+import { type BufferedTrace, DecisionCache, TraceBuffer } from '../processor/trace-buffer.js';
+import { type Judgement, type JudgeOptions, TraceJudge } from '../processor/trace-judge.js';
+import { ForwardQueue, type ForwardQueueOptions } from './forward-queue.js';
+import type { IngestResult, TraceIngest } from './ingest.js';
+import type { DecodeResult } from './otlp-json.js';
+import { resourceOf, toReadableSpan } from './to-readable-span.js';
+
+/** Which received spans go on to the next hop beside the evaluation spans. */
+export type ForwardSpans = 'none' | 'sampled' | 'all';
+
+/** Options of a {@link TraceAdapter}. */
+export interface AdapterOptions extends JudgeOptions {
+  /** When a trace is judged: `waitAfterRootMs` after its root span arrived (default 2,000), at most `waitMs` after its first span (default 30,000). */
+  decision?: { waitMs?: number; waitAfterRootMs?: number };
+  /** Caps: traces (default 10,000), spans per trace (default 10,000), spans in all (default 1,000,000). */
+  limits?: { maxTraces?: number; maxSpansPerTrace?: number; maxSpans?: number };
+  /** Received spans forwarded: none, those of traces kept by risk sampling, or all (default none). */
+  forwardSpans?: ForwardSpans;
+  /** The next hop; without one, findings go only to reports, logs and metrics. */
+  exporter?: SpanExporter;
+  queue?: ForwardQueueOptions;
+  /** Decisions remembered for late spans (default 100,000). */
+  decisionCacheSize?: number;
+  /** How often due traces are looked for (default 100 ms). */
+  sweepIntervalMs?: number;
+}
+
+/** What the adapter holds and has done. */
+export interface AdapterStats {
+  bufferedTraces: number;
+  bufferedSpans: number;
+  judgedTraces: number;
+  lateSpans: number;
+  dropped: ReturnType<TraceBuffer<unknown>['droppedCounts']>;
+  forward?: ReturnType<ForwardQueue['counts']>;
+}
+
+/** Judging yields to the event loop after this long, so receivers keep answering during a burst. */
+const JUDGE_SLICE_MS = 20;
+/** What a client told "full" waits before retrying. */
+const RETRY_AFTER_SECONDS = 1;
+
+type Buffered = BufferedTrace<SpanRecord>;
+
+/** See the module comment. */
+export class TraceAdapter implements TraceIngest {
+  readonly judge: TraceJudge;
+  private readonly buffer: TraceBuffer<SpanRecord>;
+  private readonly decisions: DecisionCache;
+  private readonly queue?: ForwardQueue;
+  private readonly waitMs: number;
+  private readonly waitAfterRootMs: number;
+  private readonly forwardSpans: ForwardSpans;
+  private readonly stampSampling: boolean;
+  private readonly sweepTimer: ReturnType<typeof setInterval>;
+  private pending: Buffered[] = [];
+  private judged = 0;
+  private late = 0;
+  private closing = false;
+
+  /** Throws a ScenarioError for a scenario that cannot be loaded (setup, not runtime). */
+  constructor(options: AdapterOptions) {
+    this.judge = new TraceJudge(options);
+    this.waitMs = options.decision?.waitMs ?? 30_000;
+    this.waitAfterRootMs = options.decision?.waitAfterRootMs ?? 2_000;
+    this.forwardSpans = options.forwardSpans ?? 'none';
+    this.stampSampling = options.sampling !== undefined;
+    this.buffer = new TraceBuffer<SpanRecord>(
+      {
+        maxTraces: options.limits?.maxTraces ?? 10_000,
+        maxSpansPerTrace: options.limits?.maxSpansPerTrace ?? 10_000,
+        maxSpans: options.limits?.maxSpans ?? 1_000_000,
+        whenFull: 'refuse',
+      },
+      { newState: () => undefined, onDrop: (reason, count) => this.judge.metrics.recordDrop(reason, count) },
+    );
+    this.decisions = new DecisionCache(options.decisionCacheSize ?? 100_000);
+    if (options.exporter) {
+      this.queue = new ForwardQueue(options.exporter, {
+        ...options.queue,
+        onDrop: (count) => {
+          this.judge.metrics.recordDrop('forward_queue_full', count);
+          options.queue?.onDrop?.(count);
+        },
+      });
+    }
+    this.sweepTimer = setInterval(() => this.sweep(), options.sweepIntervalMs ?? 100);
+    this.sweepTimer.unref?.();
+  }
+
+  ready(): boolean {
+    return !this.closing;
+  }
+
+  ingest(decoded: DecodeResult): IngestResult {
+    if (this.closing) {
+      return { kind: 'unavailable', reason: 'shutting_down', retryAfterSeconds: 5, message: 'shutting down' };
+    }
+    try {
+      return this.take(decoded.spans, performance.now());
+    } catch (error) {
+      // Never lose the receiver over a bug here: the client retries.
+      diag.error('toolpath: ingest failed', error);
+      return {
+        kind: 'unavailable',
+        reason: 'full',
+        retryAfterSeconds: RETRY_AFTER_SECONDS,
+        message: 'internal error',
+      };
+    }
+  }
+
+  private take(spans: readonly SpanRecord[], now: number): IngestResult {
+    // All or nothing: a refused request is retried whole by the client, so take none of it.
+    const newTraces = new Set<string>();
+    for (const span of spans) {
+      if (!this.buffer.get(span.traceId) && this.decisions.get(span.traceId) === undefined)
+        newTraces.add(span.traceId);
+    }
+    if (this.buffer.wouldRefuse(newTraces.size, spans.length)) {
+      this.buffer.count('buffer_full', spans.length);
+      return {
+        kind: 'unavailable',
+        reason: 'full',
+        retryAfterSeconds: RETRY_AFTER_SECONDS,
+        message: `buffer full (${this.buffer.size} traces, ${this.buffer.spanCount} spans)`,
+      };
+    }
+    const lateKept: SpanRecord[] = [];
+    for (const span of spans) {
+      const decided = this.decisions.get(span.traceId);
+      if (decided !== undefined) {
+        this.late++;
+        if (decided && this.forwardSpans !== 'none') lateKept.push(span);
+        else if (!decided) this.buffer.count('late_sampled_out', 1);
+        continue;
+      }
+      const trace = this.buffer.open(span.traceId, now);
+      if (!trace) continue; // not reached: checked above
+      this.buffer.add(trace, span);
+      if (span.parentSpanId === undefined) this.buffer.markRoot(trace, now);
+    }
+    if (lateKept.length > 0) this.queue?.push(lateKept.map((span) => toReadableSpan(span)));
+    return { kind: 'accepted' };
+  }
+
+  /** Judges every buffered trace now, as if its wait were over (tests, benchmarks). */
+  judgeAllNow(): void {
+    this.pending.push(...this.buffer.takeAll());
+    this.drain(Number.POSITIVE_INFINITY);
+  }
+
+  /** Stops taking spans, judges what is buffered (marked incomplete), flushes and shuts the exporter down. */
+  async shutdown(): Promise<void> {
+    if (this.closing) return;
+    this.closing = true;
+    clearInterval(this.sweepTimer);
+    for (const trace of this.buffer.takeAll()) this.pending.push(trace);
+    this.drain(Number.POSITIVE_INFINITY, 'shutdown');
+    await this.queue?.shutdown();
+  }
+
+  /** Exports what is queued for the next hop. */
+  async flush(): Promise<void> {
+    await this.queue?.flush();
+  }
+
+  stats(): AdapterStats {
+    return {
+      bufferedTraces: this.buffer.size,
+      bufferedSpans: this.buffer.spanCount,
+      judgedTraces: this.judged,
+      lateSpans: this.late,
+      dropped: this.buffer.droppedCounts(),
+      ...(this.queue && { forward: this.queue.counts() }),
+    };
+  }
+
+  private sweep(): void {
+    try {
+      this.pending.push(...this.buffer.takeDue(performance.now(), this.waitMs, this.waitAfterRootMs));
+      this.drain(JUDGE_SLICE_MS);
+    } catch (error) {
+      diag.error('toolpath: judging failed', error);
+    }
+  }
+
+  /** Judges pending traces for up to `budgetMs`; the rest wait for the next sweep. */
+  private drain(budgetMs: number, closing?: string): void {
+    const deadline = performance.now() + budgetMs;
+    while (this.pending.length > 0) {
+      const trace = this.pending.shift() as Buffered;
+      const incomplete =
+        closing ?? (trace.rootSeenAt === undefined ? `no root span within ${this.waitMs} ms` : undefined);
+      this.judged++;
+      this.finish(trace, this.judge.judge(trace.traceId, trace.spans, incomplete));
+      if (performance.now() >= deadline) return;
+    }
+  }
+
+  private finish(trace: Buffered, judgement: Judgement): void {
+    const { decision } = judgement;
+    this.decisions.set(trace.traceId, decision.keep);
+    if (!decision.keep) this.buffer.count('sampled_out', 1);
+    if (!this.queue) return;
+    const out: ReadableSpan[] = [];
+    if (this.forwardSpans === 'all' || (this.forwardSpans === 'sampled' && decision.keep)) {
+      const stamp = this.stampSampling
+        ? {
+            'toolpath.sampling.reason': decision.reason,
+            'toolpath.sampling.adjusted_count': decision.adjustedCount,
+          }
+        : undefined;
+      for (const span of trace.spans) out.push(toReadableSpan(span, stamp));
+    }
+    const evaluation = this.evaluationSpanOf(trace, judgement);
+    if (evaluation) out.push(evaluation);
+    if (out.length > 0) this.queue.push(out);
+  }
+
+  /** Findings always go on, whatever sampling said about the spans: they are the adapter's output. */
+  private evaluationSpanOf(trace: Buffered, judgement: Judgement): ReadableSpan | undefined {
+    const parentSpanId = judgement.evaluatedSpanId;
+    if (parentSpanId === undefined || judgement.events.length === 0) return undefined;
+    const evaluated = trace.spans.find((span) => span.spanId === parentSpanId) ?? trace.spans[0];
+    if (!evaluated) return undefined;
+    return evaluationSpan({
+      traceId: trace.traceId,
+      parentSpanId,
+      resource: resourceOf(evaluated),
+      startTime: hrTimeFromMillis(judgement.startedAtMs),
+      endTime: hrTimeFromMillis(judgement.endedAtMs),
+      attributes: {
+        'toolpath.trace.spans': trace.spans.length,
+        'toolpath.evaluations': judgement.reports.length,
+        'toolpath.sampling.reason': judgement.decision.reason,
+        'toolpath.sampling.kept': judgement.decision.keep,
+      },
+      events: judgement.events,
+    });
+  }
+}

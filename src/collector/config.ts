@@ -1,0 +1,218 @@
+/**
+ * `toolpath serve --config toolpath.yaml`: the adapter's configuration, as a zod schema (types,
+ * defaults and messages from one place). `${env:NAME}` in any string is replaced by that
+ * environment variable; every mistake is reported with its path, all at once.
+ */
+import { readFileSync } from 'node:fs';
+import { parseDocument } from 'yaml';
+import { z } from 'zod';
+import { suggestion } from '../scenario/scenario.js';
+
+const DURATION = /^(\d+(?:\.\d+)?)(ms|s|m)$/;
+const UNIT_MS = { ms: 1, s: 1_000, m: 60_000 } as const;
+
+/** `30s`, `500ms`, `2m`, or a number of milliseconds. */
+const duration = z.union([
+  z.number().min(0),
+  z.string().transform((text, ctx) => {
+    const match = DURATION.exec(text.trim());
+    if (!match) {
+      ctx.addIssue({ code: 'custom', message: `expected a duration like 500ms, 30s or 2m; got "${text}"` });
+      return z.NEVER;
+    }
+    return Number(match[1]) * UNIT_MS[match[2] as keyof typeof UNIT_MS];
+  }),
+]);
+
+/** `host:port`; a bare port means 127.0.0.1 (the safe default: listen only locally unless told). */
+const endpoint = z.string().transform((text, ctx) => {
+  const match = /^(?:(.*):)?(\d{1,5})$/.exec(text.trim());
+  const port = Number(match?.[2]);
+  if (!match || port > 65_535) {
+    ctx.addIssue({ code: 'custom', message: `expected host:port (e.g. 127.0.0.1:4318); got "${text}"` });
+    return z.NEVER;
+  }
+  const host = match[1] === undefined || match[1] === '' ? '127.0.0.1' : match[1].replace(/^\[(.*)\]$/, '$1');
+  return { host, port };
+});
+
+const listener = z.strictObject({ endpoint });
+
+/** The configuration file's schema. */
+export const adapterConfigSchema = z.strictObject({
+  receivers: z
+    .strictObject({
+      otlp: z
+        .strictObject({
+          http: listener.nullable().default({ endpoint: { host: '127.0.0.1', port: 4318 } }),
+          grpc: listener.nullable().default({ endpoint: { host: '127.0.0.1', port: 4317 } }),
+        })
+        .prefault({}),
+    })
+    .prefault({}),
+  scenarios: z.array(z.string().min(1)).default([]).meta({ description: 'Scenario files or globs.' }),
+  exporters: z
+    .strictObject({
+      otlp: z
+        .strictObject({
+          endpoint: z.url(),
+          protocol: z.enum(['http/json', 'http/protobuf', 'grpc']).default('http/protobuf'),
+          headers: z.record(z.string(), z.string()).default({}),
+        })
+        .optional(),
+    })
+    .prefault({}),
+  forward: z.strictObject({ spans: z.enum(['none', 'sampled', 'all']).default('none') }).prefault({}),
+  decision: z
+    .strictObject({ wait: duration.default(30_000), waitAfterRoot: duration.default(2_000) })
+    .prefault({}),
+  limits: z
+    .strictObject({
+      maxTraces: z.int().min(1).default(10_000),
+      maxSpansPerTrace: z.int().min(1).default(10_000),
+      maxSpans: z.int().min(1).default(1_000_000),
+      maxRequestBytes: z
+        .int()
+        .min(1)
+        .default(20 * 1024 * 1024),
+    })
+    .prefault({}),
+  sampling: z
+    .strictObject({
+      ratio: z.number().min(0).max(1).optional(),
+      keepAttributes: z.record(z.string(), z.union([z.string(), z.number(), z.boolean()])).optional(),
+      keepTools: z.array(z.string()).optional(),
+    })
+    .optional(),
+  redact: z
+    .union([
+      z.literal(false),
+      z.strictObject({
+        keepFields: z.array(z.string()).optional(),
+        hashFields: z.array(z.string()).optional(),
+      }),
+    ])
+    .optional(),
+  metrics: z.strictObject({ prometheus: z.strictObject({ endpoint }).optional() }).prefault({}),
+  reports: z.strictObject({ file: z.string().min(1).optional() }).prefault({}),
+  auth: z.strictObject({ bearerToken: z.string().min(1).optional() }).prefault({}),
+});
+
+/** A validated configuration, defaults filled in. */
+export type AdapterConfig = z.output<typeof adapterConfigSchema>;
+
+/** A configuration that cannot be used: one line per mistake. */
+export class ConfigError extends Error {
+  constructor(
+    readonly source: string,
+    readonly problems: readonly string[],
+  ) {
+    super(problems.map((problem) => `config ${source}: ${problem}`).join('\n'));
+    this.name = 'ConfigError';
+  }
+}
+
+/** Validates a parsed configuration document. */
+export function parseAdapterConfig(
+  document: unknown,
+  source: string,
+  env: NodeJS.ProcessEnv = process.env,
+): AdapterConfig {
+  const problems: string[] = [];
+  const expanded = expandEnv(document ?? {}, [], env, problems);
+  const parsed = adapterConfigSchema.safeParse(expanded);
+  if (!parsed.success) for (const issue of parsed.error.issues) problems.push(describeIssue(issue, expanded));
+  if (problems.length > 0 || !parsed.success) throw new ConfigError(source, problems);
+  return parsed.data;
+}
+
+/** Reads and validates a YAML (or JSON) configuration file. */
+export function loadAdapterConfig(path: string, env: NodeJS.ProcessEnv = process.env): AdapterConfig {
+  let text: string;
+  try {
+    text = readFileSync(path, 'utf8');
+  } catch (error) {
+    throw new ConfigError(path, [`cannot read the file: ${(error as Error).message}`]);
+  }
+  const document = parseDocument(text, { prettyErrors: true, uniqueKeys: true });
+  if (document.errors.length > 0) {
+    throw new ConfigError(
+      path,
+      document.errors.map((error) => `not valid YAML: ${error.message.split('\n')[0]}`),
+    );
+  }
+  return parseAdapterConfig(document.toJS(), path, env);
+}
+
+const ENV_REFERENCE = /\$\{env:([A-Za-z_][A-Za-z0-9_]*)\}/g;
+
+function expandEnv(value: unknown, path: PropertyKey[], env: NodeJS.ProcessEnv, problems: string[]): unknown {
+  if (typeof value === 'string') {
+    return value.replace(ENV_REFERENCE, (_, name: string) => {
+      const found = env[name];
+      if (found === undefined) problems.push(`${formatPath(path)}: environment variable ${name} is not set`);
+      return found ?? '';
+    });
+  }
+  if (Array.isArray(value))
+    return value.map((item, index) => expandEnv(item, [...path, index], env, problems));
+  if (value !== null && typeof value === 'object') {
+    return Object.fromEntries(
+      Object.entries(value).map(([key, item]) => [key, expandEnv(item, [...path, key], env, problems)]),
+    );
+  }
+  return value;
+}
+
+function describeIssue(issue: z.core.$ZodIssue, document: unknown): string {
+  const where = issue.path.length === 0 ? '' : `${formatPath(issue.path)}: `;
+  if (issue.code === 'unrecognized_keys') {
+    const known = knownKeys(issue.path);
+    return issue.keys.map((key) => `${where}unknown key "${key}"${suggestion(key, known)}`).join('\n');
+  }
+  if (issue.code === 'invalid_value')
+    return `${where}expected one of ${issue.values.map((v) => JSON.stringify(v)).join(', ')}; got ${JSON.stringify(valueAt(document, issue.path))}`;
+  return `${where}${issue.message}`;
+}
+
+/** The keys the schema allows at a path, for suggestions. */
+function knownKeys(path: readonly PropertyKey[]): string[] {
+  let schema: z.ZodType = adapterConfigSchema;
+  for (const segment of path) {
+    const shape = objectShape(schema);
+    const next = shape?.[String(segment)];
+    if (!next) return [];
+    schema = next;
+  }
+  return Object.keys(objectShape(schema) ?? {});
+}
+
+function objectShape(schema: z.ZodType): Record<string, z.ZodType> | undefined {
+  let current: z.ZodType = schema;
+  // Unwrap defaults, optionals, nullables and prefaults down to the object.
+  for (let i = 0; i < 8; i++) {
+    if (current instanceof z.ZodObject) return current.shape as Record<string, z.ZodType>;
+    const inner = (current as unknown as { def: { innerType?: z.ZodType; in?: z.ZodType } }).def;
+    const next = inner.innerType ?? inner.in;
+    if (!next) return undefined;
+    current = next;
+  }
+  return undefined;
+}
+
+function valueAt(document: unknown, path: readonly PropertyKey[]): unknown {
+  let current = document;
+  for (const segment of path) {
+    if (current === null || typeof current !== 'object') return undefined;
+    current = (current as Record<PropertyKey, unknown>)[segment];
+  }
+  return current;
+}
+
+function formatPath(path: readonly PropertyKey[]): string {
+  return path
+    .map((segment, index) =>
+      typeof segment === 'number' ? `[${segment}]` : index === 0 ? String(segment) : `.${String(segment)}`,
+    )
+    .join('');
+}

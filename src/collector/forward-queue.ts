@@ -1,0 +1,139 @@
+/**
+ * The adapter's way out: a bounded queue of spans in front of an OTLP exporter. Batches go out
+ * one at a time; a failed batch goes back to the front and is retried with exponential backoff,
+ * so findings produced while the next hop is down arrive once it is back, as far as the queue
+ * holds them. What does not fit is dropped and counted.
+ */
+import { diag } from '@opentelemetry/api';
+import type { ReadableSpan, SpanExporter } from '@opentelemetry/sdk-trace-base';
+
+/** Settings of a {@link ForwardQueue}. */
+export interface ForwardQueueOptions {
+  /** Spans held at most (default 20,000). */
+  maxQueueSize?: number;
+  /** Spans per export (default 512). */
+  maxBatchSize?: number;
+  /** How long spans may wait for a fuller batch (default 200 ms). */
+  flushDelayMs?: number;
+  /** First retry delay after a failed export, doubled each time up to `maxBackoffMs` (default 250 ms). */
+  initialBackoffMs?: number;
+  maxBackoffMs?: number;
+  /** Told how many spans were dropped because the queue was full. */
+  onDrop?: (count: number) => void;
+}
+
+/** See the module comment. */
+export class ForwardQueue {
+  private readonly queue: ReadableSpan[] = [];
+  private readonly options: Required<Omit<ForwardQueueOptions, 'onDrop'>>;
+  private timer: ReturnType<typeof setTimeout> | undefined;
+  private exporting: Promise<void> | undefined;
+  private backoffMs = 0;
+  private droppedSpans = 0;
+  private exportedSpans = 0;
+  private closed = false;
+
+  constructor(
+    private readonly exporter: SpanExporter,
+    private readonly settings: ForwardQueueOptions = {},
+  ) {
+    this.options = {
+      maxQueueSize: settings.maxQueueSize ?? 20_000,
+      maxBatchSize: settings.maxBatchSize ?? 512,
+      flushDelayMs: settings.flushDelayMs ?? 200,
+      initialBackoffMs: settings.initialBackoffMs ?? 250,
+      maxBackoffMs: settings.maxBackoffMs ?? 30_000,
+    };
+  }
+
+  /** Queues spans for export; those over the cap are dropped and counted. */
+  push(spans: readonly ReadableSpan[]): void {
+    const room = Math.max(0, this.options.maxQueueSize - this.queue.length);
+    const taken = this.closed ? 0 : Math.min(room, spans.length);
+    for (let i = 0; i < taken; i++) this.queue.push(spans[i] as ReadableSpan);
+    this.drop(spans.length - taken);
+    this.schedule(this.backoffMs || this.options.flushDelayMs);
+  }
+
+  /** Spans waiting. */
+  get size(): number {
+    return this.queue.length;
+  }
+
+  /** Totals so far. */
+  counts(): { exported: number; dropped: number; queued: number } {
+    return { exported: this.exportedSpans, dropped: this.droppedSpans, queued: this.queue.length };
+  }
+
+  /** Exports everything queued now (one attempt per batch; what fails stays queued). */
+  async flush(): Promise<void> {
+    await this.exporting;
+    while (this.queue.length > 0) {
+      const ok = await this.exportBatch();
+      if (!ok) return;
+    }
+  }
+
+  /** Flushes, drops what the next hop would not take, shuts the exporter down. */
+  async shutdown(): Promise<void> {
+    this.closed = true;
+    if (this.timer) clearTimeout(this.timer);
+    await this.flush();
+    this.drop(this.queue.splice(0).length);
+    await this.exporter.shutdown();
+  }
+
+  private schedule(delayMs: number): void {
+    if (this.timer || this.exporting || this.queue.length === 0) return;
+    const full = this.queue.length >= this.options.maxBatchSize && this.backoffMs === 0;
+    this.timer = setTimeout(() => this.run(), full ? 0 : delayMs);
+    this.timer.unref?.();
+  }
+
+  private run(): void {
+    this.timer = undefined;
+    this.exporting = this.exportBatch().then((ok) => {
+      this.exporting = undefined;
+      this.backoffMs = ok
+        ? 0
+        : Math.min(
+            this.options.maxBackoffMs,
+            this.backoffMs === 0 ? this.options.initialBackoffMs : this.backoffMs * 2,
+          );
+      this.schedule(this.backoffMs || this.options.flushDelayMs);
+    });
+  }
+
+  /** Exports the first batch; on failure puts it back in front. */
+  private async exportBatch(): Promise<boolean> {
+    const batch = this.queue.splice(0, this.options.maxBatchSize);
+    if (batch.length === 0) return true;
+    const ok = await new Promise<boolean>((resolve) => {
+      try {
+        this.exporter.export(batch, (result) => {
+          if (result.code !== 0)
+            diag.warn('toolpath: export to the next hop failed; will retry', result.error);
+          resolve(result.code === 0);
+        });
+      } catch (error) {
+        diag.error('toolpath: the exporter threw', error);
+        resolve(false);
+      }
+    });
+    if (ok) {
+      this.exportedSpans += batch.length;
+      return true;
+    }
+    // Back in front, within the cap: what arrived meanwhile may have to give way.
+    this.queue.unshift(...batch);
+    this.drop(Math.max(0, this.queue.length - this.options.maxQueueSize));
+    if (this.queue.length > this.options.maxQueueSize) this.queue.length = this.options.maxQueueSize;
+    return false;
+  }
+
+  private drop(count: number): void {
+    if (count <= 0) return;
+    this.droppedSpans += count;
+    this.settings.onDrop?.(count);
+  }
+}

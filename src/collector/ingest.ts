@@ -1,0 +1,24 @@
+/**
+ * What the receivers hand decoded spans to. The receivers (OTLP/HTTP, OTLP/gRPC) only speak the
+ * protocol: decode, check limits, answer; the adapter behind this interface buffers, judges and
+ * forwards. One interface, so both receivers answer the same way for the same situation.
+ */
+import type { DecodeResult } from './otlp-json.js';
+
+/** What happened to one export request's spans. */
+export type IngestResult =
+  /** Taken (the decoder's rejected spans, if any, are reported as partial success). */
+  | { kind: 'accepted' }
+  /**
+   * Not taken: the buffer is full (or the adapter is shutting down). HTTP answers 429 (full) or
+   * 503 (shutting down) with Retry-After; gRPC RESOURCE_EXHAUSTED or UNAVAILABLE.
+   */
+  | { kind: 'unavailable'; reason: 'full' | 'shutting_down'; retryAfterSeconds: number; message: string };
+
+/** The adapter, as the receivers see it. */
+export interface TraceIngest {
+  /** Takes the decoded spans of one request. Never throws. */
+  ingest(decoded: DecodeResult): IngestResult;
+  /** False while starting or shutting down: readiness probes answer 503. */
+  ready(): boolean;
+}

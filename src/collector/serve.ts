@@ -1,0 +1,202 @@
+/**
+ * `toolpath serve`: the adapter as a service. Builds everything the configuration asks for
+ * (receivers, the adapter, the exporter to the next hop, the Prometheus endpoint and OTLP
+ * metrics, the reports file), starts it, and stops it in order: stop accepting, judge what is
+ * pending as incomplete, flush, close.
+ */
+import { createWriteStream, type WriteStream } from 'node:fs';
+import { isAbsolute, resolve } from 'node:path';
+import { Metadata } from '@grpc/grpc-js';
+import { diag } from '@opentelemetry/api';
+import { OTLPMetricExporter } from '@opentelemetry/exporter-metrics-otlp-http';
+import { PrometheusExporter } from '@opentelemetry/exporter-prometheus';
+import { OTLPTraceExporter as GrpcTraceExporter } from '@opentelemetry/exporter-trace-otlp-grpc';
+import { OTLPTraceExporter as JsonTraceExporter } from '@opentelemetry/exporter-trace-otlp-http';
+import { OTLPTraceExporter as ProtobufTraceExporter } from '@opentelemetry/exporter-trace-otlp-proto';
+import { MeterProvider, type MetricReader, PeriodicExportingMetricReader } from '@opentelemetry/sdk-metrics';
+import type { SpanExporter } from '@opentelemetry/sdk-trace-base';
+import { globSync } from 'tinyglobby';
+import type { Report } from '../model/report.js';
+import { loadScenarios } from '../processor/trace-judge.js';
+import { parseScenario, type Scenario } from '../scenario/scenario.js';
+import { TraceAdapter } from './adapter.js';
+import type { AdapterConfig } from './config.js';
+import { startGrpcReceiver } from './grpc-receiver.js';
+import { startHttpReceiver } from './http-receiver.js';
+
+/** The scenario `toolpath serve` judges by when none is configured: checks that need no tool names. */
+export const DEFAULT_SCENARIO = {
+  id: 'toolpath.defaults',
+  version: '1',
+  description:
+    'Built-in checks for any agent: no use of failed results, no identical repeats, bounded retries.',
+  safety: { failedResultUse: true },
+  efficiency: { repeats: { max: 2 }, retries: { max: 3 } },
+};
+
+/** A running service. */
+export interface RunningService {
+  adapter: TraceAdapter;
+  /** Base URL of the OTLP/HTTP receiver (`${httpUrl}/v1/traces`), when enabled. */
+  httpUrl?: string;
+  /** `host:port` of the OTLP/gRPC receiver, when enabled. */
+  grpcAddress?: string;
+  /** URL of the Prometheus scrape endpoint, when enabled. */
+  metricsUrl?: string;
+  scenarios: readonly Scenario[];
+  /** Graceful stop; resolves when everything is flushed. */
+  close(): Promise<void>;
+}
+
+/** Where relative paths in the configuration are resolved from, and where to say what happens. */
+export interface ServeContext {
+  baseDir: string;
+  log: (line: string) => void;
+}
+
+/** Starts the service described by `config`. Throws (ScenarioError, listen errors) before serving anything. */
+export async function startService(config: AdapterConfig, context: ServeContext): Promise<RunningService> {
+  const scenarios = loadConfiguredScenarios(config.scenarios, context.baseDir);
+  const readers: MetricReader[] = [];
+  let metricsUrl: string | undefined;
+  const prometheus = config.metrics.prometheus?.endpoint;
+  if (prometheus) {
+    const exporter = await new Promise<PrometheusExporter>((resolvePromise, reject) => {
+      const created: PrometheusExporter = new PrometheusExporter(
+        { host: prometheus.host, port: prometheus.port },
+        (error) => (error ? reject(error) : resolvePromise(created)),
+      );
+    });
+    // exporter-prometheus 0.223.0 pins sdk-metrics 2.12.0: the same MetricReader, declared twice.
+    readers.push(exporter as unknown as MetricReader);
+    metricsUrl = `http://${hostForUrl(prometheus.host)}:${prometheus.port}/metrics`;
+  }
+  const otlp = config.exporters.otlp;
+  if (otlp && otlp.protocol !== 'grpc') {
+    readers.push(
+      new PeriodicExportingMetricReader({
+        exporter: new OTLPMetricExporter({
+          url: signalUrl(otlp.endpoint, 'metrics'),
+          headers: otlp.headers,
+        }) as unknown as ConstructorParameters<typeof PeriodicExportingMetricReader>[0]['exporter'],
+      }),
+    );
+  }
+  const meterProvider = new MeterProvider({ readers });
+  const reports = config.reports.file
+    ? new ReportsFile(resolvePath(config.reports.file, context.baseDir))
+    : undefined;
+
+  const adapter = new TraceAdapter({
+    scenarios,
+    ...(config.redact !== undefined && { redact: config.redact }),
+    ...(config.sampling !== undefined && { sampling: config.sampling }),
+    meterProvider,
+    ...(reports && { onReport: (report: Report) => reports.write(report) }),
+    decision: { waitMs: config.decision.wait, waitAfterRootMs: config.decision.waitAfterRoot },
+    limits: config.limits,
+    forwardSpans: config.forward.spans,
+    ...(otlp && { exporter: traceExporter(otlp) }),
+  });
+
+  const closers: (() => Promise<void>)[] = [];
+  const service: RunningService = {
+    adapter,
+    scenarios: adapter.judge.scenarios,
+    ...(metricsUrl && { metricsUrl }),
+    close: async () => {
+      // Receivers first (no new spans), then judge and flush, then the sinks.
+      for (const close of closers.splice(0))
+        await close().catch((error) => diag.error('toolpath: close', error));
+      await adapter.shutdown();
+      await meterProvider.shutdown().catch((error) => diag.error('toolpath: metrics shutdown', error));
+      await reports?.close();
+    },
+  };
+  try {
+    const receiverOptions = {
+      ingest: adapter,
+      maxRequestBytes: config.limits.maxRequestBytes,
+      ...(config.auth.bearerToken !== undefined && { bearerToken: config.auth.bearerToken }),
+    };
+    const http = config.receivers.otlp.http;
+    if (http) {
+      const receiver = await startHttpReceiver({ ...receiverOptions, ...http.endpoint });
+      closers.push(() => receiver.close());
+      service.httpUrl = receiver.url;
+    }
+    const grpc = config.receivers.otlp.grpc;
+    if (grpc) {
+      const receiver = await startGrpcReceiver({ ...receiverOptions, ...grpc.endpoint });
+      closers.push(() => receiver.close());
+      service.grpcAddress = `${grpc.endpoint.host}:${receiver.port}`;
+    }
+  } catch (error) {
+    await service.close();
+    throw error;
+  }
+  return service;
+}
+
+function loadConfiguredScenarios(patterns: readonly string[], baseDir: string): Scenario[] {
+  if (patterns.length === 0) return [parseScenario(DEFAULT_SCENARIO, 'built-in defaults')];
+  const files: string[] = [];
+  for (const pattern of patterns) {
+    const matched = globSync(pattern, { cwd: baseDir, absolute: true }).sort();
+    // A pattern that matches nothing is a typo more often than an intention: say so.
+    if (matched.length === 0) throw new Error(`scenarios: "${pattern}" matches no file (from ${baseDir})`);
+    files.push(...matched);
+  }
+  return loadScenarios(files);
+}
+
+function traceExporter(otlp: NonNullable<AdapterConfig['exporters']['otlp']>): SpanExporter {
+  if (otlp.protocol === 'grpc') {
+    const metadata = new Metadata();
+    for (const [key, value] of Object.entries(otlp.headers)) metadata.set(key, value);
+    return new GrpcTraceExporter({ url: otlp.endpoint, metadata });
+  }
+  const options = { url: signalUrl(otlp.endpoint, 'traces'), headers: otlp.headers };
+  return otlp.protocol === 'http/json' ? new JsonTraceExporter(options) : new ProtobufTraceExporter(options);
+}
+
+/** An endpoint without a path gets the signal's path, as OTEL_EXPORTER_OTLP_ENDPOINT does. */
+function signalUrl(endpoint: string, signal: 'traces' | 'metrics'): string {
+  const url = new URL(endpoint);
+  if (url.pathname === '' || url.pathname === '/') url.pathname = `/v1/${signal}`;
+  return url.toString();
+}
+
+function resolvePath(path: string, baseDir: string): string {
+  return isAbsolute(path) ? path : resolve(baseDir, path);
+}
+
+function hostForUrl(host: string): string {
+  return host.includes(':') ? `[${host}]` : host;
+}
+
+/** Reports as JSON lines. Bounded: when the disk falls behind, lines are dropped and counted. */
+class ReportsFile {
+  private readonly stream: WriteStream;
+  private dropped = 0;
+  private static readonly MAX_PENDING_BYTES = 16 * 1024 * 1024;
+
+  constructor(readonly path: string) {
+    this.stream = createWriteStream(path, { flags: 'a' });
+    this.stream.on('error', (error) => diag.error(`toolpath: reports file ${path}`, error));
+  }
+
+  write(report: Report): void {
+    if (this.stream.writableLength > ReportsFile.MAX_PENDING_BYTES) {
+      this.dropped++;
+      return;
+    }
+    this.stream.write(`${JSON.stringify(report)}\n`);
+  }
+
+  close(): Promise<void> {
+    if (this.dropped > 0)
+      diag.warn(`toolpath: ${this.dropped} reports not written to ${this.path} (disk too slow)`);
+    return new Promise((resolvePromise) => this.stream.end(resolvePromise));
+  }
+}

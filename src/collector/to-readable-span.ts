@@ -1,0 +1,95 @@
+/**
+ * SpanRecord -> SDK ReadableSpan, so the adapter can hand received spans (and its evaluation
+ * spans, which take the evaluated span's resource) to the OTel exporters. The reverse of
+ * `fromReadableSpan`; attribute values pass as they are (the OTLP serializer writes nested
+ * objects as kvlists, bytes as bytes).
+ */
+import {
+  type Attributes,
+  type HrTime,
+  type SpanKind,
+  type SpanStatusCode,
+  TraceFlags,
+} from '@opentelemetry/api';
+import { type Resource, resourceFromAttributes } from '@opentelemetry/resources';
+import type { ReadableSpan } from '@opentelemetry/sdk-trace-base';
+import type {
+  Attributes as RecordAttributes,
+  SpanKindName,
+  SpanRecord,
+  StatusCodeName,
+} from '../model/span-record.js';
+
+/** API SpanKind numbers by name (OTLP `unspecified` has no API kind: internal). */
+const KINDS: Record<SpanKindName, SpanKind> = {
+  unspecified: 0,
+  internal: 0,
+  server: 1,
+  client: 2,
+  producer: 3,
+  consumer: 4,
+};
+const STATUS: Record<StatusCodeName, SpanStatusCode> = { unset: 0, ok: 1, error: 2 };
+const NANOS_PER_SECOND = 1_000_000_000n;
+
+// Spans of one ResourceSpans share one attributes object (the decoders see to it): one Resource each.
+const resources = new WeakMap<RecordAttributes, Resource>();
+
+/** The Resource of a record's resource attributes, shared by every span of that resource. */
+export function resourceOf(record: SpanRecord): Resource {
+  let resource = resources.get(record.resource);
+  if (!resource) {
+    resource = resourceFromAttributes(record.resource as Attributes);
+    resources.set(record.resource, resource);
+  }
+  return resource;
+}
+
+/** A finished ReadableSpan carrying everything the record holds, plus `extraAttributes` if given. */
+export function toReadableSpan(record: SpanRecord, extraAttributes?: Attributes): ReadableSpan {
+  const context = { traceId: record.traceId, spanId: record.spanId, traceFlags: TraceFlags.SAMPLED };
+  const parent =
+    record.parentSpanId === undefined
+      ? undefined
+      : { traceId: record.traceId, spanId: record.parentSpanId, traceFlags: TraceFlags.SAMPLED };
+  const startTime = nanosToHrTime(record.startTimeUnixNano);
+  const end = record.endTimeUnixNano ?? record.startTimeUnixNano;
+  const endTime = nanosToHrTime(end);
+  const status =
+    record.status.message === undefined
+      ? { code: STATUS[record.status.code] }
+      : { code: STATUS[record.status.code], message: record.status.message };
+  return {
+    name: record.name,
+    kind: KINDS[record.kind],
+    spanContext: () => context,
+    parentSpanContext: parent,
+    startTime,
+    endTime,
+    duration: nanosToHrTime(end > record.startTimeUnixNano ? end - record.startTimeUnixNano : 0n),
+    status,
+    attributes: extraAttributes
+      ? { ...(record.attributes as Attributes), ...extraAttributes }
+      : (record.attributes as Attributes),
+    links: record.links.map((link) => ({
+      context: { traceId: link.traceId, spanId: link.spanId, traceFlags: TraceFlags.SAMPLED },
+      attributes: link.attributes as Attributes,
+    })),
+    events: record.events.map((event) => ({
+      name: event.name,
+      time: nanosToHrTime(event.timeUnixNano),
+      attributes: event.attributes as Attributes,
+    })),
+    ended: true,
+    resource: resourceOf(record),
+    instrumentationScope: record.scope,
+    droppedAttributesCount: 0,
+    droppedEventsCount: 0,
+    droppedLinksCount: 0,
+  };
+}
+
+/** Exact nanoseconds to HrTime. */
+export function nanosToHrTime(nanos: bigint): HrTime {
+  return [Number(nanos / NANOS_PER_SECOND), Number(nanos % NANOS_PER_SECOND)];
+}
