@@ -75,7 +75,8 @@ export class TraceAdapter implements TraceIngest {
     this.waitMs = options.decision?.waitMs ?? 30_000;
     this.waitAfterRootMs = options.decision?.waitAfterRootMs ?? 2_000;
     this.forwardSpans = options.forwardSpans ?? 'none';
-    this.stampSampling = options.sampling !== undefined;
+    // Forwarding a sample: say why each trace is in it and what it stands for.
+    this.stampSampling = options.sampling !== undefined || this.forwardSpans === 'sampled';
     this.buffer = new TraceBuffer<SpanRecord>(
       {
         maxTraces: options.limits?.maxTraces ?? 10_000,

@@ -16,7 +16,7 @@ import { OTLPTraceExporter as ProtobufTraceExporter } from '@opentelemetry/expor
 import { MeterProvider, type MetricReader, PeriodicExportingMetricReader } from '@opentelemetry/sdk-metrics';
 import type { SpanExporter } from '@opentelemetry/sdk-trace-base';
 import { globSync } from 'tinyglobby';
-import type { Report } from '../model/report.js';
+import { type Report, scenarioLabel } from '../model/report.js';
 import { loadScenarios } from '../processor/trace-judge.js';
 import { parseScenario, type Scenario } from '../scenario/scenario.js';
 import { TraceAdapter } from './adapter.js';
@@ -86,13 +86,19 @@ export async function startService(config: AdapterConfig, context: ServeContext)
   const reports = config.reports.file
     ? new ReportsFile(resolvePath(config.reports.file, context.baseDir))
     : undefined;
+  // With nowhere else for verdicts to go, say them: a first run should show something.
+  const onReport = reports
+    ? (report: Report) => reports.write(report)
+    : otlp
+      ? undefined
+      : (report: Report) => context.log(verdictLine(report));
 
   const adapter = new TraceAdapter({
     scenarios,
     ...(config.redact !== undefined && { redact: config.redact }),
     ...(config.sampling !== undefined && { sampling: config.sampling }),
     meterProvider,
-    ...(reports && { onReport: (report: Report) => reports.write(report) }),
+    ...(onReport && { onReport }),
     decision: { waitMs: config.decision.wait, waitAfterRootMs: config.decision.waitAfterRoot },
     limits: config.limits,
     forwardSpans: config.forward.spans,
@@ -165,6 +171,11 @@ function signalUrl(endpoint: string, signal: 'traces' | 'metrics'): string {
   const url = new URL(endpoint);
   if (url.pathname === '' || url.pathname === '/') url.pathname = `/v1/${signal}`;
   return url.toString();
+}
+
+function verdictLine(report: Report): string {
+  const findings = report.findings.map((finding) => `${finding.rule}: ${finding.message}`).join('; ');
+  return `${report.verdict.toUpperCase()}  ${scenarioLabel(report.scenario)}  trace ${report.traceId}${findings ? `  ${findings}` : ''}`;
 }
 
 function resolvePath(path: string, baseDir: string): string {

@@ -1,0 +1,198 @@
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { TraceAdapter } from '../../src/collector/adapter.js';
+import { parseAdapterConfig } from '../../src/collector/config.js';
+import { type RunningService, startService } from '../../src/collector/serve.js';
+import type { Report } from '../../src/model/report.js';
+import type { SpanRecord } from '../../src/model/span-record.js';
+import { REFUND_SCENARIO } from '../processor/vercel-agent.js';
+import {
+  agentSpans,
+  type ClientProtocol,
+  eventually,
+  type NextHop,
+  sendWith,
+  startNextHop,
+} from './next-hop.js';
+
+const cleanup: (() => Promise<void>)[] = [];
+afterEach(async () => {
+  for (const close of cleanup.splice(0).reverse()) await close();
+});
+
+function scenarioDir(): string {
+  const dir = mkdtempSync(join(tmpdir(), 'toolpath-serve-'));
+  writeFileSync(join(dir, 'refund.json'), JSON.stringify(REFUND_SCENARIO));
+  return dir;
+}
+
+async function freePort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as { port: number };
+  await new Promise((resolve) => server.close(resolve));
+  return port;
+}
+
+async function service(dir: string, document: Record<string, unknown>): Promise<RunningService> {
+  const config = parseAdapterConfig(
+    {
+      receivers: { otlp: { http: { endpoint: '127.0.0.1:0' }, grpc: { endpoint: '127.0.0.1:0' } } },
+      scenarios: ['*.json'],
+      decision: { wait: '10s', waitAfterRoot: '50ms' },
+      ...document,
+    },
+    'test.yaml',
+  );
+  const running = await startService(config, { baseDir: dir, log: () => {} });
+  cleanup.push(() => running.close());
+  return running;
+}
+
+const evaluationSpans = (hop: NextHop) => hop.spans.filter((span) => span.name === 'toolpath.evaluate');
+const resultOf = (span: SpanRecord) => span.events.find((event) => event.name === 'gen_ai.evaluation.result');
+
+describe('toolpath serve, end to end over loopback', () => {
+  it.each<ClientProtocol>(['http/json', 'http/protobuf+gzip', 'grpc'])(
+    'judges a trace sent with the %s exporter and forwards findings to the next hop',
+    async (protocol) => {
+      const hop = await startNextHop();
+      cleanup.push(() => hop.close());
+      const dir = scenarioDir();
+      const port = await freePort();
+      const running = await service(dir, {
+        exporters: { otlp: { endpoint: hop.url, protocol: 'http/json' } },
+        forward: { spans: 'sampled' },
+        reports: { file: 'reports.jsonl' },
+        metrics: { prometheus: { endpoint: `127.0.0.1:${port}` } },
+      });
+      const spans = await agentSpans('refund-before-policy');
+      const target = protocol === 'grpc' ? `http://${running.grpcAddress}` : (running.httpUrl as string);
+      expect(await sendWith(protocol, target, spans)).toBe(0);
+
+      await eventually(() => evaluationSpans(hop).length === 1, 'the evaluation span at the next hop');
+      await running.adapter.flush();
+      const agent = spans.find((span) => span.name.startsWith('invoke_agent'));
+      const [evaluation] = evaluationSpans(hop);
+      expect(evaluation?.parentSpanId).toBe(agent?.spanContext().spanId);
+      expect(evaluation?.traceId).toBe(agent?.spanContext().traceId);
+      expect(resultOf(evaluation as SpanRecord)?.attributes['gen_ai.evaluation.score.label']).toBe('fail');
+      const rules = evaluation?.events.map((event) => event.attributes['toolpath.finding.rule']);
+      expect(rules).toContain('order.before');
+      // Kept by risk (a hard finding): the trace's own spans went on too, stamped.
+      await eventually(() => hop.spans.length === spans.length + 1, 'the forwarded spans');
+      const forwardedAgent = hop.spans.find((span) => span.spanId === agent?.spanContext().spanId);
+      expect(forwardedAgent?.attributes['toolpath.sampling.reason']).toBe('hard_finding');
+
+      const metrics = await (await fetch(running.metricsUrl as string)).text();
+      expect(metrics).toMatch(/toolpath_evaluations(_total)?\{[^}]*toolpath_verdict="fail"[^}]*\} 1/);
+      await running.close();
+      const lines = readFileSync(join(dir, 'reports.jsonl'), 'utf8').trim().split('\n');
+      const report = JSON.parse(lines[0] as string) as Report;
+      expect([lines.length, report.verdict, report.scenario.id]).toEqual([1, 'fail', 'support.refund']);
+    },
+  );
+
+  it('assembles a trace whose spans arrive in several requests over both protocols, and judges it once', async () => {
+    const hop = await startNextHop();
+    cleanup.push(() => hop.close());
+    const running = await service(scenarioDir(), {
+      exporters: { otlp: { endpoint: hop.url, protocol: 'http/protobuf' } },
+    });
+    const spans = await agentSpans('good');
+    const half = Math.floor(spans.length / 2);
+    // Children first (as SDK batches send them), the root last: the wait starts at the root.
+    expect(await sendWith('grpc', `http://${running.grpcAddress}`, spans.slice(0, half))).toBe(0);
+    expect(await sendWith('http/json', running.httpUrl as string, spans.slice(half))).toBe(0);
+    await eventually(() => evaluationSpans(hop).length === 1, 'the evaluation span');
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    expect(evaluationSpans(hop)).toHaveLength(1);
+    expect(resultOf(evaluationSpans(hop)[0] as SpanRecord)?.attributes).toMatchObject({
+      'gen_ai.evaluation.score.label': 'pass',
+      'toolpath.trajectory.tool_calls': 4,
+    });
+    expect(running.adapter.stats().judgedTraces).toBe(1);
+  });
+});
+
+describe('the adapter under faults', () => {
+  it('keeps findings while the next hop is down and delivers them when it is back, counting what did not fit', async () => {
+    const port = await freePort();
+    const reports: Report[] = [];
+    const adapter = new TraceAdapter({
+      scenarios: [REFUND_SCENARIO],
+      decision: { waitAfterRootMs: 0 },
+      exporter: new (await import('@opentelemetry/exporter-trace-otlp-http')).OTLPTraceExporter({
+        url: `http://127.0.0.1:${port}/v1/traces`,
+        timeoutMillis: 500,
+      }),
+      queue: { maxQueueSize: 3, maxBatchSize: 1, flushDelayMs: 0, initialBackoffMs: 50, maxBackoffMs: 200 },
+      onReport: (report) => reports.push(report),
+    });
+    cleanup.push(() => adapter.shutdown());
+    const { fromReadableSpan } = await import('../../src/processor/readable-span.js');
+    for (let i = 0; i < 5; i++) {
+      const records = (await agentSpans('refund-before-policy')).map(fromReadableSpan);
+      expect(adapter.ingest({ spans: records, errors: [], rejectedSpans: 0 })).toEqual({ kind: 'accepted' });
+    }
+    adapter.judgeAllNow();
+    expect(reports).toHaveLength(5);
+    await new Promise((resolve) => setTimeout(resolve, 700)); // the next hop is still down
+    expect(adapter.stats().forward).toMatchObject({ exported: 0, dropped: 2, queued: 3 });
+
+    const hop = await startNextHop(port);
+    cleanup.push(() => hop.close());
+    await eventually(
+      () => evaluationSpans(hop).length === 3,
+      'the queued evaluation spans after the hop came back',
+    );
+    expect(adapter.stats().forward).toMatchObject({ exported: 3, dropped: 2, queued: 0 });
+  });
+
+  it('answers 429 with Retry-After when the buffer is full, and takes the trace once there is room', async () => {
+    const running = await service(scenarioDir(), {
+      decision: { wait: '10s', waitAfterRoot: '300ms' },
+      limits: { maxTraces: 1 },
+    });
+    const url = `${running.httpUrl}/v1/traces`;
+    const [first, second] = [await agentSpans('good'), await agentSpans('good')];
+    const { JsonTraceSerializer } = await import('@opentelemetry/otlp-transformer');
+    const post = (spans: typeof first) =>
+      fetch(url, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: Buffer.from(JsonTraceSerializer.serializeRequest(spans) as Uint8Array),
+      });
+    expect((await post(first)).status).toBe(200);
+    const refused = await post(second);
+    expect(refused.status).toBe(429);
+    expect(Number(refused.headers.get('retry-after'))).toBeGreaterThan(0);
+    await eventually(() => running.adapter.stats().judgedTraces === 1, 'the first trace judged');
+    expect((await post(second)).status).toBe(200);
+    expect(running.adapter.stats().dropped.buffer_full).toBe(second.length);
+  });
+
+  it('on shutdown judges pending traces as incomplete and flushes their findings', async () => {
+    const hop = await startNextHop();
+    cleanup.push(() => hop.close());
+    const dir = scenarioDir();
+    const running = await service(dir, {
+      decision: { wait: '1m', waitAfterRoot: '1m' },
+      exporters: { otlp: { endpoint: hop.url, protocol: 'http/json' } },
+      reports: { file: 'reports.jsonl' },
+    });
+    const spans = await agentSpans('good');
+    expect(await sendWith('http/json', running.httpUrl as string, spans)).toBe(0);
+    expect(running.adapter.stats().bufferedTraces).toBe(1);
+    await running.close();
+
+    expect(evaluationSpans(hop)).toHaveLength(1);
+    const report = JSON.parse(readFileSync(join(dir, 'reports.jsonl'), 'utf8')) as Report;
+    expect(report.incomplete).toBe('shutdown');
+    const status = await fetch(`${running.httpUrl}/readyz`).catch(() => undefined);
+    expect(status).toBeUndefined(); // no longer listening
+  });
+});
