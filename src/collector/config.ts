@@ -12,17 +12,18 @@ const DURATION = /^(\d+(?:\.\d+)?)(ms|s|m)$/;
 const UNIT_MS = { ms: 1, s: 1_000, m: 60_000 } as const;
 
 /** `30s`, `500ms`, `2m`, or a number of milliseconds. */
-const duration = z.union([
-  z.number().min(0),
-  z.string().transform((text, ctx) => {
-    const match = DURATION.exec(text.trim());
-    if (!match) {
-      ctx.addIssue({ code: 'custom', message: `expected a duration like 500ms, 30s or 2m; got "${text}"` });
-      return z.NEVER;
-    }
-    return Number(match[1]) * UNIT_MS[match[2] as keyof typeof UNIT_MS];
-  }),
-]);
+const duration = z.union([z.number(), z.string()]).transform((value, ctx) => {
+  if (typeof value === 'number' && value >= 0) return value;
+  const match = typeof value === 'string' ? DURATION.exec(value.trim()) : null;
+  if (!match) {
+    ctx.addIssue({
+      code: 'custom',
+      message: `expected a duration like 500ms, 30s or 2m; got ${JSON.stringify(value)}`,
+    });
+    return z.NEVER;
+  }
+  return Number(match[1]) * UNIT_MS[match[2] as keyof typeof UNIT_MS];
+});
 
 /** `host:port`; a bare port means 127.0.0.1 (the safe default: listen only locally unless told). */
 const endpoint = z.string().transform((text, ctx) => {
@@ -55,7 +56,9 @@ export const adapterConfigSchema = z.strictObject({
     .strictObject({
       otlp: z
         .strictObject({
-          endpoint: z.url(),
+          endpoint: z.url({
+            error: (issue) => `expected a URL like http://collector:4318; got ${JSON.stringify(issue.input)}`,
+          }),
           protocol: z.enum(['http/json', 'http/protobuf', 'grpc']).default('http/protobuf'),
           headers: z.record(z.string(), z.string()).default({}),
         })
@@ -151,7 +154,8 @@ function expandEnv(value: unknown, path: PropertyKey[], env: NodeJS.ProcessEnv, 
     return value.replace(ENV_REFERENCE, (_, name: string) => {
       const found = env[name];
       if (found === undefined) problems.push(`${formatPath(path)}: environment variable ${name} is not set`);
-      return found ?? '';
+      // Left as written when unset: the one problem above says it, not a second "too short".
+      return found ?? `\${env:${name}}`;
     });
   }
   if (Array.isArray(value))
