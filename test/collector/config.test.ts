@@ -91,4 +91,11 @@ describe('adapter configuration', () => {
     expect(() => loadAdapterConfig(file, {})).toThrow(/^config .*toolpath\.yaml: not valid YAML: /);
     expect(() => loadAdapterConfig(join(dir, 'missing.yaml'), {})).toThrow(/cannot read the file/);
   });
+
+  it('accepts the example configuration in examples/collector', () => {
+    const path = new URL('../../examples/collector/toolpath.yaml', import.meta.url).pathname;
+    const config = loadAdapterConfig(path, { BACKEND_TOKEN: 'b', TOOLPATH_TOKEN: 't' });
+    expect(config.exporters.otlp?.headers.authorization).toBe('Bearer b');
+    expect(config.receivers.otlp.grpc?.endpoint).toEqual({ host: '0.0.0.0', port: 4317 });
+  });
 });
