@@ -1,12 +1,20 @@
 /**
- * `toolpath init [DIR] [--force]`: writes a starter scenario (with its JSON Schema, for editors)
- * and a vitest test into a project, then prints what to do next. It never overwrites a file
+ * `toolpath init [DIR] [--force]`: writes a starter scenario (with its JSON Schema, for editors),
+ * a vitest test and the processor wiring into a project, then prints what to do next. It never overwrites a file
  * unless `--force`; every target is checked before any is written, so a refusal writes nothing.
  */
 import { mkdir, stat } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { parseArgs } from 'node:util';
-import { SCENARIO_PATH, SCHEMA_PATH, STARTER_SCENARIO, STARTER_TEST, TEST_PATH } from './init-templates.js';
+import {
+  SCENARIO_PATH,
+  SCHEMA_PATH,
+  STARTER_SCENARIO,
+  STARTER_TEST,
+  TEST_PATH,
+  TRACING,
+  TRACING_PATH,
+} from './init-templates.js';
 import { type CliIO, UsageError } from './io.js';
 import { scenarioJsonSchema } from './schema-command.js';
 
@@ -17,6 +25,7 @@ export const INIT_USAGE = `usage: toolpath init [DIR] [--force]
     ${SCENARIO_PATH}         a commented starter scenario (native format)
     ${SCHEMA_PATH}  its JSON Schema, for editors
     ${TEST_PATH}            a vitest test judging an agent run against the scenario
+    ${TRACING_PATH}          the processor wiring: OpenTelemetry with toolpath judging live traces
   then prints what to do next
 
   --force, -f  overwrite files that already exist (without it, an existing file is an error
@@ -37,6 +46,7 @@ export function initFiles(): InitFile[] {
     { path: SCENARIO_PATH, text: STARTER_SCENARIO },
     { path: SCHEMA_PATH, text: `${JSON.stringify(scenarioJsonSchema(), null, 2)}\n` },
     { path: TEST_PATH, text: STARTER_TEST },
+    { path: TRACING_PATH, text: TRACING },
   ];
 }
 
@@ -125,7 +135,8 @@ ${cd}  npm i -D toolpath vitest
   npx toolpath eval --scenario ${SCENARIO_PATH} traces/*.json
       judges stored traces (OTLP JSON, Collector file-exporter JSON lines) against the scenario
 
-judging in process (a trajectoryProcessor in your tracer provider) is not available yet: it comes
-with toolpath's span processor. Until then, judge in tests and over stored traces, as above.
+  import './${TRACING_PATH.replace(/\.ts$/, '.js')}' first in your app's entry point
+      judges live agent traces in process and writes the findings into them
+      (npm i @opentelemetry/sdk-trace-node @opentelemetry/sdk-trace-base @opentelemetry/exporter-trace-otlp-http)
 `;
 }

@@ -10,6 +10,8 @@ export const SCENARIO_PATH = 'toolpath/scenario.yaml';
 export const SCHEMA_PATH = 'toolpath/scenario.schema.json';
 /** Where the starter test goes. */
 export const TEST_PATH = 'test/toolpath.test.ts';
+/** Where the processor wiring goes. */
+export const TRACING_PATH = 'toolpath/tracing.ts';
 
 /**
  * The starter scenario. Its rules fit the stand-in agent of {@link STARTER_TEST} (a support agent
@@ -172,4 +174,43 @@ async function executeTool(tracer: Tracer, call: ToolCall): Promise<Record<strin
   span.end();
   return result;
 }
+`;
+
+/**
+ * The processor wiring: an OpenTelemetry tracer provider whose exporting processor toolpath
+ * wraps, judging live agent traces against the starter scenario. Imports only packages a
+ * traced Node app has, plus `toolpath`.
+ */
+export const TRACING = `/**
+ * OpenTelemetry for this app, with toolpath judging every agent trace as it completes.
+ * Import it first in your entry point:  import './toolpath/tracing.js';
+ *
+ * Findings land in your tracing backend: a gen_ai.evaluation.result event per scenario on the
+ * agent span (or on a toolpath.evaluate child span), a toolpath.finding event per finding.
+ * Needs: npm i toolpath @opentelemetry/api @opentelemetry/sdk-trace-node @opentelemetry/sdk-trace-base
+ *        @opentelemetry/exporter-trace-otlp-http
+ */
+import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-http';
+import { BatchSpanProcessor } from '@opentelemetry/sdk-trace-base';
+import { NodeTracerProvider } from '@opentelemetry/sdk-trace-node';
+import { trajectoryProcessor } from 'toolpath';
+
+export const provider = new NodeTracerProvider({
+  spanProcessors: [
+    trajectoryProcessor({
+      // Relative to the directory the app is started from (the project root).
+      scenarios: ['toolpath/scenario.yaml'],
+      // What toolpath wraps: kept spans (and its findings) go on to your OTLP endpoint
+      // (OTEL_EXPORTER_OTLP_ENDPOINT, default http://localhost:4318).
+      export: new BatchSpanProcessor(new OTLPTraceExporter()),
+      // Optional: keep every risky trace (a hard finding, an error, an irreversible tool) and
+      // 10% of the rest. Without it every trace is kept.
+      // sampling: { ratio: 0.1 },
+      onReport: (report) => {
+        if (report.verdict !== 'pass') console.warn(\`toolpath: \${report.scenario.id} \${report.verdict} in trace \${report.traceId}\`);
+      },
+    }),
+  ],
+});
+provider.register();
 `;

@@ -16,7 +16,12 @@ import { captureIO, runCli } from '../helpers/cli.js';
 
 const REPO = fileURLToPath(new URL('../../', import.meta.url));
 const SPANS = fileURLToPath(new URL('../spans/', import.meta.url));
-const TARGETS = ['toolpath/scenario.yaml', 'toolpath/scenario.schema.json', 'test/toolpath.test.ts'];
+const TARGETS = [
+  'toolpath/scenario.yaml',
+  'toolpath/scenario.schema.json',
+  'test/toolpath.test.ts',
+  'toolpath/tracing.ts',
+];
 
 interface InitRun {
   code: number;
@@ -39,7 +44,7 @@ afterEach(async () => {
 });
 
 describe('toolpath init', () => {
-  test('writes the scenario, its schema and the test into DIR and prints the next steps', async () => {
+  test('writes the scenario, its schema, the test and the processor wiring into DIR and prints the next steps', async () => {
     const run = await runInit([dir]);
     expect(run.code).toBe(0);
     expect(run.stderr).toBe('');
@@ -51,7 +56,7 @@ describe('toolpath init', () => {
     expect(run.stdout).toContain('npm i -D toolpath vitest');
     expect(run.stdout).toContain('npx vitest run test/toolpath.test.ts');
     expect(run.stdout).toContain('npx toolpath eval --scenario toolpath/scenario.yaml traces/*.json');
-    expect(run.stdout).toMatch(/trajectoryProcessor[^\n]*\n?[^\n]*not available yet/);
+    expect(run.stdout).toContain("import './toolpath/tracing.js' first in your app's entry point");
   });
 
   test('writes into the current directory when no DIR is given', async () => {
@@ -157,9 +162,9 @@ describe('toolpath init', () => {
           skipLibCheck: true,
           noEmit: true,
           types: ['node'],
-          paths: { 'toolpath/vitest': [source] },
+          paths: { 'toolpath/vitest': [source], toolpath: [join(REPO, 'src/index.ts')] },
         },
-        include: ['test'],
+        include: ['test', 'toolpath'],
       }),
     );
     const exec = promisify(execFile);
