@@ -4,6 +4,8 @@
  * verdict and findings it must reproduce, and checks that it does.
  */
 import { randomBytes } from 'node:crypto';
+import { mkdir } from 'node:fs/promises';
+import { dirname, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { parseDocument } from 'yaml';
 import { appliesTo } from '../evaluate/applies-to.js';
@@ -27,8 +29,11 @@ import { formatInputError, readStoredTraces } from './read-traces.js';
 
 /** Usage text of `toolpath promote`. */
 export const PROMOTE_USAGE = `usage: toolpath promote TRACE --scenario FILE --out FILE.json [--redact CONFIG] [--trace ID]
+       toolpath promote TRACE_ID --reports REPORTS.jsonl --scenario FILE --out FILE.json [--redact CONFIG]
 
   TRACE           a stored trace file (OTLP JSON or Collector file-exporter JSON lines); - reads stdin
+  --reports       the reports file of \`toolpath serve\` (with reports.traceDir set): TRACE_ID is then
+                  a trace id, and its spans are read from the file the report names
   --scenario, -s  the scenario the fixture must reproduce the findings of (JSON or YAML)
   --out, -o       the fixture to write; the findings go beside it in FILE.expected.json
   --redact        a JSON or YAML file {keep: [paths], hash: [paths]}; a path is dotted keys
@@ -68,6 +73,12 @@ export async function promoteCommand(args: readonly string[], io: CliIO): Promis
     if (typeof parsed === 'string') return fail(parsed);
     config = parsed;
   }
+  if (options.reports !== undefined) {
+    const located = await locateInReports(io, options.reports, options.input);
+    if (typeof located !== 'string') return fail(located.error);
+    options.trace = options.input.toLowerCase();
+    options.input = located;
+  }
   const text = options.input === '-' ? await io.readStdin() : await readText(io, options.input);
   if (typeof text !== 'string') return fail(`${options.input}: ${text.error}`);
 
@@ -99,6 +110,8 @@ export async function promoteCommand(args: readonly string[], io: CliIO): Promis
     );
   }
   try {
+    // `--out test/fixtures/NAME.json` in a project without that folder yet: make it.
+    await mkdir(dirname(options.out), { recursive: true });
     await io.writeFile(options.out, `${JSON.stringify(encodeOtlpJson(fixture), null, 2)}\n`);
   } catch (error) {
     return fail(
@@ -139,6 +152,36 @@ interface PromoteOptions {
   out: string;
   redact?: string;
   trace?: string;
+  reports?: string;
+}
+
+/** The stored trace file a reports file names for `traceId`, or why there is none. */
+async function locateInReports(
+  io: CliIO,
+  reportsPath: string,
+  traceId: string,
+): Promise<string | { error: string }> {
+  const text = await readText(io, reportsPath);
+  if (typeof text !== 'string') return { error: `--reports ${reportsPath}: ${text.error}` };
+  const id = traceId.toLowerCase();
+  let judged = false;
+  for (const line of text.split('\n')) {
+    if (!line.includes(id)) continue;
+    let report: { traceId?: unknown; traceFile?: unknown };
+    try {
+      report = JSON.parse(line) as typeof report;
+    } catch {
+      continue;
+    }
+    if (report.traceId !== id) continue;
+    judged = true;
+    if (typeof report.traceFile === 'string') return resolve(dirname(reportsPath), report.traceFile);
+  }
+  return {
+    error: judged
+      ? `trace ${id} is in ${reportsPath} but its spans were not stored (set reports.traceDir in the adapter's config; by default only failed traces are kept)`
+      : `no report for trace ${id} in ${reportsPath}`,
+  };
 }
 
 function parsePromoteArgs(args: readonly string[]): PromoteOptions {
@@ -157,6 +200,7 @@ function parsePromoteArgs(args: readonly string[]): PromoteOptions {
     out: values.out,
     ...(values.redact !== undefined && { redact: values.redact }),
     ...(values.trace !== undefined && { trace: values.trace.toLowerCase() }),
+    ...(values.reports !== undefined && { reports: values.reports }),
   };
 }
 
@@ -170,6 +214,7 @@ function parse(args: readonly string[]) {
       out: { type: 'string', short: 'o' },
       redact: { type: 'string' },
       trace: { type: 'string' },
+      reports: { type: 'string' },
     },
   });
 }

@@ -80,13 +80,15 @@ export interface RedactConfig {
 /**
  * What looks like an identifier, anywhere inside a string: an e-mail address, a UUID, a
  * prefixed token (letters, `-` or `_`, then letters and digits with at least one digit:
- * `R-1001`, `O-17`, `call_1`, `cus_9fA2`), or a run of 4 or more digits.
+ * `R-1001`, `O-17`, `call_1`, `cus_9fA2`), letters run into 3 or more digits (`A1001`,
+ * `INV2024`), or a run of 4 or more digits.
  */
 const IDENTIFIER = new RegExp(
   [
     String.raw`[A-Za-z0-9._%+-]+@[A-Za-z0-9.-]+\.[A-Za-z]{2,}`,
     String.raw`\b[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}\b`,
     String.raw`\b[A-Za-z]{1,10}[-_](?=[A-Za-z0-9]*\d)[A-Za-z0-9]+\b`,
+    String.raw`\b[A-Za-z]{1,10}\d{3,}[A-Za-z0-9]*\b`,
     String.raw`(?<!\w)\d{4,}(?!\w)`,
   ].join('|'),
   'g',

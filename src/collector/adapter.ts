@@ -34,6 +34,8 @@ export interface AdapterOptions extends JudgeOptions {
   decisionCacheSize?: number;
   /** How often due traces are looked for (default 100 ms). */
   sweepIntervalMs?: number;
+  /** Told of each judged trace with its spans (to store the traces worth promoting to fixtures). */
+  onJudged?: (spans: readonly SpanRecord[], judgement: Judgement) => void;
 }
 
 /** What the adapter holds and has done. */
@@ -64,6 +66,7 @@ export class TraceAdapter implements TraceIngest {
   private readonly forwardSpans: ForwardSpans;
   private readonly stampSampling: boolean;
   private readonly sweepTimer: ReturnType<typeof setInterval>;
+  private readonly onJudged?: AdapterOptions['onJudged'];
   private pending: Buffered[] = [];
   private judged = 0;
   private late = 0;
@@ -75,6 +78,7 @@ export class TraceAdapter implements TraceIngest {
     this.waitMs = options.decision?.waitMs ?? 30_000;
     this.waitAfterRootMs = options.decision?.waitAfterRootMs ?? 2_000;
     this.forwardSpans = options.forwardSpans ?? 'none';
+    this.onJudged = options.onJudged;
     // Forwarding a sample: say why each trace is in it and what it stands for.
     this.stampSampling = options.sampling !== undefined || this.forwardSpans === 'sampled';
     this.buffer = new TraceBuffer<SpanRecord>(
@@ -214,6 +218,11 @@ export class TraceAdapter implements TraceIngest {
     const { decision } = judgement;
     this.decisions.set(trace.traceId, decision.keep);
     if (!decision.keep) this.buffer.count('sampled_out', 1);
+    try {
+      this.onJudged?.(trace.spans, judgement);
+    } catch (error) {
+      diag.error('toolpath: onJudged failed', error);
+    }
     if (!this.queue) return;
     const out: ReadableSpan[] = [];
     if (this.forwardSpans === 'all' || (this.forwardSpans === 'sampled' && decision.keep)) {

@@ -97,7 +97,15 @@ export const adapterConfigSchema = z.strictObject({
     ])
     .optional(),
   metrics: z.strictObject({ prometheus: z.strictObject({ endpoint }).optional() }).prefault({}),
-  reports: z.strictObject({ file: z.string().min(1).optional() }).prefault({}),
+  reports: z
+    .strictObject({
+      file: z.string().min(1).optional(),
+      /** Where the spans of judged traces are stored, for `toolpath promote TRACE_ID --reports FILE`. */
+      traceDir: z.string().min(1).optional(),
+      keepTraces: z.enum(['failed', 'all']).default('failed'),
+      maxTraceFiles: z.int().min(0).default(1_000),
+    })
+    .prefault({}),
   auth: z.strictObject({ bearerToken: z.string().min(1).optional() }).prefault({}),
 });
 

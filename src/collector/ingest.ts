@@ -11,7 +11,7 @@ export type IngestResult =
   | { kind: 'accepted' }
   /**
    * Not taken: the buffer is full (or the adapter is shutting down). HTTP answers 429 (full) or
-   * 503 (shutting down) with Retry-After; gRPC RESOURCE_EXHAUSTED or UNAVAILABLE.
+   * 503 (shutting down) with Retry-After; gRPC UNAVAILABLE with RetryInfo (the OTLP spec's throttling).
    */
   | { kind: 'unavailable'; reason: 'full' | 'shutting_down'; retryAfterSeconds: number; message: string };
 

@@ -4,7 +4,6 @@
  * metrics, the reports file), starts it, and stops it in order: stop accepting, judge what is
  * pending as incomplete, flush, close.
  */
-import { createWriteStream, type WriteStream } from 'node:fs';
 import { isAbsolute, resolve } from 'node:path';
 import { Metadata } from '@grpc/grpc-js';
 import { diag } from '@opentelemetry/api';
@@ -23,6 +22,7 @@ import { TraceAdapter } from './adapter.js';
 import type { AdapterConfig } from './config.js';
 import { startGrpcReceiver } from './grpc-receiver.js';
 import { startHttpReceiver } from './http-receiver.js';
+import { ReportsFile } from './reports-file.js';
 
 /** The scenario `toolpath serve` judges by when none is configured: checks that need no tool names. */
 export const DEFAULT_SCENARIO = {
@@ -83,15 +83,21 @@ export async function startService(config: AdapterConfig, context: ServeContext)
     );
   }
   const meterProvider = new MeterProvider({ readers });
-  const reports = config.reports.file
-    ? new ReportsFile(resolvePath(config.reports.file, context.baseDir))
+  const reportsConfig = config.reports;
+  const reports = reportsConfig.file
+    ? new ReportsFile(
+        resolvePath(reportsConfig.file, context.baseDir),
+        reportsConfig.traceDir === undefined
+          ? undefined
+          : {
+              dir: resolvePath(reportsConfig.traceDir, context.baseDir),
+              keep: reportsConfig.keepTraces,
+              maxFiles: reportsConfig.maxTraceFiles,
+            },
+      )
     : undefined;
   // With nowhere else for verdicts to go, say them: a first run should show something.
-  const onReport = reports
-    ? (report: Report) => reports.write(report)
-    : otlp
-      ? undefined
-      : (report: Report) => context.log(verdictLine(report));
+  const onReport = reports || otlp ? undefined : (report: Report) => context.log(verdictLine(report));
 
   const adapter = new TraceAdapter({
     scenarios,
@@ -99,6 +105,7 @@ export async function startService(config: AdapterConfig, context: ServeContext)
     ...(config.sampling !== undefined && { sampling: config.sampling }),
     meterProvider,
     ...(onReport && { onReport }),
+    ...(reports && { onJudged: (spans, judgement) => reports.writeTrace(spans, judgement.reports) }),
     decision: { waitMs: config.decision.wait, waitAfterRootMs: config.decision.waitAfterRoot },
     limits: config.limits,
     forwardSpans: config.forward.spans,
@@ -184,30 +191,4 @@ function resolvePath(path: string, baseDir: string): string {
 
 function hostForUrl(host: string): string {
   return host.includes(':') ? `[${host}]` : host;
-}
-
-/** Reports as JSON lines. Bounded: when the disk falls behind, lines are dropped and counted. */
-class ReportsFile {
-  private readonly stream: WriteStream;
-  private dropped = 0;
-  private static readonly MAX_PENDING_BYTES = 16 * 1024 * 1024;
-
-  constructor(readonly path: string) {
-    this.stream = createWriteStream(path, { flags: 'a' });
-    this.stream.on('error', (error) => diag.error(`toolpath: reports file ${path}`, error));
-  }
-
-  write(report: Report): void {
-    if (this.stream.writableLength > ReportsFile.MAX_PENDING_BYTES) {
-      this.dropped++;
-      return;
-    }
-    this.stream.write(`${JSON.stringify(report)}\n`);
-  }
-
-  close(): Promise<void> {
-    if (this.dropped > 0)
-      diag.warn(`toolpath: ${this.dropped} reports not written to ${this.path} (disk too slow)`);
-    return new Promise((resolvePromise) => this.stream.end(resolvePromise));
-  }
 }

@@ -188,11 +188,12 @@ describe('toolpath promote', () => {
       '-s',
       scenarioPath,
       '-o',
-      join(dir, 'no/such/dir/x.json'),
+      join(scenarioPath, 'x.json'),
     ]);
+    // The folder of --out is made when missing; under a file it cannot be.
     expect(unwritable).toEqual({
       code: 2,
-      stderr: `toolpath promote: ${join(dir, 'no/such/dir/x.json')}: cannot write: ENOENT\n`,
+      stderr: `toolpath promote: ${join(scenarioPath, 'x.json')}: cannot write: EEXIST\n`,
     });
 
     const twoTraces = new URL('../spans/sdk-genai-two-traces.otlp.json', import.meta.url).pathname;

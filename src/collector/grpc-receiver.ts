@@ -1,0 +1,162 @@
+/**
+ * OTLP/gRPC receiver: `opentelemetry.proto.collector.trace.v1.TraceService/Export` on
+ * @grpc/grpc-js, so the adapter can sit behind the Collector's `loadbalancing` exporter (which
+ * speaks OTLP/gRPC only). The message arrives as raw bytes and goes through our own protobuf
+ * decoder, so gRPC and OTLP/HTTP protobuf decode, and answer, identically ({@link exportOutcome}).
+ *
+ * Status codes per the OTLP specification (opentelemetry-proto docs/specification.md,
+ * "OTLP/gRPC Response" and "OTLP/gRPC Throttling"): bad data INVALID_ARGUMENT with a BadRequest
+ * detail; a full or closing adapter UNAVAILABLE with a RetryInfo detail (the code the spec says
+ * a server SHOULD use for backpressure, and one every client retries); over the size limit
+ * RESOURCE_EXHAUSTED without RetryInfo (which the spec makes non-retryable, as HTTP 413 is);
+ * a missing or wrong bearer token UNAUTHENTICATED.
+ */
+import * as grpc from '@grpc/grpc-js';
+import { diag } from '@opentelemetry/api';
+import {
+  bearerMatches,
+  encodeRpcStatus,
+  exportOutcome,
+  hostForUrl,
+  type ReceiverOptions,
+  type RpcStatus,
+  type RunningReceiver,
+} from './http-receiver.js';
+import {
+  decodeExportTraceProtobuf,
+  decodeExportTraceResponse,
+  encodeExportTraceResponse,
+  type PartialSuccess,
+} from './otlp-proto.js';
+
+/** The gRPC method path of OTLP trace export. */
+export const TRACE_EXPORT_PATH = '/opentelemetry.proto.collector.trace.v1.TraceService/Export';
+
+/** What the handler answers with; serialized by {@link encodeExportTraceResponse}. */
+export interface ExportResponse {
+  partial?: PartialSuccess;
+}
+
+/**
+ * The TraceService definition with pass-through request bytes (our decoder runs in the handler,
+ * where a bad request can be answered with a precise INVALID_ARGUMENT rather than grpc-js's
+ * generic deserialization error).
+ */
+export const traceServiceDefinition: grpc.ServiceDefinition = {
+  Export: {
+    path: TRACE_EXPORT_PATH,
+    requestStream: false,
+    responseStream: false,
+    requestSerialize: (bytes: Uint8Array) => Buffer.from(bytes),
+    requestDeserialize: (bytes: Buffer) => bytes,
+    responseSerialize: (response: ExportResponse) => asBuffer(encodeExportTraceResponse(response.partial)),
+    // For clients (tests): the response as the handler gave it.
+    responseDeserialize: (bytes: Buffer): ExportResponse => {
+      const { partialSuccess } = decodeExportTraceResponse(bytes);
+      return partialSuccess === undefined ? {} : { partial: partialSuccess };
+    },
+  } satisfies grpc.MethodDefinition<Uint8Array, ExportResponse>,
+};
+
+/** How long close() lets calls in flight finish before cutting them. */
+const CLOSE_GRACE_MS = 5000;
+
+/**
+ * Starts the OTLP/gRPC receiver (plaintext; put TLS in front if it leaves the host). Incoming
+ * `grpc-encoding: gzip` (and deflate) is inflated by grpc-js, which enforces the size limit on
+ * the inflated message as well. Resolves once bound; rejects if it cannot bind.
+ */
+export function startGrpcReceiver(options: ReceiverOptions): Promise<RunningReceiver> {
+  const server = new grpc.Server({ 'grpc.max_receive_message_length': options.maxRequestBytes });
+  server.addService(traceServiceDefinition, {
+    Export: (
+      call: grpc.ServerUnaryCall<Buffer, ExportResponse>,
+      callback: grpc.sendUnaryData<ExportResponse>,
+    ) => {
+      let answer: ExportResponse | OtlpCallError;
+      try {
+        answer = exportCall(call, options);
+      } catch (error) {
+        diag.error('toolpath: the OTLP/gRPC receiver failed on a call', error);
+        answer = failure(grpc.status.INTERNAL, { code: grpc.status.INTERNAL, message: 'internal error' });
+      }
+      if (answer instanceof OtlpCallError) callback(answer);
+      else callback(null, answer);
+    },
+  });
+  const address = `${hostForUrl(options.host)}:${options.port}`;
+  return new Promise((resolve, reject) => {
+    server.bindAsync(address, grpc.ServerCredentials.createInsecure(), (error, port) => {
+      if (error) return reject(error);
+      resolve({ url: `http://${hostForUrl(options.host)}:${port}`, port, close: () => closeServer(server) });
+    });
+  });
+}
+
+/** The answer to one Export call: a response, or the error to fail it with. */
+function exportCall(
+  call: grpc.ServerUnaryCall<Buffer, ExportResponse>,
+  options: ReceiverOptions,
+): ExportResponse | OtlpCallError {
+  const header = call.metadata.get('authorization')[0];
+  if (!bearerMatches(options.bearerToken, typeof header === 'string' ? header : undefined)) {
+    const message = 'missing or wrong bearer token';
+    return failure(grpc.status.UNAUTHENTICATED, { code: grpc.status.UNAUTHENTICATED, message });
+  }
+  const bytes = call.request;
+  // grpc-js already refuses larger messages (compressed or inflated); checked again in case its options change.
+  if (bytes.length > options.maxRequestBytes) {
+    const message = `message too large: the limit is ${options.maxRequestBytes} bytes`;
+    return failure(grpc.status.RESOURCE_EXHAUSTED, { code: grpc.status.RESOURCE_EXHAUSTED, message });
+  }
+  const outcome = exportOutcome(options.ingest, decodeExportTraceProtobuf(bytes));
+  switch (outcome.kind) {
+    case 'accepted':
+      return outcome.partial === undefined ? {} : { partial: outcome.partial };
+    case 'bad_data':
+      return failure(grpc.status.INVALID_ARGUMENT, outcome.status);
+    case 'unavailable':
+      return failure(grpc.status.UNAVAILABLE, outcome.status);
+    case 'failed':
+      return failure(grpc.status.INTERNAL, outcome.status);
+  }
+}
+
+/**
+ * A gRPC error carrying `status` as the `grpc-status-details-bin` trailer (the google.rpc.Status
+ * that Go's `status.FromError`, and so the Collector's exporter, reads RetryInfo from).
+ */
+function failure(code: grpc.status, status: RpcStatus): OtlpCallError {
+  return new OtlpCallError(code, status);
+}
+
+/** A failed Export call, as grpc-js sends it: code, details, and the Status trailer. */
+class OtlpCallError extends Error implements grpc.ServerErrorResponse {
+  readonly code: grpc.status;
+  readonly details: string;
+  readonly metadata = new grpc.Metadata();
+  constructor(code: grpc.status, status: RpcStatus) {
+    super(status.message);
+    this.code = code;
+    this.details = status.message;
+    this.metadata.set('grpc-status-details-bin', asBuffer(encodeRpcStatus({ ...status, code })));
+  }
+}
+
+function asBuffer(bytes: Uint8Array): Buffer {
+  return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+}
+
+function closeServer(server: grpc.Server): Promise<void> {
+  return new Promise((resolve) => {
+    const force = setTimeout(() => {
+      server.forceShutdown();
+      resolve();
+    }, CLOSE_GRACE_MS);
+    force.unref();
+    server.tryShutdown(() => {
+      clearTimeout(force);
+      resolve();
+    });
+  });
+}
