@@ -14,6 +14,12 @@
 import * as grpc from '@grpc/grpc-js';
 import { diag } from '@opentelemetry/api';
 import {
+  decodeExportTraceProtobuf,
+  decodeExportTraceResponse,
+  encodeExportTraceResponse,
+  type PartialSuccess,
+} from './otlp-proto.js';
+import {
   bearerMatches,
   encodeRpcStatus,
   exportOutcome,
@@ -21,13 +27,7 @@ import {
   type ReceiverOptions,
   type RpcStatus,
   type RunningReceiver,
-} from './http-receiver.js';
-import {
-  decodeExportTraceProtobuf,
-  decodeExportTraceResponse,
-  encodeExportTraceResponse,
-  type PartialSuccess,
-} from './otlp-proto.js';
+} from './receiver-common.js';
 
 /** The gRPC method path of OTLP trace export. */
 export const TRACE_EXPORT_PATH = '/opentelemetry.proto.collector.trace.v1.TraceService/Export';
