@@ -16,7 +16,10 @@ const scenario = parseScenario(
       { tool: 'send_confirmation', path: 'refundId', from: { tool: 'issue_refund', path: 'refundId' } },
     ],
     arguments: [
-      { tool: 'send_confirmation', match: { mode: 'exact', args: { email: 'someone@else.example', refundId: 'R-1' } } },
+      {
+        tool: 'send_confirmation',
+        match: { mode: 'exact', args: { email: 'someone@else.example', refundId: 'R-1' } },
+      },
     ],
   },
   'redaction.json',

@@ -2,7 +2,6 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { type BufferedTrace, DecisionCache, TraceBuffer } from '../../src/processor/trace-buffer.js';
 
-type Op = { kind: 'span'; trace: number } | { kind: 'take'; trace: number } | { kind: 'due'; now: number };
 const op = fc.oneof(
   { weight: 6, arbitrary: fc.record({ kind: fc.constant('span' as const), trace: fc.nat(20) }) },
   { weight: 1, arbitrary: fc.record({ kind: fc.constant('take' as const), trace: fc.nat(20) }) },
