@@ -118,6 +118,49 @@ describe('toolpath serve, end to end over loopback', () => {
   });
 });
 
+describe('the adapter around bad input', () => {
+  it('judges a trace intact when garbage, bombs and bad ids arrive between its parts', async () => {
+    const hop = await startNextHop();
+    cleanup.push(() => hop.close());
+    const running = await service(scenarioDir(), {
+      exporters: { otlp: { endpoint: hop.url, protocol: 'http/json' } },
+      limits: { maxRequestBytes: 1024 * 1024 },
+      decision: { wait: '10s', waitAfterRoot: '300ms' },
+    });
+    const url = `${running.httpUrl}/v1/traces`;
+    const post = (body: Uint8Array | string, type: string, encoding?: string) =>
+      fetch(url, {
+        method: 'POST',
+        headers: { 'content-type': type, ...(encoding && { 'content-encoding': encoding }) },
+        body,
+      }).then((response) => response.status);
+    const spans = await agentSpans('refund-before-policy');
+    const { gzipSync } = await import('node:zlib');
+    const { JsonTraceSerializer } = await import('@opentelemetry/otlp-transformer');
+    const badIds = JSON.parse(
+      Buffer.from(JsonTraceSerializer.serializeRequest(spans.slice(0, 1)) as Uint8Array).toString(),
+    );
+    badIds.resourceSpans[0].scopeSpans[0].spans[0].spanId = 'abc';
+
+    expect(await sendWith('http/json', running.httpUrl as string, spans.slice(0, 3))).toBe(0);
+    expect(await post('{"resourceSpans": [', 'application/json')).toBe(400);
+    expect(await post(new Uint8Array([0x0a, 0xff, 0xff, 0x01, 0x02]), 'application/x-protobuf')).toBe(400);
+    expect(await post(gzipSync(Buffer.alloc(8 * 1024 * 1024)), 'application/json', 'gzip')).toBe(413);
+    expect(await post('hello', 'text/plain')).toBe(415);
+    expect(await post(JSON.stringify(badIds), 'application/json')).toBe(200); // partial success
+    expect(await sendWith('grpc', `http://${running.grpcAddress}`, spans.slice(3))).toBe(0);
+
+    await eventually(() => evaluationSpans(hop).length === 1, 'the evaluation span');
+    const result = resultOf(evaluationSpans(hop)[0] as SpanRecord);
+    expect(result?.attributes).toMatchObject({
+      'gen_ai.evaluation.score.label': 'fail',
+      'toolpath.trajectory.tool_calls': spans.filter((span) => span.name.startsWith('execute_tool')).length,
+    });
+    expect(result?.attributes['toolpath.trace.incomplete']).toBeUndefined();
+    expect(running.adapter.stats().judgedTraces).toBe(1);
+  });
+});
+
 describe('the adapter under faults', () => {
   it('keeps findings while the next hop is down and delivers them when it is back, counting what did not fit', async () => {
     const port = await freePort();
