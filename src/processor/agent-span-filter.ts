@@ -34,6 +34,14 @@ const NAME_PREFIXES = [
   'call_llm',
 ];
 
+/** The prefixes by their first character: one comparison rules out most keys of ordinary spans. */
+const PREFIXES_BY_FIRST = new Map<number, string[]>();
+for (const key of BARE_KEYS) PREFIXES_BY_FIRST.set(key.charCodeAt(0), []);
+for (const prefix of KEY_PREFIXES) {
+  const first = prefix.charCodeAt(0);
+  PREFIXES_BY_FIRST.set(first, [...(PREFIXES_BY_FIRST.get(first) ?? []), prefix]);
+}
+
 /** True when some convention might claim a span with this name, scope and attributes. */
 export function mayBeAgentSpan(
   name: string,
@@ -41,8 +49,10 @@ export function mayBeAgentSpan(
   attributes: Readonly<Record<string, unknown>>,
 ): boolean {
   for (const key in attributes) {
+    const prefixes = PREFIXES_BY_FIRST.get(key.charCodeAt(0));
+    if (prefixes === undefined) continue;
+    for (const prefix of prefixes) if (key.startsWith(prefix)) return true;
     if (BARE_KEYS.has(key)) return true;
-    for (const prefix of KEY_PREFIXES) if (key.startsWith(prefix)) return true;
   }
   if (SCOPES.has(scopeName)) return true;
   for (const prefix of NAME_PREFIXES) if (name.startsWith(prefix)) return true;

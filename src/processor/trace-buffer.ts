@@ -70,6 +70,8 @@ export class TraceBuffer<T, S = undefined> {
       onDrop?: (reason: DropReason, count: number) => void;
       /** Given each trace let go to make room, for the owner to pass its spans on unjudged. */
       onEvict?: (trace: BufferedTrace<T, S>) => void;
+      /** Spans the owner holds outside the buffer (traces waiting to be judged) that count against `maxSpans`. */
+      heldElsewhere?: () => number;
     },
   ) {
     if (!(limits.maxTraces >= 1) || !(limits.maxSpansPerTrace >= 1) || !(limits.maxSpans >= 1))
@@ -117,7 +119,7 @@ export class TraceBuffer<T, S = undefined> {
       this.count('trace_too_large', 1);
       return false;
     }
-    while (this.spanTotal >= this.limits.maxSpans) {
+    while (this.spanTotal + (this.hooks.heldElsewhere?.() ?? 0) >= this.limits.maxSpans) {
       const oldest = this.traces.values().next().value as BufferedTrace<T, S> | undefined;
       if (this.limits.whenFull === 'refuse' || oldest === undefined || oldest === trace) {
         trace.spansOverCap++;
@@ -226,21 +228,29 @@ export class TraceBuffer<T, S = undefined> {
 
 /**
  * What was decided for recently judged traces, so spans that arrive late follow their trace's
- * decision instead of starting a new trace. FIFO-bounded.
+ * decision instead of starting a new trace. Bounded by a ring of ids: the oldest decision is
+ * forgotten first, in constant time (a Map's "delete the first key" slows down as it churns).
  */
 export class DecisionCache {
   private readonly decisions = new Map<string, boolean>();
+  private readonly ring: (string | undefined)[];
+  private next = 0;
 
-  constructor(private readonly capacity: number) {}
+  constructor(private readonly capacity: number) {
+    this.ring = new Array<string | undefined>(Math.max(1, capacity));
+  }
 
   /** Records whether the trace was kept. */
   set(traceId: string, kept: boolean): void {
-    this.decisions.delete(traceId);
-    this.decisions.set(traceId, kept);
-    if (this.decisions.size > this.capacity) {
-      const oldest = this.decisions.keys().next().value as string;
-      this.decisions.delete(oldest);
+    if (this.decisions.has(traceId)) {
+      this.decisions.set(traceId, kept);
+      return;
     }
+    const forgotten = this.ring[this.next];
+    if (forgotten !== undefined) this.decisions.delete(forgotten);
+    this.ring[this.next] = traceId;
+    this.next = (this.next + 1) % this.ring.length;
+    this.decisions.set(traceId, kept);
   }
 
   /** True: kept; false: dropped; undefined: not judged recently. */

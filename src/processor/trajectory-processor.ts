@@ -11,6 +11,7 @@ import type { ReadableSpan, Span, SpanProcessor } from '@opentelemetry/sdk-trace
 import type { SpanRecord } from '../model/span-record.js';
 import { mayBeAgentSpan } from './agent-span-filter.js';
 import { evaluationSpan, hrTimeFromMillis } from './evaluation-span.js';
+import { type OpenTrace, OpenTraces } from './open-traces.js';
 import { fromEndingSpan, fromReadableSpan } from './readable-span.js';
 import type { SamplingDecision } from './risk-sampler.js';
 import { type BufferedTrace, DecisionCache, TraceBuffer } from './trace-buffer.js';
@@ -18,12 +19,17 @@ import { type Judgement, type JudgeOptions, TraceJudge } from './trace-judge.js'
 
 /** Caps and waits of the processor. */
 export interface ProcessorLimits {
-  /** Traces tracked at once (default 1,000); when full the oldest goes on unjudged (counted `evicted`). */
+  /** Agent traces buffered at once (default 1,000); when full the oldest goes on unjudged (counted `evicted`). */
   maxTraces?: number;
-  /** Spans buffered per trace (default 10,000); the rest pass straight on (counted `trace_too_large`). */
+  /** Spans buffered per trace (default 10,000); the rest pass straight on and the trace is judged as incomplete. */
   maxSpansPerTrace?: number;
-  /** Spans buffered in all (default 100,000, about 100 MB of SDK spans); the oldest traces make room. */
+  /**
+   * Spans buffered in all, waiting traces included (default 100,000: 100 to 200 MB of SDK spans,
+   * depending on their attributes); the oldest traces make room.
+   */
   maxSpans?: number;
+  /** Traces without agent spans followed for completion at once (default 100,000; tiny each). */
+  maxOpenTraces?: number;
   /** A trace still open this long after its first span (default 300,000 ms) is judged as incomplete. */
   traceTimeoutMs?: number;
   /**
@@ -48,20 +54,24 @@ export interface ProcessorStats {
   bufferedSpans: number;
   /** Completed traces waiting to be judged. */
   pendingTraces: number;
+  /** Traces without agent spans being followed for completion. */
+  openTraces: number;
   /** Traces judged (each at most once). */
   judgedTraces: number;
+  /** Traces no longer followed because `maxOpenTraces` were (their spans passed through). */
+  untrackedTraces: number;
   dropped: ReturnType<TraceBuffer<unknown>['droppedCounts']>;
 }
 
 /** Per-trace state beside the buffered spans. */
 interface LiveTrace {
-  /** A span some convention may claim ended: from then on the trace's spans are buffered. */
-  claimed: boolean;
   localRootEnded: boolean;
   /** Judged in `onEnding` of the local root. */
   judgedInline?: Judgement;
   /** The evaluated span was that root: its events are already on it. */
   eventsOnRoot?: boolean;
+  /** Why the trace is judged before it completed (timeout, shutdown). */
+  incomplete?: string;
 }
 
 type Buffered = BufferedTrace<ReadableSpan, LiveTrace>;
@@ -70,6 +80,7 @@ const DEFAULTS = {
   maxTraces: 1_000,
   maxSpansPerTrace: 10_000,
   maxSpans: 100_000,
+  maxOpenTraces: 100_000,
   traceTimeoutMs: 300_000,
   inlineMaxSpans: 256,
   decisionCacheSize: 10_000,
@@ -82,15 +93,24 @@ export function trajectoryProcessor(options: TrajectoryProcessorOptions): Trajec
   return new TrajectoryProcessor(options);
 }
 
-/** See {@link trajectoryProcessor}. Implements the SpanProcessor of the 2.x and 3.x SDK lines. */
+/**
+ * See {@link trajectoryProcessor}. Implements the SpanProcessor of the 2.x and 3.x SDK lines.
+ *
+ * A trace lives in one place at a time: followed in `openTraces` until its first agent span
+ * ends (its spans pass straight through: the fast path), then buffered in `buffer` until it
+ * completes, then `pending` until judged, then remembered in `decisions` (its late spans follow
+ * the decision). Each place is capped, and what leaves one unjudged is counted.
+ */
 export class TrajectoryProcessor implements SpanProcessor {
   private readonly judge: TraceJudge;
   private readonly next?: SpanProcessor;
   private readonly limits: Required<ProcessorLimits>;
+  private readonly openTraces: OpenTraces;
   private readonly buffer: TraceBuffer<ReadableSpan, LiveTrace>;
+  private readonly pending = new Map<string, Buffered>();
+  private pendingSpans = 0;
   private readonly decisions: DecisionCache;
   private readonly stampSampling: boolean;
-  private pending: Buffered[] = [];
   private drainScheduled = false;
   private judged = 0;
   private closed = false;
@@ -102,6 +122,7 @@ export class TrajectoryProcessor implements SpanProcessor {
     this.next = options.export;
     this.limits = { ...DEFAULTS, ...definedOnly(options.limits ?? {}) };
     this.stampSampling = options.sampling !== undefined;
+    this.openTraces = new OpenTraces(this.limits.maxOpenTraces);
     this.buffer = new TraceBuffer<ReadableSpan, LiveTrace>(
       {
         maxTraces: this.limits.maxTraces,
@@ -110,9 +131,10 @@ export class TrajectoryProcessor implements SpanProcessor {
         whenFull: 'evict-oldest',
       },
       {
-        newState: () => ({ claimed: false, localRootEnded: false }),
+        newState: () => ({ localRootEnded: false }),
         onDrop: (reason, count) => this.judge.metrics.recordDrop(reason, count),
         onEvict: (trace) => this.letGo(trace),
+        heldElsewhere: () => this.pendingSpans,
       },
     );
     this.decisions = new DecisionCache(this.limits.decisionCacheSize);
@@ -129,10 +151,15 @@ export class TrajectoryProcessor implements SpanProcessor {
     if (this.closed) return;
     try {
       const traceId = span.spanContext().traceId;
-      // A judged trace's later spans follow its decision; they do not start a new trace.
-      if (this.decisions.get(traceId) !== undefined) return;
-      const trace = this.buffer.open(traceId, performance.now());
-      if (trace) trace.openSpans++;
+      const buffered = this.buffer.get(traceId);
+      if (buffered) {
+        buffered.openSpans++;
+        return;
+      }
+      // A judged (or waiting) trace's later spans follow it; they do not start a new trace.
+      if (this.pending.has(traceId) || this.decisions.get(traceId) !== undefined) return;
+      const open = this.openTraces.get(traceId) ?? this.openTraces.open(traceId, performance.now());
+      open.open++;
     } catch (error) {
       diag.error('toolpath: onStart failed', error);
     }
@@ -142,14 +169,20 @@ export class TrajectoryProcessor implements SpanProcessor {
     if (this.closed) return;
     try {
       if (!isLocalRoot(span)) return;
-      const trace = this.buffer.get(span.spanContext().traceId);
+      const traceId = span.spanContext().traceId;
+      let trace = this.buffer.get(traceId);
+      if (!trace) {
+        // An agent root with no agent span under it: start buffering with the root itself.
+        const open = this.openTraces.get(traceId);
+        if (open?.open !== 1 || !isAgentSpan(span)) return;
+        trace = this.promote(traceId, open);
+        if (!trace) return;
+      }
       // Only when this root is the last open span of its trace, and the trace is small enough.
-      if (trace?.openSpans !== 1 || trace.spans.length + 1 > this.limits.inlineMaxSpans) return;
-      const claimsRoot = mayBeAgentSpan(span.name, span.instrumentationScope.name, span.attributes);
-      if (!trace.state.claimed && !claimsRoot) return;
+      if (trace.openSpans !== 1 || trace.spans.length + 1 > this.limits.inlineMaxSpans) return;
       const records = trace.spans.map(fromReadableSpan);
       records.push(fromEndingSpan(span));
-      const judgement = this.judgeOnce(trace.traceId, records);
+      const judgement = this.judgeOnce(trace.traceId, records, incompleteReason(trace));
       trace.state.judgedInline = judgement;
       if (judgement.evaluatedSpanId === span.spanContext().spanId) {
         for (const event of judgement.events) span.addEvent(event.name, event.attributes, span.endTime);
@@ -162,18 +195,35 @@ export class TrajectoryProcessor implements SpanProcessor {
 
   onEnd(span: ReadableSpan): void {
     try {
+      if (this.closed) {
+        this.forward(span);
+        return;
+      }
       const traceId = span.spanContext().traceId;
-      const trace = this.closed ? undefined : this.buffer.get(traceId);
+      let trace = this.buffer.get(traceId);
       if (!trace) {
-        if (this.decisions.get(traceId) === false) this.buffer.count('late_sampled_out', 1);
-        else this.forward(span);
+        const open = this.openTraces.get(traceId);
+        if (open) {
+          if (!isAgentSpan(span)) {
+            // The fast path: no agent span in this trace yet, so nothing to hold.
+            open.open--;
+            if (isLocalRoot(span)) open.localRootEnded = true;
+            if (open.localRootEnded && open.open <= 0) {
+              this.openTraces.delete(traceId);
+              this.decisions.set(traceId, true);
+            }
+            this.forward(span);
+            return;
+          }
+          trace = this.promote(traceId, open);
+        }
+      }
+      if (!trace) {
+        this.endOutsideBuffer(traceId, span);
         return;
       }
       trace.openSpans--;
-      if (!trace.state.claimed && mayBeAgentSpan(span.name, span.instrumentationScope.name, span.attributes))
-        trace.state.claimed = true;
-      // Before the trace's first agent span ends, its spans pass straight on (the fast path).
-      if (!trace.state.claimed || !this.buffer.add(trace, span)) this.forward(span);
+      if (!this.buffer.add(trace, span)) this.forward(span);
       if (isLocalRoot(span)) trace.state.localRootEnded = true;
       if (trace.state.localRootEnded && trace.openSpans <= 0) this.complete(trace);
     } catch (error) {
@@ -213,17 +263,47 @@ export class TrajectoryProcessor implements SpanProcessor {
   stats(): ProcessorStats {
     return {
       bufferedTraces: this.buffer.size,
-      bufferedSpans: this.buffer.spanCount,
-      pendingTraces: this.pending.length,
+      bufferedSpans: this.buffer.spanCount + this.pendingSpans,
+      pendingTraces: this.pending.size,
+      openTraces: this.openTraces.size,
       judgedTraces: this.judged,
+      untrackedTraces: this.openTraces.untracked,
       dropped: this.buffer.droppedCounts(),
     };
   }
 
-  /** The trace's root ended and nothing is open: judge it now if onEnding did not, else pass it on. */
+  /** The trace's first agent span ended: from now on its spans are buffered. */
+  private promote(traceId: string, open: OpenTrace): Buffered | undefined {
+    this.openTraces.delete(traceId);
+    const trace = this.buffer.open(traceId, open.firstSeenAt);
+    if (!trace) return undefined;
+    trace.openSpans = open.open;
+    trace.state.localRootEnded = open.localRootEnded;
+    return trace;
+  }
+
+  /** A span of a trace that is not buffered: waiting to be judged, judged, or not followed. */
+  private endOutsideBuffer(traceId: string, span: ReadableSpan): void {
+    const waiting = this.pending.get(traceId);
+    if (waiting) {
+      // Ended before its trace was judged: judged with it, room permitting.
+      if (this.pendingSpans + this.buffer.spanCount < this.limits.maxSpans) {
+        waiting.spans.push(span);
+        this.pendingSpans++;
+      } else {
+        waiting.spansOverCap++;
+        this.buffer.count('buffer_full', 1);
+        this.forward(span);
+      }
+      return;
+    }
+    if (this.decisions.get(traceId) === false) this.buffer.count('late_sampled_out', 1);
+    else this.forward(span);
+  }
+
+  /** The trace's root ended and nothing is open: pass it on if judged in onEnding, else judge it soon. */
   private complete(trace: Buffered): void {
     this.buffer.take(trace.traceId);
-    if (!trace.state.claimed) return;
     if (trace.state.judgedInline) {
       this.finish(trace, trace.state.judgedInline, trace.state.eventsOnRoot === true);
       return;
@@ -231,15 +311,18 @@ export class TrajectoryProcessor implements SpanProcessor {
     this.defer(trace);
   }
 
-  /** Judging waits for the event loop, off the span's end; the queue is bounded like the buffer. */
-  private defer(trace: Buffered, incomplete?: string): void {
-    if (this.pending.length >= this.limits.maxTraces) {
+  /** Judging waits for the event loop, off the span's end; waiting traces count against the caps. */
+  private defer(trace: Buffered): void {
+    if (
+      this.pending.size >= this.limits.maxTraces ||
+      this.pendingSpans + this.buffer.spanCount + trace.spans.length > this.limits.maxSpans
+    ) {
       this.buffer.count('evicted', 1);
       this.letGo(trace);
       return;
     }
-    if (incomplete !== undefined) pendingReasons.set(trace, incomplete);
-    this.pending.push(trace);
+    this.pending.set(trace.traceId, trace);
+    this.pendingSpans += trace.spans.length;
     if (!this.drainScheduled) {
       this.drainScheduled = true;
       setImmediate(() => {
@@ -253,18 +336,20 @@ export class TrajectoryProcessor implements SpanProcessor {
     }
   }
 
-  /** Judges pending traces for up to `budgetMs`, then yields (rescheduling the rest). */
+  /** Judges waiting traces, oldest first, for up to `budgetMs`; then yields and comes back. */
   private drain(budgetMs: number): void {
     const deadline = performance.now() + budgetMs;
-    while (this.pending.length > 0) {
-      const trace = this.pending.shift() as Buffered;
-      const incomplete = pendingReasons.get(trace);
+    for (const trace of this.pending.values()) {
+      this.pending.delete(trace.traceId);
+      this.pendingSpans -= trace.spans.length;
       const records = trace.spans.map(fromReadableSpan);
-      this.finish(trace, this.judgeOnce(trace.traceId, records, incomplete), false);
-      if (performance.now() >= deadline && this.pending.length > 0) {
-        const rest = this.pending;
-        this.pending = [];
-        for (const next of rest) this.defer(next, pendingReasons.get(next));
+      this.finish(trace, this.judgeOnce(trace.traceId, records, incompleteReason(trace)), false);
+      if (performance.now() >= deadline && this.pending.size > 0) {
+        this.drainScheduled = true;
+        setImmediate(() => {
+          this.drainScheduled = false;
+          this.drain(JUDGE_SLICE_MS);
+        });
         return;
       }
     }
@@ -307,22 +392,24 @@ export class TrajectoryProcessor implements SpanProcessor {
     );
   }
 
-  /** Closes traces open longer than the timeout, as incomplete. */
+  /** Closes traces open longer than the timeout, as incomplete; forgets ordinary ones. */
   private sweep(): void {
     if (this.closed) return;
     try {
-      for (const trace of this.buffer.takeDue(performance.now(), this.limits.traceTimeoutMs))
+      const now = performance.now();
+      for (const trace of this.buffer.takeDue(now, this.limits.traceTimeoutMs))
         this.closeIncomplete(trace, 'timeout');
+      this.openTraces.forgetOlderThan(now, this.limits.traceTimeoutMs);
     } catch (error) {
       diag.error('toolpath: timeout sweep failed', error);
     }
   }
 
   private closeIncomplete(trace: Buffered, why: string): void {
-    if (!trace.state.claimed) return;
     const open =
       trace.openSpans > 0 ? `: ${trace.openSpans} span${trace.openSpans === 1 ? '' : 's'} still open` : '';
-    this.defer(trace, `${why}${open}`);
+    trace.state.incomplete = `${why}${open}`;
+    this.defer(trace);
   }
 
   /** A trace let go unjudged (evicted): its spans go on, and so do its later spans. */
@@ -340,8 +427,18 @@ export class TrajectoryProcessor implements SpanProcessor {
   }
 }
 
-/** Why a pending trace is judged early, beside it without widening the buffer's type. */
-const pendingReasons = new WeakMap<Buffered, string>();
+/** Why a trace is judged as incomplete: closed early, or spans left out over the caps. */
+function incompleteReason(trace: Buffered): string | undefined {
+  const over = trace.spansOverCap;
+  const left =
+    over > 0 ? `${over} span${over === 1 ? '' : 's'} over the buffer's caps not judged` : undefined;
+  const why = trace.state.incomplete;
+  return why !== undefined && left !== undefined ? `${why}; ${left}` : (why ?? left);
+}
+
+function isAgentSpan(span: ReadableSpan): boolean {
+  return mayBeAgentSpan(span.name, span.instrumentationScope.name, span.attributes);
+}
 
 function isLocalRoot(span: ReadableSpan): boolean {
   const parent = span.parentSpanContext;

@@ -1,6 +1,6 @@
 /**
  * Load: 100,000 agent traces through the processor on a real TracerProvider, many open at once
- * and interleaved, with caps small enough (16 traces, 12 spans) that traces are evicted all the
+ * and interleaved, with caps small enough (8 traces, 12 spans) that traces are evicted all the
  * time. Whatever the processor does with a trace (judge it, evict it, buffer it, pass it on), every
  * span must reach the wrapped processor exactly once, no trace may be judged twice, and the caps
  * must hold at every step.
@@ -14,7 +14,7 @@ import { type Report, type TrajectoryProcessor, trajectoryProcessor } from '../.
 const TRACES = 100_000;
 /** Traces in flight at once: more than `maxTraces`, so the oldest are evicted. */
 const IN_FLIGHT = 20;
-const LIMITS = { maxTraces: 16, maxSpans: 12 };
+const LIMITS = { maxTraces: 8, maxSpans: 12 };
 const SCOPE = 'load-test';
 
 /** Counts every span it is given, by span id; our own spans apart from toolpath's. */

@@ -365,4 +365,60 @@ describe('trajectoryProcessor bounds what it holds', () => {
     expect(evaluation?.parentSpanContext?.spanId).toBe(root.spanContext().spanId);
     expect(root.status.code).not.toBe(SpanStatusCode.ERROR);
   });
+
+  it('judges a trace once even when a span of it starts and ends while it waits to be judged', async () => {
+    const reports: Report[] = [];
+    const p = start({
+      scenarios: [REFUND_SCENARIO],
+      limits: { inlineMaxSpans: 0 },
+      onReport: (r) => reports.push(r),
+    });
+    const tracer = p.provider.getTracer('app');
+    const agent = tracer.startSpan('invoke_agent helper', {
+      attributes: { 'gen_ai.operation.name': 'invoke_agent' },
+    });
+    agent.end(); // complete: waits for the next turn of the event loop to be judged
+    const late = tracer.startSpan('late work', {}, trace.setSpan(context.active(), agent));
+    late.end();
+    await p.processor.forceFlush();
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    expect(reports.map((report) => report.traceId)).toEqual([agent.spanContext().traceId]);
+    expect(p.exporter.getFinishedSpans().map((span) => span.name)).toEqual(
+      expect.arrayContaining(['invoke_agent helper', 'late work', 'toolpath.evaluate']),
+    );
+    expect(p.processor.stats().bufferedTraces + p.processor.stats().openTraces).toBe(0);
+  });
+
+  it('marks a trace incomplete when spans over maxSpansPerTrace were left out of the judgement', async () => {
+    const reports: Report[] = [];
+    const p = start({
+      scenarios: [REFUND_SCENARIO],
+      limits: { maxSpansPerTrace: 3 },
+      onReport: (r) => reports.push(r),
+    });
+    await runRefundAgent(p.provider.getTracer('app'), 'good');
+    await p.processor.forceFlush();
+    expect(reports[0]?.incomplete).toMatch(/^\d+ spans over the buffer's caps not judged$/);
+    // Nothing was lost: every span still reached the exporter.
+    expect(p.exporter.getFinishedSpans().filter((span) => span.name.startsWith('execute_tool'))).toHaveLength(
+      4,
+    );
+  });
+
+  it('does not let open ordinary requests push agent traces out of the buffer', async () => {
+    const reports: Report[] = [];
+    const p = start({
+      scenarios: [REFUND_SCENARIO],
+      limits: { maxTraces: 1 },
+      onReport: (r) => reports.push(r),
+    });
+    const tracer = p.provider.getTracer('app');
+    const requests = [1, 2, 3].map((n) => tracer.startSpan(`GET /slow/${n}`, { kind: SpanKind.SERVER }));
+    await runRefundAgent(tracer, 'good');
+    for (const request of requests) request.end();
+    await p.processor.forceFlush();
+    expect(reports).toHaveLength(1);
+    expect(p.processor.stats().dropped.evicted).toBe(0);
+    expect(p.processor.stats().openTraces).toBe(0);
+  });
 });
