@@ -206,8 +206,13 @@ export class TraceAdapter implements TraceIngest {
     const deadline = performance.now() + budgetMs;
     while (this.pending.length > 0) {
       const trace = this.pending.shift() as Buffered;
-      const incomplete =
-        closing ?? (trace.rootSeenAt === undefined ? `no root span within ${this.waitMs} ms` : undefined);
+      const reasons = [
+        closing ?? (trace.rootSeenAt === undefined ? `no root span within ${this.waitMs} ms` : undefined),
+        trace.spansOverCap > 0
+          ? `${trace.spansOverCap} spans over limits.maxSpansPerTrace not judged`
+          : undefined,
+      ].filter((reason) => reason !== undefined);
+      const incomplete = reasons.length > 0 ? reasons.join('; ') : undefined;
       this.judged++;
       this.finish(trace, this.judge.judge(trace.traceId, trace.spans, incomplete));
       if (performance.now() >= deadline) return;
