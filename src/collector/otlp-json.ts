@@ -117,10 +117,15 @@ function addIntegerValue(text: string, keyEnd: number, found: number[]): void {
   // No digits, or a leading zero JSON forbids: leave it for JSON.parse to reject.
   if (i === firstDigit || (text.charCodeAt(firstDigit) === 0x30 && i - firstDigit > 1)) return;
   const end = i;
+  // Up to 15 digits a double holds the integer exactly: JSON.parse may read it, no copy needed
+  // (the JS SDK writes every integer attribute as a bare number).
+  if (end - firstDigit <= MAX_EXACT_DIGITS) return;
   while (isJsonSpace(text.charCodeAt(i))) i++;
   const next = text.charCodeAt(i);
   if (next === 0x2c || next === 0x7d) found.push(start, end);
 }
+
+const MAX_EXACT_DIGITS = 15;
 
 function isDigit(code: number): boolean {
   return code >= 0x30 && code <= 0x39;

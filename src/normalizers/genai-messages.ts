@@ -18,6 +18,74 @@ export function readMessages(attributes: Attributes, key: string): JsonValue[] |
   return Array.isArray(parsed.value) ? parsed.value : undefined;
 }
 
+/** What a turn needs from its input history: how long it is and the tool results in it. */
+export interface HistoryReading {
+  length: number;
+  shown: ShownResult[];
+}
+
+/** Recently read histories, most recent last; a few suffice (the turns of the traces in flight). */
+const recentHistories: { text: string; reading: HistoryReading }[] = [];
+const MAX_RECENT_HISTORIES = 16;
+/** Histories shorter than this are parsed whole: the lookup would cost more than it saves. */
+const MIN_INCREMENTAL_TEXT = 512;
+
+/**
+ * The input history of a turn (`gen_ai.input.messages`), read incrementally: each turn's history
+ * is the previous turn's plus what happened since, serialized the same way, so when a recently
+ * read history is a prefix of this one only the new messages are parsed. Without that, reading
+ * every turn of a conversation re-parses it from the start (quadratic in its length). Pure: the
+ * result depends only on the text, wherever the prefix came from.
+ */
+export function readHistory(attributes: Attributes, key: string): HistoryReading | undefined {
+  const text = attributes[key];
+  if (typeof text !== 'string' || text.length < MIN_INCREMENTAL_TEXT) {
+    const messages = readMessages(attributes, key);
+    return messages ? { length: messages.length, shown: shownResults(messages) } : undefined;
+  }
+  const reading = extendRecent(text) ?? readWhole(text);
+  if (reading) remember(text, reading);
+  return reading ? { length: reading.length, shown: [...reading.shown] } : undefined;
+}
+
+function extendRecent(text: string): HistoryReading | undefined {
+  for (let i = recentHistories.length - 1; i >= 0; i--) {
+    const recent = recentHistories[i] as (typeof recentHistories)[number];
+    const known = recent.text;
+    // `[a,b]` then `[a,b,c,d]`: the same text up to the closing bracket, then a comma.
+    if (text.length <= known.length || text.charCodeAt(known.length - 1) !== 44) continue;
+    if (!text.startsWith(known.substring(0, known.length - 1))) continue;
+    let added: JsonValue;
+    try {
+      added = JSON.parse(`[${text.substring(known.length)}`) as JsonValue;
+    } catch {
+      continue;
+    }
+    if (!Array.isArray(added)) continue;
+    return {
+      length: recent.reading.length + added.length,
+      shown: [...recent.reading.shown, ...shownResults(added)],
+    };
+  }
+  return undefined;
+}
+
+function readWhole(text: string): HistoryReading | undefined {
+  let messages: JsonValue;
+  try {
+    messages = JSON.parse(text) as JsonValue;
+  } catch {
+    return undefined;
+  }
+  return Array.isArray(messages) ? { length: messages.length, shown: shownResults(messages) } : undefined;
+}
+
+function remember(text: string, reading: HistoryReading): void {
+  if (text.charCodeAt(text.length - 1) !== 93) return; // only `...]`, so a later history can extend it
+  recentHistories.push({ text, reading });
+  if (recentHistories.length > MAX_RECENT_HISTORIES) recentHistories.shift();
+}
+
 /** Tool calls asked for in these messages (`tool_call` and `server_tool_call` parts). */
 export function requestedCalls(messages: readonly JsonValue[]): RequestedCall[] {
   const calls: RequestedCall[] = [];
@@ -44,11 +112,13 @@ export function shownResults(messages: readonly JsonValue[]): ShownResult[] {
   return results;
 }
 
-function* parts(messages: readonly JsonValue[]): Generator<{ [key: string]: JsonValue }> {
+function parts(messages: readonly JsonValue[]): { [key: string]: JsonValue }[] {
+  const out: { [key: string]: JsonValue }[] = [];
   for (const message of messages) {
     if (!isJsonObject(message) || !Array.isArray(message.parts)) continue;
-    for (const part of message.parts) if (isJsonObject(part)) yield part;
+    for (const part of message.parts) if (isJsonObject(part)) out.push(part);
   }
+  return out;
 }
 
 function idOf(id: JsonValue | undefined): { callId?: string } {
@@ -58,5 +128,8 @@ function idOf(id: JsonValue | undefined): { callId?: string } {
 
 /** Arguments are an object by the convention, a JSON string from some producers. */
 function argumentsOf(part: { [key: string]: JsonValue }): Captured<JsonValue> {
-  return Object.hasOwn(part, 'arguments') ? capturedJson(part.arguments as JsonValue) : { captured: false };
+  if (!Object.hasOwn(part, 'arguments')) return { captured: false };
+  const value = part.arguments as JsonValue;
+  // Already parsed JSON (the messages were): nothing to convert, unlike raw attribute values.
+  return typeof value === 'string' ? capturedJson(value) : { captured: true, value };
 }

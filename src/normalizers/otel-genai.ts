@@ -11,7 +11,7 @@ import type { SpanRecord } from '../model/span-record.js';
 import type { TokenUsage } from '../model/trajectory.js';
 import { jsonAttribute, stringAttribute } from './attributes.js';
 import type { Convention, SpanReading, ToolCallDraft } from './convention.js';
-import { readMessages, requestedCalls, shownResults } from './genai-messages.js';
+import { readHistory, readMessages, requestedCalls } from './genai-messages.js';
 import { spanOutcome } from './span-outcome.js';
 
 /** Attribute keys of the OTel GenAI and MCP conventions that this normalizer reads. */
@@ -90,7 +90,7 @@ function toolFromName(name: string): string {
 }
 
 function readTurn(span: SpanRecord): SpanReading {
-  const input = readMessages(span.attributes, GENAI.inputMessages);
+  const input = readHistory(span.attributes, GENAI.inputMessages);
   const output = readMessages(span.attributes, GENAI.outputMessages);
   const model = stringAttribute(span.attributes, GENAI.requestModel);
   const usage = tokenUsage(span);
@@ -98,7 +98,7 @@ function readTurn(span: SpanRecord): SpanReading {
     kind: 'turn',
     turn: {
       requested: output ? requestedCalls(output) : [],
-      shown: input ? shownResults(input) : undefined,
+      shown: input?.shown,
       historyLength: input?.length ?? 0,
       ...(model && { model }),
       ...(usage && { usage }),

@@ -236,7 +236,7 @@ export class DecisionCache {
   private readonly ring: (string | undefined)[];
   private next = 0;
 
-  constructor(private readonly capacity: number) {
+  constructor(capacity: number) {
     this.ring = new Array<string | undefined>(Math.max(1, capacity));
   }
 

@@ -12,7 +12,7 @@ import type { AttributeValue } from '../../src/model/span-record.js';
 const fixture = (name: string) => readFileSync(join(import.meta.dirname, '..', 'spans', name), 'utf8');
 
 describe('parseOtlpJsonText', () => {
-  it('keeps bare 64-bit timestamps and intValues exact', () => {
+  it('keeps bare 64-bit timestamps and intValues exact (integers of up to 15 digits are exact as numbers)', () => {
     const text =
       '{"startTimeUnixNano":1795971782792412208,"endTimeUnixNano" : 18446744073709551615,' +
       '"timeUnixNano":\n9007199254740993,"observedTimeUnixNano":1,"value":{"intValue":-9223372036854775808}}';
@@ -20,7 +20,7 @@ describe('parseOtlpJsonText', () => {
       startTimeUnixNano: '1795971782792412208',
       endTimeUnixNano: '18446744073709551615',
       timeUnixNano: '9007199254740993',
-      observedTimeUnixNano: '1',
+      observedTimeUnixNano: 1,
       value: { intValue: '-9223372036854775808' },
     });
   });

@@ -1,0 +1,723 @@
+/**
+ * The collector adapter's ingest budget: end-to-end ingest of one OTLP export request (decode,
+ * assemble, normalize, evaluate, respond) beside bare decoding of the same request, measured
+ * side by side in the same run:
+ *   (1) bare `JSON.parse(text)` of the OTLP JSON body (the JSON baseline);
+ *   (2) JSON end to end: parseOtlpJsonText + decodeExportTraceRequest + exportOutcome (adapter.ingest,
+ *       as the receivers call it) + adapter.judgeAllNow() (normalize, evaluate against a realistic
+ *       scenario, redact, sample) + the response body (`{}`);
+ *   (3) bare protobufjs `ExportTraceServiceRequest.decode(buffer)` (the protobuf baseline);
+ *   (4) protobuf end to end: decodeExportTraceProtobuf + exportOutcome + judgeAllNow + encodeExportTraceResponse.
+ * The request: ~1,000 spans of GenAI support-agent conversations (20-50 spans each: an
+ * `invoke_agent` root, chat turns whose input messages hold the conversation so far, parallel
+ * `execute_tool` calls with arguments and results), built as SpanRecords, turned into SDK
+ * ReadableSpans and serialized by otlp-transformer's JsonTraceSerializer and ProtobufTraceSerializer,
+ * as an SDK exporter sends them. Each end-to-end round gets a fresh TraceAdapter (made and shut down
+ * outside the timed part), so every trace is new to it; its waits are huge, so only judgeAllNow judges.
+ * Rounds interleave the contenders in a rotating order; medians of wall time (and of process CPU
+ * time), the ratio of medians and the median of per-round (paired) ratios. The machine is shared
+ * and noisy: compare ratios, not absolute times.
+ * Budget (DESIGN.md): (2) at least 0.5x the throughput of (1), (4) at least 0.5x that of (3).
+ *
+ * The end-to-end runs also time their stages (decode, ingest, judge, respond) and print their medians.
+ *
+ * Then the heap per buffered span (requests ingested, none judged, after GC, bodies let go), and,
+ * apart from the ratios, a loopback HTTP figure (startHttpReceiver + fetch, then judgeAllNow).
+ *
+ *   npx tsx bench/collector.ts                        (ROUNDS=60 for steadier figures; HTTP=0 skips HTTP)
+ *   node --expose-gc --import tsx bench/collector.ts  (with the heap figures; or npx tsx --expose-gc ...)
+ *   node --cpu-prof --import tsx bench/collector.ts   (CPU profile in ./CPU.*.cpuprofile)
+ *   HISTORY=recent npx tsx bench/collector.ts         (chat input messages without the repeated history)
+ */
+import { performance } from 'node:perf_hooks';
+import { pathToFileURL } from 'node:url';
+import { JsonTraceSerializer, ProtobufTraceSerializer } from '@opentelemetry/otlp-transformer';
+import { TraceAdapter } from '../src/collector/adapter.js';
+import { startHttpReceiver } from '../src/collector/http-receiver.js';
+import type { TraceIngest } from '../src/collector/ingest.js';
+import {
+  type DecodeResult,
+  decodeExportTraceRequest,
+  parseOtlpJsonText,
+} from '../src/collector/otlp-json.js';
+import { decodeExportTraceProtobuf, encodeExportTraceResponse } from '../src/collector/otlp-proto.js';
+import { ExportTraceServiceRequest } from '../src/collector/otlp-proto-schema.js';
+import { exportOutcome } from '../src/collector/receiver-common.js';
+import { toReadableSpan } from '../src/collector/to-readable-span.js';
+import type { Report } from '../src/model/report.js';
+import type { Attributes, ScopeRecord, SpanRecord } from '../src/model/span-record.js';
+import { parseScenario } from '../src/scenario/scenario.js';
+
+const SPANS_PER_REQUEST = 1_000;
+const ROUNDS = Number(process.env.ROUNDS ?? 30);
+const WARMUP_ROUNDS = 8;
+/** Requests buffered for the heap figure. */
+const HEAP_REQUESTS = Number(process.env.HEAP_REQUESTS ?? 20);
+const HTTP_REQUESTS = Number(process.env.HTTP_REQUESTS ?? 20);
+/**
+ * What each chat span's `gen_ai.input.messages` holds: the whole conversation so far, as
+ * instrumentations record it (`full`, the default), or only the system and user messages and the
+ * last assistant turn with its tool results (`recent`: a lighter payload, to see how the ratios
+ * depend on the repeated history).
+ */
+const HISTORY = process.env.HISTORY === 'recent' ? 'recent' : 'full';
+
+const TOOLS = [
+  'search_kb',
+  'get_order',
+  'lookup_customer',
+  'get_refund_policy',
+  'check_inventory',
+  'get_shipping_status',
+  'issue_refund',
+  'add_note',
+  'send_confirmation',
+];
+
+/** A support agent's refund scenario over every rule family (24 assertions). */
+export const SCENARIO = parseScenario(
+  {
+    id: 'support.refund',
+    version: '3',
+    appliesTo: { agent: 'support' },
+    tools: {
+      allowed: TOOLS,
+      forbidden: ['delete_account'],
+      required: ['get_order', 'issue_refund'],
+      counts: { issue_refund: { max: 1 }, search_kb: { max: 20 } },
+    },
+    order: {
+      before: [
+        { before: 'get_refund_policy', after: 'issue_refund' },
+        { before: 'get_order', after: ['issue_refund', 'send_confirmation'] },
+      ],
+      terminal: ['send_confirmation'],
+      sequence: {
+        steps: [{ tool: 'get_order' }, { tool: 'get_refund_policy' }, { tool: 'issue_refund' }],
+      },
+    },
+    arguments: [
+      { tool: 'issue_refund', match: { mode: 'superset', args: { currency: 'EUR' } } },
+      { tool: 'get_order', call: 1, match: { mode: 'regex', pattern: '"orderId":\\s*"A-\\d+"' } },
+      {
+        tool: 'search_kb',
+        match: {
+          mode: 'schema',
+          schema: {
+            type: 'object',
+            required: ['query'],
+            properties: {
+              query: { type: 'string', maxLength: 200 },
+              limit: { type: 'integer', maximum: 10 },
+            },
+          },
+        },
+      },
+    ],
+    grounding: [
+      { tool: 'issue_refund', path: 'amount', from: { tool: 'get_order', path: 'amount' } },
+      { tool: 'send_confirmation', path: 'refundId', from: { tool: 'issue_refund', path: 'refundId' } },
+      { tool: 'get_refund_policy', path: 'orderId', from: 'any' },
+    ],
+    safety: { irreversible: ['issue_refund'], tenant: { path: 'tenant', value: 't-7' } },
+    efficiency: { maxCalls: 60, repeats: { max: 2 }, maxTokens: 500_000 },
+    milestones: {
+      define: { found: { tool: 'get_order' }, refunded: { tool: 'issue_refund' } },
+      requires: { refunded: ['found'] },
+      end: ['refunded'],
+    },
+    reference: {
+      mode: 'superset',
+      argsMode: 'ignore',
+      turns: [[{ tool: 'search_kb' }, { tool: 'get_order' }], [{ tool: 'issue_refund' }]],
+    },
+  },
+  'bench',
+);
+
+// ---------------------------------------------------------------- the request
+
+const RESOURCE: Attributes = {
+  'service.name': 'support-agent',
+  'service.version': '2.3.1',
+  'service.instance.id': '7f3c2a9e-4b1d-4e8a-9c6f-2d5e8a1b3c7d',
+  'deployment.environment.name': 'production',
+  'telemetry.sdk.language': 'nodejs',
+  'telemetry.sdk.name': 'opentelemetry',
+  'telemetry.sdk.version': '2.12.1',
+  'host.name': 'support-agent-6d9f7c5b8-x2k4q',
+  'process.runtime.name': 'nodejs',
+  'process.runtime.version': '20.20.2',
+};
+const SCOPE: ScopeRecord = { name: '@example/agent-telemetry', version: '1.4.0' };
+
+const SYSTEM_PROMPT =
+  'You are the customer support agent of Example Shop. Help customers with orders, deliveries, ' +
+  'returns and refunds. Always look the order up before acting on it, check the refund policy ' +
+  'before issuing a refund, never refund more than the order amount, and confirm every refund to ' +
+  'the customer by email. Use the knowledge base for policy questions. Be brief and polite, do ' +
+  'not promise what the tools cannot do, and escalate to a human when the customer asks for one ' +
+  'or when a tool keeps failing. Never reveal internal notes or other customers’ data.';
+
+type Json = Record<string, unknown>;
+type Call = { id: string; name: string; arguments: Json; result: Json; error?: string };
+type Message = { role: string; parts: Json[] };
+
+const WAREHOUSES = [
+  'berlin',
+  'lyon',
+  'milan',
+  'vienna',
+  'madrid',
+  'warsaw',
+  'prague',
+  'lisbon',
+  'oslo',
+  'dublin',
+  'turin',
+  'ghent',
+];
+
+const hex = (n: number, width: number) => n.toString(16).padStart(width, '0');
+
+/**
+ * One support conversation: the root, `5 + middle` chat turns and `7 + 2 * middle` tool calls
+ * (two in parallel per turn but the last). `seed` makes the trace (and span) ids unique.
+ */
+function conversation(seed: number, n: number, middle: number): SpanRecord[] {
+  const traceId = `${hex(seed + 1, 8)}${hex(n + 1, 8)}9e107d9d372bb6826bd81d3542a419d6`.slice(0, 32);
+  let spanCounter = 0;
+  const spanId = () => `${hex(n + 1, 6)}${hex(++spanCounter, 10)}`;
+  const tenant = 't-7';
+  const orderId = `A-${100_000 + n}`;
+  const amount = 20 + (n % 180) + 0.99;
+  const refundId = `R-${500_000 + n}`;
+  const email = `customer.${n}@example.com`;
+  const rootId = spanId();
+  const start = 1_760_000_000_000_000_000n + BigInt(seed) * 1_000_000_000_000n + BigInt(n) * 60_000_000_000n;
+  let t = start + 5_000_000n;
+  const spans: SpanRecord[] = [];
+  const base = {
+    traceId,
+    status: { code: 'unset' as const },
+    events: [],
+    links: [],
+    resource: RESOURCE,
+    scope: SCOPE,
+  };
+  const history: Message[] = [
+    { role: 'system', parts: [{ type: 'text', content: SYSTEM_PROMPT }] },
+    {
+      role: 'user',
+      parts: [
+        {
+          type: 'text',
+          content: `Hi, my order ${orderId} arrived yesterday but the blender inside is cracked and leaks. I would like a refund to my card please, I do not want a replacement.`,
+        },
+      ],
+    },
+  ];
+  let turn = 0;
+  let inputTokens = 0;
+  const chat = (calls: Call[], text?: string) => {
+    turn++;
+    const output: Message = {
+      role: 'assistant',
+      parts: text
+        ? [{ type: 'text', content: text }]
+        : calls.map((c) => ({ type: 'tool_call', id: c.id, name: c.name, arguments: c.arguments })),
+    };
+    inputTokens = 350 + JSON.stringify(history).length / 4;
+    spans.push({
+      ...base,
+      spanId: spanId(),
+      parentSpanId: rootId,
+      name: 'chat gpt-4o',
+      kind: 'client',
+      startTimeUnixNano: t,
+      endTimeUnixNano: t + 900_000_000n,
+      attributes: {
+        'gen_ai.operation.name': 'chat',
+        'gen_ai.provider.name': 'openai',
+        'gen_ai.request.model': 'gpt-4o',
+        'gen_ai.request.temperature': 0.2,
+        'gen_ai.response.model': 'gpt-4o-2024-08-06',
+        'gen_ai.response.id': `chatcmpl-${hex(seed, 4)}${hex(n, 6)}${turn}`,
+        'gen_ai.response.finish_reasons': [text ? 'stop' : 'tool_calls'],
+        'gen_ai.usage.input_tokens': Math.round(inputTokens),
+        'gen_ai.usage.output_tokens': 30 + 20 * calls.length,
+        'server.address': 'api.openai.com',
+        'server.port': 443,
+        'gen_ai.input.messages': JSON.stringify(
+          HISTORY === 'full' || history.length <= 4
+            ? history
+            : [...history.slice(0, 2), ...history.slice(-2)],
+        ),
+        'gen_ai.output.messages': JSON.stringify([
+          { ...output, finish_reason: text ? 'stop' : 'tool_calls' },
+        ]),
+      },
+    });
+    t += 1_000_000_000n;
+    history.push(output);
+  };
+  const execute = (calls: Call[]) => {
+    const shown: Json[] = [];
+    for (const c of calls) {
+      spans.push({
+        ...base,
+        spanId: spanId(),
+        parentSpanId: rootId,
+        name: `execute_tool ${c.name}`,
+        kind: 'internal',
+        startTimeUnixNano: t,
+        endTimeUnixNano: t + 80_000_000n,
+        ...(c.error && { status: { code: 'error' as const, message: c.error } }),
+        attributes: {
+          'gen_ai.operation.name': 'execute_tool',
+          'gen_ai.tool.name': c.name,
+          'gen_ai.tool.type': 'function',
+          'gen_ai.tool.call.id': c.id,
+          'gen_ai.tool.call.arguments': JSON.stringify(c.arguments),
+          ...(c.error
+            ? { 'error.type': 'ToolTimeout' }
+            : { 'gen_ai.tool.call.result': JSON.stringify(c.result) }),
+        },
+      });
+      shown.push({ type: 'tool_call_response', id: c.id, response: c.error ? { error: c.error } : c.result });
+    }
+    t += 100_000_000n;
+    history.push({ role: 'tool', parts: shown });
+  };
+  let callCounter = 0;
+  const call = (name: string, args: Json, result: Json, error?: string): Call => ({
+    id: `call_${hex(seed, 4)}${hex(n, 6)}${hex(++callCounter, 4)}`,
+    name,
+    arguments: { ...args, tenant },
+    result,
+    ...(error && { error }),
+  });
+  const article = (i: number) => ({
+    id: `kb-${i}`,
+    title: ['Refunds for damaged goods', 'Return shipping labels', 'Card refunds: timing', 'Warranty claims'][
+      i % 4
+    ],
+    snippet: 'Items that arrive damaged can be refunded in full within 30 days of delivery.',
+    score: 0.9 - i * 0.07,
+  });
+  const order = {
+    orderId,
+    status: 'delivered',
+    placedAt: '2026-10-28T14:03:11Z',
+    deliveredAt: '2026-11-02T09:41:00Z',
+    amount,
+    currency: 'EUR',
+    customerEmail: email,
+    items: [
+      { sku: 'BL-4410', name: 'Glass blender 1.5 l', quantity: 1, price: amount - 5 },
+      { sku: 'SH-0001', name: 'Shipping', quantity: 1, price: 5 },
+    ],
+  };
+  const steps: Call[][] = [
+    [
+      call(
+        'search_kb',
+        { query: 'refund damaged item arrived broken', limit: 3 },
+        { articles: [0, 1, 2].map(article) },
+      ),
+      call('get_order', { orderId }, order),
+    ],
+    [
+      call(
+        'lookup_customer',
+        { email },
+        { customerId: `C-${n}`, name: 'Alex Example', tier: 'gold', orders: 14, since: '2021-03-09' },
+      ),
+      call(
+        'get_refund_policy',
+        { orderId },
+        { refundable: true, windowDays: 30, method: 'original_payment' },
+      ),
+    ],
+  ];
+  for (let m = 0; m < middle; m++) {
+    steps.push([
+      call(
+        'check_inventory',
+        { sku: 'BL-4410', warehouse: WAREHOUSES[m % WAREHOUSES.length] },
+        { sku: 'BL-4410', available: 3 + m, restockDate: null },
+        (n + m) % 17 === 0 ? 'inventory service timed out after 5000 ms' : undefined,
+      ),
+      m === 0
+        ? call(
+            'get_shipping_status',
+            { orderId },
+            { carrier: 'DHL', tracking: `JD0146${n}${m}`, delivered: true },
+          )
+        : call(
+            'search_kb',
+            { query: `damaged item question ${m}`, limit: 2 },
+            { articles: [m, m + 1].map(article) },
+          ),
+    ]);
+  }
+  steps.push(
+    [
+      // Every 9th conversation refunds an amount it never saw: a grounding failure.
+      call(
+        'issue_refund',
+        { orderId, amount: n % 9 === 4 ? amount + 10 : amount, currency: 'EUR' },
+        { refundId, status: 'issued', eta: '3-5 days' },
+      ),
+      call('add_note', { orderId, note: 'Damaged on arrival, refunded in full.' }, { ok: true }),
+    ],
+    [
+      call(
+        'send_confirmation',
+        { email, refundId, template: 'refund_issued' },
+        { sent: true, messageId: `msg-${n}` },
+      ),
+    ],
+  );
+  for (const step of steps) {
+    chat(step);
+    execute(step);
+  }
+  chat([], `I have refunded ${amount} EUR to your card (refund ${refundId}); you will get an email shortly.`);
+  spans.unshift({
+    ...base,
+    spanId: rootId,
+    name: 'invoke_agent support',
+    kind: 'internal',
+    startTimeUnixNano: start,
+    endTimeUnixNano: t,
+    attributes: {
+      'gen_ai.operation.name': 'invoke_agent',
+      'gen_ai.agent.name': 'support',
+      'gen_ai.agent.id': 'agent-support-1',
+      'gen_ai.provider.name': 'openai',
+      'gen_ai.request.model': 'gpt-4o',
+      'gen_ai.conversation.id': `conv-${hex(seed, 4)}-${n}`,
+    },
+  });
+  return spans;
+}
+
+export interface Request {
+  spans: number;
+  traces: number;
+  json: string;
+  protobuf: Buffer;
+}
+
+/** About SPANS_PER_REQUEST spans of whole conversations (20-50 spans each), serialized as an exporter does. */
+export function request(seed: number): Request {
+  const records: SpanRecord[] = [];
+  let traces = 0;
+  while (records.length < SPANS_PER_REQUEST) {
+    // 3..12 middle turns: 22..49 spans a conversation.
+    records.push(...conversation(seed, traces, 3 + ((traces * 7) % 10)));
+    traces++;
+  }
+  const readable = records.map((record) => toReadableSpan(record));
+  const json = Buffer.from(JsonTraceSerializer.serializeRequest(readable) as Uint8Array).toString('utf8');
+  const protobuf = Buffer.from(ProtobufTraceSerializer.serializeRequest(readable) as Uint8Array);
+  return { spans: records.length, traces, json, protobuf };
+}
+
+// ---------------------------------------------------------------- the contenders
+
+const reports: Report[] = [];
+let keepReports = false;
+
+function newAdapter(): TraceAdapter {
+  return new TraceAdapter({
+    scenarios: [SCENARIO],
+    // Nothing judges on its own: judgeAllNow does, inside the timed part.
+    decision: { waitMs: 1e9, waitAfterRootMs: 1e9 },
+    sweepIntervalMs: 1e9,
+    onReport: (report) => {
+      if (keepReports) reports.push(report);
+    },
+  });
+}
+
+/** Stage times of one end-to-end run (ms). */
+type Stages = [decode: number, ingest: number, judge: number, respond: number];
+const STAGE_NAMES = ['decode', 'ingest', 'judge', 'respond'];
+
+/** The receiver's path after the body is read, then judging; returns the stage times. */
+function endToEnd(adapter: TraceAdapter, decode: () => DecodeResult, respond: (partial: unknown) => unknown) {
+  const t0 = performance.now();
+  const decoded = decode();
+  const t1 = performance.now();
+  const outcome = exportOutcome(adapter, decoded);
+  const t2 = performance.now();
+  if (outcome.kind !== 'accepted') throw new Error(`request not accepted: ${JSON.stringify(outcome)}`);
+  adapter.judgeAllNow();
+  const t3 = performance.now();
+  respond(outcome.partial);
+  const t4 = performance.now();
+  return [t1 - t0, t2 - t1, t3 - t2, t4 - t3] as Stages;
+}
+
+interface Contender {
+  name: string;
+  /** Untimed, before the timed part. */
+  prepare?: () => void;
+  run: () => Stages | undefined;
+  /** Untimed, after the timed part. */
+  finish?: () => Promise<void>;
+}
+
+function contenders(req: Request): Contender[] {
+  let adapter: TraceAdapter | undefined;
+  const prepare = () => {
+    adapter = newAdapter();
+  };
+  const finish = async () => {
+    const stats = adapter?.stats();
+    if (stats?.judgedTraces !== req.traces || stats.bufferedSpans !== 0)
+      throw new Error(`judged ${stats?.judgedTraces} of ${req.traces} traces`);
+    await adapter?.shutdown();
+  };
+  return [
+    { name: '(1) JSON.parse (baseline)', run: () => void JSON.parse(req.json) },
+    {
+      name: '(2) JSON end to end',
+      prepare,
+      run: () =>
+        endToEnd(
+          adapter as TraceAdapter,
+          () => decodeExportTraceRequest(parseOtlpJsonText(req.json)),
+          (partial) => JSON.stringify(partial === undefined ? {} : { partialSuccess: partial }),
+        ),
+      finish,
+    },
+    {
+      name: '(3) protobufjs decode (baseline)',
+      run: () => void ExportTraceServiceRequest.decode(req.protobuf),
+    },
+    {
+      name: '(4) protobuf end to end',
+      prepare,
+      run: () =>
+        endToEnd(
+          adapter as TraceAdapter,
+          () => decodeExportTraceProtobuf(req.protobuf),
+          (partial) => encodeExportTraceResponse(partial as Parameters<typeof encodeExportTraceResponse>[0]),
+        ),
+      finish,
+    },
+  ];
+}
+
+const median = (values: readonly number[]) => {
+  const sorted = [...values].sort((x, y) => x - y);
+  return sorted[sorted.length >> 1] as number;
+};
+
+async function timeIngest(req: Request): Promise<void> {
+  const list = contenders(req);
+  const wall = list.map(() => [] as number[]);
+  const cpu = list.map(() => [] as number[]);
+  const stages = list.map(() => [] as Stages[]);
+  for (let r = -WARMUP_ROUNDS; r < ROUNDS; r++) {
+    // The order rotates, so drift in machine load and GC debt fall on every contender alike.
+    for (let k = 0; k < list.length; k++) {
+      const index = (r + WARMUP_ROUNDS + k) % list.length;
+      const contender = list[index] as Contender;
+      contender.prepare?.();
+      const cpuStart = process.cpuUsage();
+      const start = performance.now();
+      const stage = contender.run();
+      const elapsed = performance.now() - start;
+      const used = process.cpuUsage(cpuStart);
+      await contender.finish?.();
+      if (r < 0) continue;
+      wall[index]?.push(elapsed);
+      cpu[index]?.push((used.user + used.system) / 1000);
+      if (stage) stages[index]?.push(stage);
+    }
+  }
+
+  console.log(
+    `\n${ROUNDS} rounds after ${WARMUP_ROUNDS} warm-up rounds, contenders interleaved; medians (wall time; process CPU time)`,
+  );
+  console.log(
+    'contender                          wall ms    p25..p75 ms      spans/s     cpu ms      spans/s (cpu)',
+  );
+  for (const [i, contender] of list.entries()) {
+    const w = [...(wall[i] as number[])].sort((x, y) => x - y);
+    const q = (f: number) => (w[Math.floor(w.length * f)] as number).toFixed(2);
+    const m = median(w);
+    const c = median(cpu[i] as number[]);
+    const rate = (ms: number) => Math.round(req.spans / (ms / 1000)).toLocaleString('en');
+    console.log(
+      `${contender.name.padEnd(33)} ${m.toFixed(2).padStart(8)}   ${q(0.25).padStart(6)}..${q(0.75).padEnd(7)} ${rate(m).padStart(10)}   ${c.toFixed(2).padStart(8)}   ${rate(c).padStart(10)}`,
+    );
+  }
+
+  console.log('\nbudget: end-to-end throughput >= 0.5x the bare decode of the same payload');
+  for (const [e2e, base, what] of [
+    [1, 0, 'JSON     (2)/(1)'],
+    [3, 2, 'protobuf (4)/(3)'],
+  ] as const) {
+    const ratioWall = median(wall[base] as number[]) / median(wall[e2e] as number[]);
+    const ratioCpu = median(cpu[base] as number[]) / median(cpu[e2e] as number[]);
+    // Per round: the baseline's time over the end-to-end time of the same round (steadier under drift).
+    const paired = median((wall[e2e] as number[]).map((x, r) => ((wall[base] as number[])[r] as number) / x));
+    const verdict = (x: number) => (x >= 0.5 ? 'met' : 'NOT met');
+    console.log(
+      `  ${what}: ${ratioWall.toFixed(2)}x (${verdict(ratioWall)}), paired ${paired.toFixed(2)}x, cpu ${ratioCpu.toFixed(2)}x (${verdict(ratioCpu)}); ` +
+        `meeting it takes end to end <= ${(2 * median(cpu[base] as number[])).toFixed(1)} cpu ms, now ${median(cpu[e2e] as number[]).toFixed(1)}`,
+    );
+  }
+
+  console.log('\nwhere end-to-end time goes (medians of each stage, share of the stage sum)');
+  for (const i of [1, 3]) {
+    const per = STAGE_NAMES.map((_, s) => median((stages[i] as Stages[]).map((st) => st[s] as number)));
+    const sum = per.reduce((a, b) => a + b, 0);
+    const parts = per.map(
+      (ms, s) => `${STAGE_NAMES[s]} ${ms.toFixed(2)} ms (${((ms / sum) * 100).toFixed(0)}%)`,
+    );
+    console.log(`  ${(list[i] as Contender).name.padEnd(24)} ${parts.join(', ')}`);
+  }
+}
+
+// ---------------------------------------------------------------- heap per buffered span
+
+const gc = (globalThis as { gc?: () => void }).gc;
+
+function heapAfterGc(): number {
+  for (let i = 0; i < 3; i++) gc?.();
+  return process.memoryUsage().heapUsed;
+}
+
+async function measureHeap(): Promise<void> {
+  if (!gc) {
+    console.log(
+      '\nheap per buffered span: run with --expose-gc (node --expose-gc --import tsx bench/collector.ts, or npx tsx --expose-gc bench/collector.ts)',
+    );
+    return;
+  }
+  console.log(
+    `\nheap after GC, ${HEAP_REQUESTS} requests ingested and not judged (fresh trace ids each; bodies let go)`,
+  );
+  for (const [name, decode] of [
+    ['JSON', (r: Request) => decodeExportTraceRequest(parseOtlpJsonText(r.json))],
+    ['protobuf', (r: Request) => decodeExportTraceProtobuf(r.protobuf)],
+  ] as const) {
+    const adapter = newAdapter();
+    const before = heapAfterGc();
+    let wire = 0;
+    for (let i = 0; i < HEAP_REQUESTS; i++) {
+      const req = request(1_000 + i);
+      wire += name === 'JSON' ? Buffer.byteLength(req.json) : req.protobuf.length;
+      const result = adapter.ingest(decode(req));
+      if (result.kind !== 'accepted') throw new Error(`not accepted: ${result.message}`);
+    }
+    const delta = heapAfterGc() - before;
+    const { bufferedSpans, bufferedTraces } = adapter.stats();
+    console.log(
+      `  ${name.padEnd(9)} ${bufferedSpans} spans in ${bufferedTraces} traces: ${(delta / bufferedSpans).toFixed(0).padStart(6)} B per buffered span (body on the wire: ${(wire / bufferedSpans).toFixed(0)} B per span)`,
+    );
+    adapter.judgeAllNow();
+    await adapter.shutdown();
+  }
+}
+
+// ---------------------------------------------------------------- loopback HTTP (not part of the ratios)
+
+async function measureHttp(req: Request): Promise<void> {
+  // The receiver takes spans through this; each request gets a fresh adapter.
+  let adapter = newAdapter();
+  const ingest: TraceIngest = { ingest: (decoded) => adapter.ingest(decoded), ready: () => true };
+  const receiver = await startHttpReceiver({ host: '127.0.0.1', port: 0, ingest, maxRequestBytes: 64 << 20 });
+  const url = `${receiver.url}/v1/traces`;
+  console.log(
+    `\nloopback HTTP, not part of the ratios: POST /v1/traces with fetch (same process, keep-alive), then judgeAllNow; ${HTTP_REQUESTS} requests each, medians`,
+  );
+  try {
+    for (const [name, type, body] of [
+      ['JSON', 'application/json', req.json],
+      ['protobuf', 'application/x-protobuf', req.protobuf],
+    ] as const) {
+      const post: number[] = [];
+      const judge: number[] = [];
+      for (let i = -3; i < HTTP_REQUESTS; i++) {
+        await adapter.shutdown();
+        adapter = newAdapter();
+        const start = performance.now();
+        const response = await fetch(url, { method: 'POST', headers: { 'Content-Type': type }, body });
+        await response.arrayBuffer();
+        const posted = performance.now();
+        adapter.judgeAllNow();
+        const judged = performance.now();
+        if (response.status !== 200) throw new Error(`HTTP ${response.status}`);
+        if (adapter.stats().judgedTraces !== req.traces) throw new Error('not every trace judged');
+        if (i < 0) continue;
+        post.push(posted - start);
+        judge.push(judged - posted);
+      }
+      const p = median(post);
+      const j = median(judge);
+      const rate = (ms: number) => Math.round(req.spans / (ms / 1000)).toLocaleString('en');
+      console.log(
+        `  ${name.padEnd(9)} POST round trip ${p.toFixed(2).padStart(7)} ms + judge ${j.toFixed(2).padStart(6)} ms = ${(p + j).toFixed(2).padStart(7)} ms  ${rate(p + j).padStart(9)} spans/s`,
+      );
+    }
+  } finally {
+    await receiver.close();
+    await adapter.shutdown();
+  }
+}
+
+// ---------------------------------------------------------------- run
+
+/** Both payloads decode cleanly to every span; every trace is judged against every rule. */
+async function sanity(req: Request): Promise<void> {
+  for (const decoded of [
+    decodeExportTraceRequest(parseOtlpJsonText(req.json)),
+    decodeExportTraceProtobuf(req.protobuf),
+  ]) {
+    if (decoded.spans.length !== req.spans || decoded.errors.length > 0)
+      throw new Error(
+        `decoded ${decoded.spans.length} of ${req.spans} spans: ${JSON.stringify(decoded.errors)}`,
+      );
+  }
+  const adapter = newAdapter();
+  keepReports = true;
+  exportOutcome(adapter, decodeExportTraceProtobuf(req.protobuf));
+  adapter.judgeAllNow();
+  keepReports = false;
+  await adapter.shutdown();
+  if (reports.length !== req.traces) throw new Error(`${reports.length} reports for ${req.traces} traces`);
+  const verdicts = new Map<string, number>();
+  for (const report of reports) verdicts.set(report.verdict, (verdicts.get(report.verdict) ?? 0) + 1);
+  const calls = reports.reduce((n, report) => n + report.stats.calls, 0);
+  console.log(
+    `request: ${req.spans} spans in ${req.traces} support-agent traces (${calls} tool calls), ${HISTORY} history in chat input messages; OTLP JSON ${(req.json.length / 1024).toFixed(0)} KiB, protobuf ${(req.protobuf.length / 1024).toFixed(0)} KiB`,
+  );
+  console.log(
+    `scenario ${SCENARIO.id}: ${(reports[0] as Report).assertions.length} rules; verdicts ${JSON.stringify(Object.fromEntries(verdicts))}`,
+  );
+  const failing = new Map<string, number>();
+  for (const report of reports)
+    for (const a of report.assertions)
+      if (a.status !== 'pass')
+        failing.set(`${a.name} ${a.status}`, (failing.get(`${a.name} ${a.status}`) ?? 0) + 1);
+  if (failing.size > 0) console.log(`  not passed (traces): ${JSON.stringify(Object.fromEntries(failing))}`);
+  reports.length = 0;
+}
+
+async function main(): Promise<void> {
+  const req = request(0);
+  await sanity(req);
+  await timeIngest(req);
+  await measureHeap();
+  if (process.env.HTTP !== '0') await measureHttp(req);
+}
+
+// Run when invoked, not when imported (the request builder is exported for profiling scripts).
+if (process.argv[1] !== undefined && import.meta.url === pathToFileURL(process.argv[1]).href) await main();
