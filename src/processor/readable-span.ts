@@ -73,7 +73,10 @@ function toRecord(span: ReadableSpan, ended: boolean): SpanRecord {
  * does, so both readers give the same time for the same span.
  */
 export function hrTimeToNanos(time: HrTime): bigint {
-  return BigInt(Math.trunc(time[0])) * NANOS_PER_SECOND + BigInt(Math.trunc(time[1]));
+  // The SDK takes `span.end(NaN)` or an invalid Date: such a time reads as 0 (unknown), never a throw.
+  const seconds = Number.isFinite(time[0]) ? Math.trunc(time[0]) : 0;
+  const nanos = Number.isFinite(time[1]) ? Math.trunc(time[1]) : 0;
+  return BigInt(seconds) * NANOS_PER_SECOND + BigInt(nanos);
 }
 
 function statusOf(code: SpanStatusCode, message: string | undefined): SpanRecord['status'] {

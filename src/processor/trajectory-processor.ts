@@ -160,6 +160,9 @@ export class TrajectoryProcessor implements SpanProcessor {
       if (this.pending.has(traceId) || this.decisions.get(traceId) !== undefined) return;
       const open = this.openTraces.get(traceId) ?? this.openTraces.open(traceId, performance.now());
       open.open++;
+      // An agent span starting: buffer from now on, so the spans under it (database and HTTP calls
+      // inside tools) follow the trace's sampling decision.
+      if (isAgentSpan(span)) this.promote(traceId, open);
     } catch (error) {
       diag.error('toolpath: onStart failed', error);
     }
@@ -208,10 +211,8 @@ export class TrajectoryProcessor implements SpanProcessor {
             // The fast path: no agent span in this trace yet, so nothing to hold.
             open.open--;
             if (isLocalRoot(span)) open.localRootEnded = true;
-            if (open.localRootEnded && open.open <= 0) {
-              this.openTraces.delete(traceId);
-              this.decisions.set(traceId, true);
-            }
+            // Done: forgotten, not remembered as decided (that would crowd agent decisions out of the cache).
+            if (open.localRootEnded && open.open <= 0) this.openTraces.delete(traceId);
             this.forward(span);
             return;
           }
@@ -323,17 +324,21 @@ export class TrajectoryProcessor implements SpanProcessor {
     }
     this.pending.set(trace.traceId, trace);
     this.pendingSpans += trace.spans.length;
-    if (!this.drainScheduled) {
-      this.drainScheduled = true;
-      setImmediate(() => {
-        this.drainScheduled = false;
-        try {
-          this.drain(JUDGE_SLICE_MS);
-        } catch (error) {
-          diag.error('toolpath: judging failed', error);
-        }
-      });
-    }
+    this.scheduleDrain();
+  }
+
+  /** Judging on a later turn of the event loop; errors never reach the app. */
+  private scheduleDrain(): void {
+    if (this.drainScheduled) return;
+    this.drainScheduled = true;
+    setImmediate(() => {
+      this.drainScheduled = false;
+      try {
+        this.drain(JUDGE_SLICE_MS);
+      } catch (error) {
+        diag.error('toolpath: judging failed', error);
+      }
+    });
   }
 
   /** Judges waiting traces, oldest first, for up to `budgetMs`; then yields and comes back. */
@@ -342,14 +347,16 @@ export class TrajectoryProcessor implements SpanProcessor {
     for (const trace of this.pending.values()) {
       this.pending.delete(trace.traceId);
       this.pendingSpans -= trace.spans.length;
-      const records = trace.spans.map(fromReadableSpan);
-      this.finish(trace, this.judgeOnce(trace.traceId, records, incompleteReason(trace)), false);
+      try {
+        const records = trace.spans.map(fromReadableSpan);
+        this.finish(trace, this.judgeOnce(trace.traceId, records, incompleteReason(trace)), false);
+      } catch (error) {
+        // Whatever went wrong, the trace's spans still go on, as they would without toolpath.
+        diag.error(`toolpath: could not judge trace ${trace.traceId}; passing it on unjudged`, error);
+        this.letGo(trace);
+      }
       if (performance.now() >= deadline && this.pending.size > 0) {
-        this.drainScheduled = true;
-        setImmediate(() => {
-          this.drainScheduled = false;
-          this.drain(JUDGE_SLICE_MS);
-        });
+        this.scheduleDrain();
         return;
       }
     }

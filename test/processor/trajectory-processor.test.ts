@@ -421,4 +421,38 @@ describe('trajectoryProcessor bounds what it holds', () => {
     expect(p.processor.stats().dropped.evicted).toBe(0);
     expect(p.processor.stats().openTraces).toBe(0);
   });
+
+  it('passes a trace on unjudged when a span of it cannot be read (an end time of NaN), never throwing', async () => {
+    const p = start({ scenarios: [REFUND_SCENARIO], limits: { inlineMaxSpans: 0 } });
+    const tracer = p.provider.getTracer('app');
+    const agent = tracer.startSpan('invoke_agent helper', {
+      attributes: { 'gen_ai.operation.name': 'invoke_agent' },
+    });
+    tracer.startSpan('SELECT 1', {}, trace.setSpan(context.active(), agent)).end(Number.NaN);
+    agent.end();
+    await p.processor.forceFlush();
+    expect(p.exporter.getFinishedSpans().map((span) => span.name)).toEqual(
+      expect.arrayContaining(['invoke_agent helper', 'SELECT 1']),
+    );
+  });
+
+  it('keeps the database spans under a sampled-out agent trace out of the export', async () => {
+    // Nothing to find in a trace without calls: low risk, so ratio 0 drops it.
+    const p = start({ scenarios: [{ id: 'lenient', tools: { allowed: ['get_order'] } }], sampling: { ratio: 0 } });
+    const tracer = p.provider.getTracer('app');
+    const run = async () =>
+      tracer.startActiveSpan(
+        'invoke_agent helper',
+        { attributes: { 'gen_ai.operation.name': 'invoke_agent' } },
+        async (agent) => {
+          tracer.startSpan('SELECT orders').end(); // ends before any agent span has ended
+          agent.end();
+          return agent.spanContext().traceId;
+        },
+      );
+    await run(); // the first is kept (its scenario is new)
+    const dropped = await run();
+    await p.processor.forceFlush();
+    expect(spansOfTrace(p.exporter, dropped)).toEqual([]);
+  });
 });
