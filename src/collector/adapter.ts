@@ -67,7 +67,10 @@ export class TraceAdapter implements TraceIngest {
   private readonly stampSampling: boolean;
   private readonly sweepTimer: ReturnType<typeof setInterval>;
   private readonly onJudged?: AdapterOptions['onJudged'];
-  private pending: Buffered[] = [];
+  /** Traces due and waiting to be judged, oldest first; their spans count against the caps. */
+  private readonly pending = new Map<string, Buffered>();
+  private pendingSpans = 0;
+  private drainScheduled = false;
   private judged = 0;
   private late = 0;
   private closing = false;
@@ -88,7 +91,11 @@ export class TraceAdapter implements TraceIngest {
         maxSpans: options.limits?.maxSpans ?? 1_000_000,
         whenFull: 'refuse',
       },
-      { newState: () => undefined, onDrop: (reason, count) => this.judge.metrics.recordDrop(reason, count) },
+      {
+        newState: () => undefined,
+        onDrop: (reason, count) => this.judge.metrics.recordDrop(reason, count),
+        heldElsewhere: () => this.pendingSpans,
+      },
     );
     this.decisions = new DecisionCache(options.decisionCacheSize ?? 100_000);
     if (options.exporter) {
@@ -130,10 +137,14 @@ export class TraceAdapter implements TraceIngest {
     // All or nothing: a refused request is retried whole by the client, so take none of it.
     const newTraces = new Set<string>();
     for (const span of spans) {
-      if (!this.buffer.get(span.traceId) && this.decisions.get(span.traceId) === undefined)
-        newTraces.add(span.traceId);
+      const id = span.traceId;
+      if (!this.buffer.get(id) && !this.pending.has(id) && this.decisions.get(id) === undefined)
+        newTraces.add(id);
     }
-    if (this.buffer.wouldRefuse(newTraces.size, spans.length)) {
+    if (
+      this.buffer.wouldRefuse(newTraces.size + this.pending.size, spans.length + this.pendingSpans) ||
+      this.buffer.size + this.pending.size + newTraces.size > this.buffer.limits.maxTraces
+    ) {
       this.buffer.count('buffer_full', spans.length);
       return {
         kind: 'unavailable',
@@ -144,10 +155,17 @@ export class TraceAdapter implements TraceIngest {
     }
     const lateKept: SpanRecord[] = [];
     for (const span of spans) {
+      const waiting = this.pending.get(span.traceId);
+      if (waiting) {
+        // Due but not judged yet: judged with its trace.
+        waiting.spans.push(span);
+        this.pendingSpans++;
+        continue;
+      }
       const decided = this.decisions.get(span.traceId);
       if (decided !== undefined) {
         this.late++;
-        if (decided && this.forwardSpans !== 'none') lateKept.push(span);
+        if (this.forwardSpans === 'all' || (decided && this.forwardSpans === 'sampled')) lateKept.push(span);
         else if (!decided) this.buffer.count('late_sampled_out', 1);
         continue;
       }
@@ -162,7 +180,7 @@ export class TraceAdapter implements TraceIngest {
 
   /** Judges every buffered trace now, as if its wait were over (tests, benchmarks). */
   judgeAllNow(): void {
-    this.pending.push(...this.buffer.takeAll());
+    this.wait(this.buffer.takeAll());
     this.drain(Number.POSITIVE_INFINITY);
   }
 
@@ -171,7 +189,7 @@ export class TraceAdapter implements TraceIngest {
     if (this.closing) return;
     this.closing = true;
     clearInterval(this.sweepTimer);
-    for (const trace of this.buffer.takeAll()) this.pending.push(trace);
+    this.wait(this.buffer.takeAll());
     this.drain(Number.POSITIVE_INFINITY, 'shutdown');
     await this.queue?.shutdown();
   }
@@ -184,7 +202,7 @@ export class TraceAdapter implements TraceIngest {
   stats(): AdapterStats {
     return {
       bufferedTraces: this.buffer.size,
-      bufferedSpans: this.buffer.spanCount,
+      bufferedSpans: this.buffer.spanCount + this.pendingSpans,
       judgedTraces: this.judged,
       lateSpans: this.late,
       dropped: this.buffer.droppedCounts(),
@@ -194,18 +212,26 @@ export class TraceAdapter implements TraceIngest {
 
   private sweep(): void {
     try {
-      this.pending.push(...this.buffer.takeDue(performance.now(), this.waitMs, this.waitAfterRootMs));
+      this.wait(this.buffer.takeDue(performance.now(), this.waitMs, this.waitAfterRootMs));
       this.drain(JUDGE_SLICE_MS);
     } catch (error) {
       diag.error('toolpath: judging failed', error);
     }
   }
 
-  /** Judges pending traces for up to `budgetMs`; the rest wait for the next sweep. */
+  private wait(traces: readonly Buffered[]): void {
+    for (const trace of traces) {
+      this.pending.set(trace.traceId, trace);
+      this.pendingSpans += trace.spans.length;
+    }
+  }
+
+  /** Judges waiting traces for up to `budgetMs`, then yields to the receivers and comes back at once. */
   private drain(budgetMs: number, closing?: string): void {
     const deadline = performance.now() + budgetMs;
-    while (this.pending.length > 0) {
-      const trace = this.pending.shift() as Buffered;
+    for (const trace of this.pending.values()) {
+      this.pending.delete(trace.traceId);
+      this.pendingSpans -= trace.spans.length;
       const reasons = [
         closing ?? (trace.rootSeenAt === undefined ? `no root span within ${this.waitMs} ms` : undefined),
         trace.spansOverCap > 0
@@ -214,9 +240,29 @@ export class TraceAdapter implements TraceIngest {
       ].filter((reason) => reason !== undefined);
       const incomplete = reasons.length > 0 ? reasons.join('; ') : undefined;
       this.judged++;
-      this.finish(trace, this.judge.judge(trace.traceId, trace.spans, incomplete));
-      if (performance.now() >= deadline) return;
+      try {
+        this.finish(trace, this.judge.judge(trace.traceId, trace.spans, incomplete));
+      } catch (error) {
+        diag.error(`toolpath: could not finish trace ${trace.traceId}`, error);
+      }
+      if (performance.now() >= deadline && this.pending.size > 0) {
+        this.scheduleDrain();
+        return;
+      }
     }
+  }
+
+  private scheduleDrain(): void {
+    if (this.drainScheduled) return;
+    this.drainScheduled = true;
+    setImmediate(() => {
+      this.drainScheduled = false;
+      try {
+        this.drain(JUDGE_SLICE_MS);
+      } catch (error) {
+        diag.error('toolpath: judging failed', error);
+      }
+    });
   }
 
   private finish(trace: Buffered, judgement: Judgement): void {

@@ -18,6 +18,11 @@ export interface ForwardQueueOptions {
   /** First retry delay after a failed export, doubled each time up to `maxBackoffMs` (default 250 ms). */
   initialBackoffMs?: number;
   maxBackoffMs?: number;
+  /**
+   * Attempts per batch (default 10, with the default backoff about four minutes of outage); then
+   * the batch is dropped and counted, so one the next hop rejects for good cannot block the rest.
+   */
+  maxAttempts?: number;
   /** Told how many spans were dropped because the queue was full. */
   onDrop?: (count: number) => void;
 }
@@ -29,6 +34,8 @@ export class ForwardQueue {
   private timer: ReturnType<typeof setTimeout> | undefined;
   private exporting: Promise<void> | undefined;
   private backoffMs = 0;
+  /** Failed attempts of the batch at the front. */
+  private attempts = 0;
   private droppedSpans = 0;
   private exportedSpans = 0;
   private closed = false;
@@ -43,6 +50,7 @@ export class ForwardQueue {
       flushDelayMs: settings.flushDelayMs ?? 200,
       initialBackoffMs: settings.initialBackoffMs ?? 250,
       maxBackoffMs: settings.maxBackoffMs ?? 30_000,
+      maxAttempts: settings.maxAttempts ?? 10,
     };
   }
 
@@ -65,13 +73,27 @@ export class ForwardQueue {
     return { exported: this.exportedSpans, dropped: this.droppedSpans, queued: this.queue.length };
   }
 
-  /** Exports everything queued now (one attempt per batch; what fails stays queued). */
-  async flush(): Promise<void> {
+  /** Exports everything queued now (one attempt per batch; what fails stays queued). Flushes run one after another. */
+  flush(): Promise<void> {
+    this.flushing = this.flushing.then(() => this.flushOnce());
+    return this.flushing;
+  }
+
+  private flushing: Promise<void> = Promise.resolve();
+
+  private async flushOnce(): Promise<void> {
+    // One export at a time: wait for the one in flight, and keep the timer from starting another.
     await this.exporting;
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = undefined;
     while (this.queue.length > 0) {
-      const ok = await this.exportBatch();
-      if (!ok) return;
+      const attempt = this.exportBatch();
+      this.exporting = attempt.then(() => undefined);
+      const ok = await attempt;
+      this.exporting = undefined;
+      if (!ok) break;
     }
+    this.schedule(this.backoffMs || this.options.flushDelayMs);
   }
 
   /** Flushes, drops what the next hop would not take, shuts the exporter down. */
@@ -122,7 +144,14 @@ export class ForwardQueue {
     });
     if (ok) {
       this.exportedSpans += batch.length;
+      this.attempts = 0;
       return true;
+    }
+    if (++this.attempts >= this.options.maxAttempts) {
+      diag.error(`toolpath: dropping ${batch.length} spans after ${this.attempts} failed exports`);
+      this.attempts = 0;
+      this.drop(batch.length);
+      return false;
     }
     // Back in front, within the cap: what arrived meanwhile may have to give way.
     this.queue.unshift(...batch);

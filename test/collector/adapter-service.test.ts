@@ -162,6 +162,30 @@ describe('the adapter around bad input', () => {
 });
 
 describe('the adapter under faults', () => {
+  it('judges each trace once when its late spans arrive while it waits to be judged', async () => {
+    const judged: string[] = [];
+    const adapter = new TraceAdapter({
+      scenarios: [REFUND_SCENARIO],
+      sweepIntervalMs: 10,
+      decision: { waitAfterRootMs: 0 },
+      onReport: (report) => {
+        judged.push(report.traceId);
+        const until = performance.now() + 15; // a judge slower than a slice: traces wait their turn
+        while (performance.now() < until);
+      },
+    });
+    cleanup.push(() => adapter.shutdown());
+    const { fromReadableSpan } = await import('../../src/processor/readable-span.js');
+    const traces = [];
+    for (let i = 0; i < 6; i++) traces.push((await agentSpans('good')).map(fromReadableSpan));
+    for (const spans of traces) adapter.ingest({ spans: spans.slice(1), errors: [], rejectedSpans: 0 });
+    await new Promise((resolve) => setTimeout(resolve, 25));
+    // The first span of each trace arrives late: some traces are judged, some wait, some are buffered.
+    for (const spans of traces) adapter.ingest({ spans: spans.slice(0, 1), errors: [], rejectedSpans: 0 });
+    await adapter.shutdown();
+    expect(judged.sort()).toEqual(traces.map((spans) => spans[0]?.traceId).sort());
+  });
+
   it('keeps findings while the next hop is down and delivers them when it is back, counting what did not fit', async () => {
     const port = await freePort();
     const reports: Report[] = [];

@@ -1,0 +1,82 @@
+import type { ReadableSpan, SpanExporter } from '@opentelemetry/sdk-trace';
+import { describe, expect, it } from 'vitest';
+import { ForwardQueue } from '../../src/collector/forward-queue.js';
+import { eventually } from './next-hop.js';
+
+/** An exporter that fails while `down`, records what it was given and how many exports overlapped. */
+class FlakyExporter implements SpanExporter {
+  down = true;
+  exported: ReadableSpan[] = [];
+  calls = 0;
+  inFlight = 0;
+  maxInFlight = 0;
+  export(spans: ReadableSpan[], done: Parameters<SpanExporter['export']>[1]): void {
+    this.calls++;
+    this.inFlight++;
+    this.maxInFlight = Math.max(this.maxInFlight, this.inFlight);
+    setTimeout(() => {
+      this.inFlight--;
+      if (this.down) done({ code: 1, error: new Error('next hop down') });
+      else {
+        this.exported.push(...spans);
+        done({ code: 0 });
+      }
+    }, 5);
+  }
+  async shutdown(): Promise<void> {}
+}
+
+const span = (n: number) => ({ name: `s${n}` }) as unknown as ReadableSpan;
+
+describe('ForwardQueue', () => {
+  it('delivers in order once the next hop is back, never two exports at once, even with flush racing the timer', async () => {
+    const exporter = new FlakyExporter();
+    const queue = new ForwardQueue(exporter, {
+      maxBatchSize: 2,
+      flushDelayMs: 0,
+      initialBackoffMs: 5,
+      maxBackoffMs: 10,
+    });
+    queue.push([1, 2, 3, 4, 5].map(span));
+    await queue.flush();
+    await new Promise((resolve) => setTimeout(resolve, 40));
+    exporter.down = false;
+    await Promise.all([queue.flush(), queue.flush()]);
+    await eventually(() => exporter.exported.length === 5, 'all five spans');
+    expect(exporter.exported.map((s) => s.name)).toEqual(['s1', 's2', 's3', 's4', 's5']);
+    expect(exporter.maxInFlight).toBe(1);
+    expect(queue.counts()).toEqual({ exported: 5, dropped: 0, queued: 0 });
+    await queue.shutdown();
+  });
+
+  it('gives up on a batch after maxAttempts and counts it, so the rest can go', async () => {
+    const exporter = new FlakyExporter();
+    const dropped: number[] = [];
+    const queue = new ForwardQueue(exporter, {
+      maxBatchSize: 2,
+      flushDelayMs: 0,
+      initialBackoffMs: 1,
+      maxBackoffMs: 2,
+      maxAttempts: 3,
+      onDrop: (count) => dropped.push(count),
+    });
+    queue.push([1, 2].map(span));
+    await eventually(() => dropped.length > 0, 'the batch given up');
+    expect(exporter.calls).toBe(3);
+    exporter.down = false;
+    queue.push([3].map(span));
+    await eventually(() => exporter.exported.length === 1, 'the next batch');
+    expect(queue.counts()).toEqual({ exported: 1, dropped: 2, queued: 0 });
+    await queue.shutdown();
+  });
+
+  it('drops and counts what does not fit', async () => {
+    const exporter = new FlakyExporter();
+    const queue = new ForwardQueue(exporter, { maxQueueSize: 3, flushDelayMs: 1_000 });
+    queue.push([1, 2, 3, 4, 5].map(span));
+    expect(queue.counts()).toEqual({ exported: 0, dropped: 2, queued: 3 });
+    exporter.down = false;
+    await queue.shutdown();
+    expect(exporter.exported).toHaveLength(3);
+  });
+});
