@@ -93,6 +93,8 @@ export const adapterConfigSchema = z.strictObject({
       z.strictObject({
         keepFields: z.array(z.string()).optional(),
         hashFields: z.array(z.string()).optional(),
+        // The same key on every adapter (e.g. from an env variable) hashes an id the same everywhere.
+        hashKey: z.string().min(16).optional(),
       }),
     ])
     .optional(),

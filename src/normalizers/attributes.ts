@@ -27,8 +27,16 @@ export function capturedJson(value: AttributeValue | JsonValue): Captured<JsonVa
   try {
     return { captured: true, value: JSON.parse(value) as JsonValue };
   } catch (error) {
-    return { captured: true, value, parseError: (error as Error).message };
+    return { captured: true, value, parseError: jsonErrorWithoutInput((error as Error).message) };
   }
+}
+
+/**
+ * V8 quotes the start of the bad input in its message (`Unexpected token 'c', "card=41111"... is
+ * not valid JSON`): that is raw argument data, which must not reach a finding. Keep the rest.
+ */
+export function jsonErrorWithoutInput(message: string): string {
+  return message.replace(/"(?:[^"\\]|\\.)*"(?:\.\.\.)?/g, '…').replace(/'[^']{1,4}'/g, '…');
 }
 
 /** Attribute values as JSON: bytes become base64, everything else is already JSON-shaped. */

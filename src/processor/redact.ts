@@ -56,7 +56,12 @@ export class Redactor {
     if (!hasText) return report;
     const replacements = this.replacementsFor(trajectory);
     if (replacements.size === 0) return report;
-    const scrub = (text: string) => scrubText(text, replacements);
+    // Values with spaces or punctuation are not one token: find them anywhere, longest first.
+    const phrases = [...replacements.keys()]
+      .filter((text) => text.length >= MIN_PHRASE && !text.startsWith('"') && NOT_ONE_TOKEN.test(text))
+      .sort((a, b) => b.length - a.length)
+      .slice(0, MAX_PHRASES);
+    const scrub = (text: string) => scrubText(scrubPhrases(text, phrases, replacements), replacements);
     return {
       ...report,
       findings: report.findings.map((finding) => ({ ...finding, message: scrub(finding.message) })),
@@ -93,6 +98,8 @@ export class Redactor {
     for (const call of trajectory.calls) {
       if (call.args.captured) visit(call.args.value, undefined, 0);
       if (call.result.captured) visit(call.result.value, undefined, 0);
+      // A tool's error message is part of its result ("no record for Ana Lima").
+      if (call.outcome.status === 'error' && call.outcome.message) visit(call.outcome.message, undefined, 0);
     }
     return replacements;
   }
@@ -100,6 +107,24 @@ export class Redactor {
 
 /** Values nested deeper than this are not looked at: rules render only the first levels anyway. */
 const MAX_DEPTH = 32;
+/** Multi-word values shorter than this are left to the token pass. */
+const MIN_PHRASE = 6;
+/** Multi-word values looked for in each message at most (the longest): bounded work per finding. */
+const MAX_PHRASES = 2_000;
+const NOT_ONE_TOKEN = /[^\p{L}\p{N}_\-.@+]/u;
+
+function scrubPhrases(
+  text: string,
+  phrases: readonly string[],
+  replacements: ReadonlyMap<string, string>,
+): string {
+  let out = text;
+  for (const phrase of phrases) {
+    if (!out.includes(phrase)) continue;
+    out = out.split(phrase).join(replacements.get(phrase) as string);
+  }
+  return out;
+}
 
 /**
  * Replaces quoted JSON strings that are captured values (or a cut-off start of one, as rules

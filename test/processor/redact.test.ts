@@ -2,9 +2,11 @@ import { readdirSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { evaluate } from '../../src/evaluate/evaluate.js';
 import type { Report } from '../../src/model/report.js';
+import { capturedJson } from '../../src/normalizers/attributes.js';
 import { REDACTED, Redactor } from '../../src/processor/redact.js';
 import { parseScenario } from '../../src/scenario/scenario.js';
 import { fixture, trajectoryOf } from '../helpers/fixtures.js';
+import { buildTrajectory } from '../helpers/trajectory.js';
 
 // The demo's made-up confirmation: send_confirmation's refundId "R-7731" appears in no result;
 // issue_refund returned "R-1001". A wrong-amount and wrong-email check quote more values.
@@ -80,6 +82,46 @@ describe('Redactor', () => {
         }
       }
     }
+  });
+
+  it('leaks neither unparsable arguments (through the JSON error), tool error messages, nor values with spaces', () => {
+    const raw = 'card=4111111111111111&cvv=123';
+    const args = capturedJson(raw);
+    const parseError = args.captured ? (args.parseError ?? '') : '';
+    expect(parseError).not.toContain('card');
+    const lookup = buildTrajectory([{ tool: 'lookup', args: { customer: 'Ana Lima' } }]);
+    const call = lookup.calls[0] as (typeof lookup.calls)[number];
+    const withRaw = {
+      calls: [
+        { ...call, args, outcome: { status: 'ok' as const } },
+        {
+          ...call,
+          id: 'c2',
+          outcome: { status: 'error' as const, message: 'no record for Ana Lima, ssn 123-45-6789' },
+        },
+      ],
+    } as unknown as typeof lookup;
+    const leaky: Report = {
+      ...report,
+      findings: [
+        {
+          rule: 'x',
+          severity: 'hard',
+          message: `not valid JSON (${parseError}): ${raw}`,
+          calls: [],
+          spans: [],
+        },
+        {
+          rule: 'y',
+          severity: 'hard',
+          message: 'customer Ana Lima of lookup; lookup failed (no record for Ana Lima, ssn 123-45-6789)',
+          calls: [],
+          spans: [],
+        },
+      ],
+    };
+    const out = text(new Redactor().redact(leaky, withRaw));
+    for (const secret of ['4111', 'cvv', 'Ana Lima', '123-45-6789']) expect(out).not.toContain(secret);
   });
 });
 
