@@ -438,7 +438,10 @@ describe('trajectoryProcessor bounds what it holds', () => {
 
   it('keeps the database spans under a sampled-out agent trace out of the export', async () => {
     // Nothing to find in a trace without calls: low risk, so ratio 0 drops it.
-    const p = start({ scenarios: [{ id: 'lenient', tools: { allowed: ['get_order'] } }], sampling: { ratio: 0 } });
+    const p = start({
+      scenarios: [{ id: 'lenient', tools: { allowed: ['get_order'] } }],
+      sampling: { ratio: 0 },
+    });
     const tracer = p.provider.getTracer('app');
     const run = async () =>
       tracer.startActiveSpan(
