@@ -46,8 +46,9 @@ export function buildTrajectory(assembly: Assembly): Trajectory {
   }
   for (const node of assembly.calls) if (node.issuer) graph.addEdge(turnKey(node.issuer), node.id);
   linkConsumption(assembly);
-  for (const turn of assembly.turns) for (const node of turn.consumed) graph.addEdge(node.id, turnKey(turn));
-  addNestingEdges(assembly, graph);
+  const consumers = firstConsumers(assembly);
+  for (const [node, turns] of consumers) for (const turn of turns) graph.addEdge(node.id, turnKey(turn));
+  addNestingEdges(assembly, graph, consumers);
   for (const run of assembly.runs) addTimeChain(assembly, run, graph);
 
   for (const [from, to] of graph.droppedEdges()) {
@@ -169,19 +170,39 @@ function errorMessage(value: unknown): { message?: string } {
 }
 
 /**
+ * For each call, the first turn of each run that consumed its result. Later turns of a run see
+ * it too, but they already come after the first through the run's chain of turns: an edge to each
+ * would make the graph quadratic in the length of a conversation for no new order.
+ */
+function firstConsumers(assembly: Assembly): Map<CallNode, TurnNode[]> {
+  const position = new Map<TurnNode, number>();
+  for (const run of assembly.runs) run.turns.forEach((turn, k) => position.set(turn, k));
+  const first = new Map<CallNode, TurnNode[]>();
+  for (const turn of assembly.turns) {
+    for (const node of turn.consumed) {
+      const list = first.get(node);
+      if (!list) {
+        first.set(node, [turn]);
+        continue;
+      }
+      const k = list.findIndex((other) => other.run === turn.run);
+      if (k === -1) list.push(turn);
+      else if ((position.get(turn) ?? 0) < (position.get(list[k] as TurnNode) ?? 0)) list[k] = turn;
+    }
+  }
+  return first;
+}
+
+/**
  * A call's span may enclose a whole sub-agent run or other calls (an agent used as a tool, a
  * tool that calls a tool). What runs inside came after the call was issued and before its
  * result was consumed.
  */
-function addNestingEdges(assembly: Assembly, graph: CausalGraph): void {
-  const consumers = new Map<CallNode, TurnNode[]>();
-  for (const turn of assembly.turns) {
-    for (const node of turn.consumed) {
-      const list = consumers.get(node);
-      if (list) list.push(turn);
-      else consumers.set(node, [turn]);
-    }
-  }
+function addNestingEdges(
+  assembly: Assembly,
+  graph: CausalGraph,
+  consumers: ReadonlyMap<CallNode, TurnNode[]>,
+): void {
   const around = (outer: CallNode, startKey: string, endKey: string) => {
     if (outer.issuer) graph.addEdge(turnKey(outer.issuer), startKey);
     for (const turn of consumers.get(outer) ?? []) graph.addEdge(endKey, turnKey(turn));
