@@ -96,6 +96,21 @@ describe('toolpath serve, end to end over loopback', () => {
     },
   );
 
+  it.each(['http/protobuf', 'grpc'] as const)(
+    'forwards findings to a next hop speaking %s',
+    async (protocol) => {
+      const hop = await startNextHop(0, protocol === 'grpc' ? 'grpc' : 'http');
+      cleanup.push(() => hop.close());
+      const running = await service(scenarioDir(), { exporters: { otlp: { endpoint: hop.url, protocol } } });
+      expect(
+        await sendWith('http/json', running.httpUrl as string, await agentSpans('made-up-confirmation')),
+      ).toBe(0);
+      await eventually(() => evaluationSpans(hop).length === 1, 'the evaluation span at the next hop');
+      const rules = evaluationSpans(hop)[0]?.events.map((event) => event.attributes['toolpath.finding.rule']);
+      expect(rules).toContain('grounding.source');
+    },
+  );
+
   it('assembles a trace whose spans arrive in several requests over both protocols, and judges it once', async () => {
     const hop = await startNextHop();
     cleanup.push(() => hop.close());

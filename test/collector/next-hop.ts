@@ -13,6 +13,7 @@ import {
   SimpleSpanProcessor,
   TracerProvider,
 } from '@opentelemetry/sdk-trace';
+import { startGrpcReceiver } from '../../src/collector/grpc-receiver.js';
 import { startHttpReceiver } from '../../src/collector/http-receiver.js';
 import type { TraceIngest } from '../../src/collector/ingest.js';
 import type { SpanRecord } from '../../src/model/span-record.js';
@@ -65,8 +66,8 @@ export interface NextHop {
   close(): Promise<void>;
 }
 
-/** Starts the next hop on `port` (0: any free port). */
-export async function startNextHop(port = 0): Promise<NextHop> {
+/** Starts the next hop on `port` (0: any free port), speaking OTLP/HTTP or OTLP/gRPC. */
+export async function startNextHop(port = 0, protocol: 'http' | 'grpc' = 'http'): Promise<NextHop> {
   const spans: SpanRecord[] = [];
   const ingest: TraceIngest = {
     ingest: (decoded) => {
@@ -75,12 +76,8 @@ export async function startNextHop(port = 0): Promise<NextHop> {
     },
     ready: () => true,
   };
-  const receiver = await startHttpReceiver({
-    host: '127.0.0.1',
-    port,
-    ingest,
-    maxRequestBytes: 64 * 1024 * 1024,
-  });
+  const options = { host: '127.0.0.1', port, ingest, maxRequestBytes: 64 * 1024 * 1024 };
+  const receiver = protocol === 'grpc' ? await startGrpcReceiver(options) : await startHttpReceiver(options);
   return { url: receiver.url, port: receiver.port, spans, close: () => receiver.close() };
 }
 
