@@ -111,6 +111,32 @@ describe('toolpath serve, end to end over loopback', () => {
     },
   );
 
+  it('sends its metrics over OTLP to the exporter endpoint as well', async () => {
+    const { createServer: createHttpServer } = await import('node:http');
+    const received: { path: string; body: string }[] = [];
+    const server = createHttpServer((req, res) => {
+      let body = '';
+      req.on('data', (chunk) => (body += chunk));
+      req.on('end', () => {
+        received.push({ path: req.url ?? '', body });
+        res.writeHead(200, { 'content-type': 'application/json' }).end('{}');
+      });
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    cleanup.push(() => new Promise((resolve) => server.close(() => resolve())));
+    const { port } = server.address() as { port: number };
+    const running = await service(scenarioDir(), {
+      exporters: { otlp: { endpoint: `http://127.0.0.1:${port}`, protocol: 'http/json' } },
+    });
+    expect(await sendWith('http/json', running.httpUrl as string, await agentSpans('good'))).toBe(0);
+    await eventually(() => running.adapter.stats().judgedTraces === 1, 'the trace judged');
+    await running.close(); // flushes the metrics
+    const metrics = received.filter((request) => request.path === '/v1/metrics');
+    expect(metrics.length).toBeGreaterThan(0);
+    expect(metrics.map((request) => request.body).join('')).toContain('toolpath.evaluations');
+    expect(received.some((request) => request.path === '/v1/traces')).toBe(true);
+  });
+
   it('assembles a trace whose spans arrive in several requests over both protocols, and judges it once', async () => {
     const hop = await startNextHop();
     cleanup.push(() => hop.close());
