@@ -9,6 +9,7 @@ import { diag } from '@opentelemetry/api';
 import type { ReadableSpan, SpanExporter } from '@opentelemetry/sdk-trace-base';
 import type { SpanRecord } from '../model/span-record.js';
 import { evaluationSpan, hrTimeFromMillis } from '../processor/evaluation-span.js';
+import { samplingAttributes } from '../processor/risk-sampler.js';
 import { type BufferedTrace, DecisionCache, TraceBuffer } from '../processor/trace-buffer.js';
 import { type Judgement, type JudgeOptions, TraceJudge } from '../processor/trace-judge.js';
 import { ForwardQueue, type ForwardQueueOptions } from './forward-queue.js';
@@ -277,12 +278,7 @@ export class TraceAdapter implements TraceIngest {
     if (!this.queue) return;
     const out: ReadableSpan[] = [];
     if (this.forwardSpans === 'all' || (this.forwardSpans === 'sampled' && decision.keep)) {
-      const stamp = this.stampSampling
-        ? {
-            'toolpath.sampling.reason': decision.reason,
-            'toolpath.sampling.adjusted_count': decision.adjustedCount,
-          }
-        : undefined;
+      const stamp = this.stampSampling ? samplingAttributes(decision) : undefined;
       for (const span of trace.spans) out.push(toReadableSpan(span, stamp));
     }
     const evaluation = this.evaluationSpanOf(trace, judgement);

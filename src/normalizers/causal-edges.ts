@@ -176,7 +176,11 @@ function errorMessage(value: unknown): { message?: string } {
  */
 function firstConsumers(assembly: Assembly): Map<CallNode, TurnNode[]> {
   const position = new Map<TurnNode, number>();
-  for (const run of assembly.runs) run.turns.forEach((turn, k) => position.set(turn, k));
+  for (const run of assembly.runs) {
+    run.turns.forEach((turn, k) => {
+      position.set(turn, k);
+    });
+  }
   const first = new Map<CallNode, TurnNode[]>();
   for (const turn of assembly.turns) {
     for (const node of turn.consumed) {

@@ -6,6 +6,7 @@
  * for) so backends can weight them.
  */
 
+import type { ReadableSpan } from '@opentelemetry/sdk-trace-base';
 import type { Report } from '../model/report.js';
 import type { AttributeValue } from '../model/span-record.js';
 
@@ -120,4 +121,22 @@ export function traceIdFraction(traceId: string): number {
   const digits = traceId.slice(-RANDOM_HEX_DIGITS);
   const value = Number.parseInt(digits, 16);
   return Number.isNaN(value) ? 0 : value / 16 ** RANDOM_HEX_DIGITS;
+}
+
+/** The attributes that say why a trace was kept and how many traces it stands for. */
+export function samplingAttributes(decision: SamplingDecision): Record<string, string | number> {
+  return {
+    'toolpath.sampling.reason': decision.reason,
+    'toolpath.sampling.adjusted_count': decision.adjustedCount,
+  };
+}
+
+/**
+ * The span as exported, with the sampling stamp. The span has ended and must not be mutated, so
+ * a view over it carries the extra attributes; everything else reads through to the span.
+ */
+export function stamped(span: ReadableSpan, decision: SamplingDecision): ReadableSpan {
+  return Object.create(span, {
+    attributes: { value: { ...span.attributes, ...samplingAttributes(decision) }, enumerable: true },
+  }) as ReadableSpan;
 }

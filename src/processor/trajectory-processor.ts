@@ -12,56 +12,18 @@ import type { SpanRecord } from '../model/span-record.js';
 import { mayBeAgentSpan } from './agent-span-filter.js';
 import { evaluationSpan, hrTimeFromMillis } from './evaluation-span.js';
 import { type OpenTrace, OpenTraces } from './open-traces.js';
+import {
+  DEFAULTS,
+  type ProcessorLimits,
+  type ProcessorStats,
+  type TrajectoryProcessorOptions,
+} from './processor-options.js';
 import { fromEndingSpan, fromReadableSpan } from './readable-span.js';
-import type { SamplingDecision } from './risk-sampler.js';
+import { samplingAttributes, stamped } from './risk-sampler.js';
 import { type BufferedTrace, DecisionCache, TraceBuffer } from './trace-buffer.js';
-import { type Judgement, type JudgeOptions, TraceJudge } from './trace-judge.js';
+import { type Judgement, TraceJudge } from './trace-judge.js';
 
-/** Caps and waits of the processor. */
-export interface ProcessorLimits {
-  /** Agent traces buffered at once (default 1,000); when full the oldest goes on unjudged (counted `evicted`). */
-  maxTraces?: number;
-  /** Spans buffered per trace (default 10,000); the rest pass straight on and the trace is judged as incomplete. */
-  maxSpansPerTrace?: number;
-  /**
-   * Spans buffered in all, waiting traces included (default 100,000: 100 to 200 MB of SDK spans,
-   * depending on their attributes); the oldest traces make room.
-   */
-  maxSpans?: number;
-  /** Traces without agent spans followed for completion at once (default 100,000; tiny each). */
-  maxOpenTraces?: number;
-  /** A trace still open this long after its first span (default 300,000 ms) is judged as incomplete. */
-  traceTimeoutMs?: number;
-  /**
-   * A trace of at most this many spans (default 256) is judged in `onEnding` of its local root,
-   * so its events go onto that span; larger ones are judged after span end, off the app's path.
-   */
-  inlineMaxSpans?: number;
-  /** Decisions remembered for late spans of judged traces (default 10,000). */
-  decisionCacheSize?: number;
-}
-
-/** Options of {@link trajectoryProcessor}. */
-export interface TrajectoryProcessorOptions extends JudgeOptions {
-  /** The processor toolpath wraps and forwards kept spans to (e.g. a BatchSpanProcessor). */
-  export?: SpanProcessor;
-  limits?: ProcessorLimits;
-}
-
-/** What the processor holds and has let go, for tests, health checks and debugging. */
-export interface ProcessorStats {
-  bufferedTraces: number;
-  bufferedSpans: number;
-  /** Completed traces waiting to be judged. */
-  pendingTraces: number;
-  /** Traces without agent spans being followed for completion. */
-  openTraces: number;
-  /** Traces judged (each at most once). */
-  judgedTraces: number;
-  /** Traces no longer followed because `maxOpenTraces` were (their spans passed through). */
-  untrackedTraces: number;
-  dropped: ReturnType<TraceBuffer<unknown>['droppedCounts']>;
-}
+export type { ProcessorLimits, ProcessorStats, TrajectoryProcessorOptions } from './processor-options.js';
 
 /** Per-trace state beside the buffered spans. */
 interface LiveTrace {
@@ -76,15 +38,6 @@ interface LiveTrace {
 
 type Buffered = BufferedTrace<ReadableSpan, LiveTrace>;
 
-const DEFAULTS = {
-  maxTraces: 1_000,
-  maxSpansPerTrace: 10_000,
-  maxSpans: 100_000,
-  maxOpenTraces: 100_000,
-  traceTimeoutMs: 300_000,
-  inlineMaxSpans: 256,
-  decisionCacheSize: 10_000,
-} as const;
 /** Deferred judging yields to the event loop after this long, so a burst cannot stall the app. */
 const JUDGE_SLICE_MS = 10;
 
@@ -450,23 +403,6 @@ function isAgentSpan(span: ReadableSpan): boolean {
 function isLocalRoot(span: ReadableSpan): boolean {
   const parent = span.parentSpanContext;
   return parent === undefined || parent.isRemote === true;
-}
-
-function samplingAttributes(decision: SamplingDecision): Record<string, string | number> {
-  return {
-    'toolpath.sampling.reason': decision.reason,
-    'toolpath.sampling.adjusted_count': decision.adjustedCount,
-  };
-}
-
-/**
- * The span as exported, with the sampling stamp. The span has ended and must not be mutated, so
- * a view over it carries the extra attributes; everything else reads through to the span.
- */
-function stamped(span: ReadableSpan, decision: SamplingDecision): ReadableSpan {
-  return Object.create(span, {
-    attributes: { value: { ...span.attributes, ...samplingAttributes(decision) }, enumerable: true },
-  }) as ReadableSpan;
 }
 
 function definedOnly<T extends object>(value: T): Partial<T> {
