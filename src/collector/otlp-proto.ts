@@ -42,7 +42,7 @@ import {
   skipField,
   verifyEnd,
   within,
-} from './otlp-proto-schema.js';
+} from './otlp-proto-wire.js';
 
 export {
   decodeExportTraceResponse,
