@@ -6,8 +6,6 @@
  * trips against otlp-transformer's serializer (test/collector) keep them in step.
  */
 import protobuf from 'protobufjs';
-import type { Attributes, AttributeValue } from '../model/span-record.js';
-import { Invalid } from './otlp-json-values.js';
 
 /** The OTLP messages, field numbers as in opentelemetry-proto 1.x, one source per proto package. */
 export const OTLP_TRACE_PROTO: readonly string[] = [
