@@ -155,6 +155,7 @@ export class TraceAdapter implements TraceIngest {
       };
     }
     const lateKept: SpanRecord[] = [];
+    let dropped = 0;
     for (const span of spans) {
       const waiting = this.pending.get(span.traceId);
       if (waiting) {
@@ -172,11 +173,18 @@ export class TraceAdapter implements TraceIngest {
       }
       const trace = this.buffer.open(span.traceId, now);
       if (!trace) continue; // not reached: checked above
-      this.buffer.add(trace, span);
+      if (!this.buffer.add(trace, span)) dropped++;
       if (span.parentSpanId === undefined) this.buffer.markRoot(trace, now);
     }
     if (lateKept.length > 0) this.queue?.push(lateKept.map((span) => toReadableSpan(span)));
-    return { kind: 'accepted' };
+    // Said to the client as partial success: it must not retry them, but it should know.
+    return dropped === 0
+      ? { kind: 'accepted' }
+      : {
+          kind: 'accepted',
+          droppedSpans: dropped,
+          dropReason: 'over limits.maxSpansPerTrace for their trace',
+        };
   }
 
   /** Judges every buffered trace now, as if its wait were over (tests, benchmarks). */

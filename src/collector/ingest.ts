@@ -7,8 +7,11 @@ import type { DecodeResult } from './otlp-json.js';
 
 /** What happened to one export request's spans. */
 export type IngestResult =
-  /** Taken (the decoder's rejected spans, if any, are reported as partial success). */
-  | { kind: 'accepted' }
+  /**
+   * Taken. The decoder's rejected spans, and `droppedSpans` the adapter could not keep (over its
+   * per-trace cap), are reported as partial success.
+   */
+  | { kind: 'accepted'; droppedSpans?: number; dropReason?: string }
   /**
    * Not taken: the buffer is full (or the adapter is shutting down). HTTP answers 429 (full) or
    * 503 (shutting down) with Retry-After; gRPC UNAVAILABLE with RetryInfo (the OTLP spec's throttling).

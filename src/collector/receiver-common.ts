@@ -90,13 +90,22 @@ export function exportOutcome(ingest: TraceIngest, decoded: DecodeResult): Expor
     const status = { code: RpcCode.UNAVAILABLE, message: result.message, retryAfterSeconds };
     return { kind: 'unavailable', reason: result.reason, status };
   }
-  if (decoded.rejectedSpans === 0 && decoded.errors.length === 0) return { kind: 'accepted' };
-  const what =
-    decoded.rejectedSpans > 0
-      ? `${decoded.rejectedSpans} of ${decoded.rejectedSpans + decoded.spans.length} spans rejected`
-      : 'parts of the request skipped';
-  const errorMessage = cut(`${what}: ${joinErrors(decoded.errors)}`);
-  return { kind: 'accepted', partial: { rejectedSpans: decoded.rejectedSpans, errorMessage } };
+  const dropped = result.droppedSpans ?? 0;
+  if (decoded.rejectedSpans === 0 && decoded.errors.length === 0 && dropped === 0)
+    return { kind: 'accepted' };
+  const total = decoded.rejectedSpans + decoded.spans.length;
+  const parts: string[] = [];
+  if (decoded.rejectedSpans > 0 || decoded.errors.length > 0) {
+    const what =
+      decoded.rejectedSpans > 0
+        ? `${decoded.rejectedSpans} of ${total} spans rejected`
+        : 'parts of the request skipped';
+    parts.push(`${what}: ${joinErrors(decoded.errors)}`);
+  }
+  if (dropped > 0)
+    parts.push(`${dropped} of ${total} spans not kept: ${result.dropReason ?? 'over a limit'}`);
+  const partial = { rejectedSpans: decoded.rejectedSpans + dropped, errorMessage: cut(parts.join('; ')) };
+  return { kind: 'accepted', partial };
 }
 
 /** The first errors as `path: message; ...`, bounded, so one bad request cannot flood a response or a log. */

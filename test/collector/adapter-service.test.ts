@@ -202,6 +202,34 @@ describe('the adapter around bad input', () => {
   });
 });
 
+describe('the adapter over its limits', () => {
+  it('answers partial success for spans over maxSpansPerTrace and judges the trace as incomplete', async () => {
+    const dir = scenarioDir();
+    const running = await service(dir, {
+      limits: { maxSpansPerTrace: 3 },
+      decision: { wait: '10s', waitAfterRoot: '20ms' },
+      reports: { file: 'reports.jsonl' },
+    });
+    const spans = await agentSpans('good');
+    const { JsonTraceSerializer } = await import('@opentelemetry/otlp-transformer');
+    const response = await fetch(`${running.httpUrl}/v1/traces`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: Buffer.from(JsonTraceSerializer.serializeRequest(spans) as Uint8Array),
+    });
+    expect(response.status).toBe(200);
+    const body = (await response.json()) as {
+      partialSuccess?: { rejectedSpans: string; errorMessage: string };
+    };
+    expect(Number(body.partialSuccess?.rejectedSpans)).toBe(spans.length - 3);
+    expect(body.partialSuccess?.errorMessage).toContain('maxSpansPerTrace');
+    await eventually(() => running.adapter.stats().judgedTraces === 1, 'the trace judged');
+    await running.close();
+    const report = JSON.parse(readFileSync(join(dir, 'reports.jsonl'), 'utf8')) as Report;
+    expect(report.incomplete).toBe(`${spans.length - 3} spans over limits.maxSpansPerTrace not judged`);
+  });
+});
+
 describe('the adapter under faults', () => {
   it('judges each trace once when its late spans arrive while it waits to be judged', async () => {
     const judged: string[] = [];
