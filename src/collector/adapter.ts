@@ -102,9 +102,12 @@ export class TraceAdapter implements TraceIngest {
     if (options.exporter) {
       this.queue = new ForwardQueue(options.exporter, {
         ...options.queue,
-        onDrop: (count) => {
-          this.judge.metrics.recordDrop('forward_queue_full', count);
-          options.queue?.onDrop?.(count);
+        onDrop: (count, why) => {
+          this.judge.metrics.recordDrop(
+            why === 'queue_full' ? 'forward_queue_full' : 'forward_failed',
+            count,
+          );
+          options.queue?.onDrop?.(count, why);
         },
       });
     }
@@ -159,9 +162,15 @@ export class TraceAdapter implements TraceIngest {
     for (const span of spans) {
       const waiting = this.pending.get(span.traceId);
       if (waiting) {
-        // Due but not judged yet: judged with its trace.
-        waiting.spans.push(span);
-        this.pendingSpans++;
+        // Due but not judged yet: judged with its trace, within its cap.
+        if (waiting.spans.length < this.buffer.limits.maxSpansPerTrace) {
+          waiting.spans.push(span);
+          this.pendingSpans++;
+        } else {
+          waiting.spansOverCap++;
+          this.buffer.count('trace_too_large', 1);
+          dropped++;
+        }
         continue;
       }
       const decided = this.decisions.get(span.traceId);

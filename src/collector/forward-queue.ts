@@ -7,6 +7,9 @@
 import { diag } from '@opentelemetry/api';
 import type { ReadableSpan, SpanExporter } from '@opentelemetry/sdk-trace-base';
 
+/** Why spans for the next hop were dropped: no room in the queue, or the export kept failing. */
+export type ForwardDropReason = 'queue_full' | 'export_failed';
+
 /** Settings of a {@link ForwardQueue}. */
 export interface ForwardQueueOptions {
   /** Spans held at most (default 20,000). */
@@ -19,12 +22,12 @@ export interface ForwardQueueOptions {
   initialBackoffMs?: number;
   maxBackoffMs?: number;
   /**
-   * Attempts per batch (default 10, with the default backoff about four minutes of outage); then
+   * Attempts per batch (default 10, with the default backoff about a minute and a half of outage); then
    * the batch is dropped and counted, so one the next hop rejects for good cannot block the rest.
    */
   maxAttempts?: number;
-  /** Told how many spans were dropped because the queue was full. */
-  onDrop?: (count: number) => void;
+  /** Told how many spans were dropped, and why. */
+  onDrop?: (count: number, why: ForwardDropReason) => void;
 }
 
 /** See the module comment. */
@@ -75,7 +78,8 @@ export class ForwardQueue {
 
   /** Exports everything queued now (one attempt per batch; what fails stays queued). Flushes run one after another. */
   flush(): Promise<void> {
-    this.flushing = this.flushing.then(() => this.flushOnce());
+    // A failed flush must not poison the ones after it.
+    this.flushing = this.flushing.catch(() => undefined).then(() => this.flushOnce());
     return this.flushing;
   }
 
@@ -91,9 +95,15 @@ export class ForwardQueue {
       this.exporting = attempt.then(() => undefined);
       const ok = await attempt;
       this.exporting = undefined;
+      this.backoffMs = ok ? 0 : this.nextBackoff();
       if (!ok) break;
     }
     this.schedule(this.backoffMs || this.options.flushDelayMs);
+  }
+
+  private nextBackoff(): number {
+    const { initialBackoffMs, maxBackoffMs } = this.options;
+    return Math.min(maxBackoffMs, this.backoffMs === 0 ? initialBackoffMs : this.backoffMs * 2);
   }
 
   /** Flushes, drops what the next hop would not take, shuts the exporter down. */
@@ -114,16 +124,16 @@ export class ForwardQueue {
 
   private run(): void {
     this.timer = undefined;
-    this.exporting = this.exportBatch().then((ok) => {
-      this.exporting = undefined;
-      this.backoffMs = ok
-        ? 0
-        : Math.min(
-            this.options.maxBackoffMs,
-            this.backoffMs === 0 ? this.options.initialBackoffMs : this.backoffMs * 2,
-          );
-      this.schedule(this.backoffMs || this.options.flushDelayMs);
-    });
+    this.exporting = this.exportBatch()
+      .catch((error) => {
+        diag.error('toolpath: forwarding failed', error);
+        return false;
+      })
+      .then((ok) => {
+        this.exporting = undefined;
+        this.backoffMs = ok ? 0 : this.nextBackoff();
+        this.schedule(this.backoffMs || this.options.flushDelayMs);
+      });
   }
 
   /** Exports the first batch; on failure puts it back in front. */
@@ -150,7 +160,7 @@ export class ForwardQueue {
     if (++this.attempts >= this.options.maxAttempts) {
       diag.error(`toolpath: dropping ${batch.length} spans after ${this.attempts} failed exports`);
       this.attempts = 0;
-      this.drop(batch.length);
+      this.drop(batch.length, 'export_failed');
       return false;
     }
     // Back in front, within the cap: what arrived meanwhile may have to give way.
@@ -160,9 +170,13 @@ export class ForwardQueue {
     return false;
   }
 
-  private drop(count: number): void {
+  private drop(count: number, why: ForwardDropReason = 'queue_full'): void {
     if (count <= 0) return;
     this.droppedSpans += count;
-    this.settings.onDrop?.(count);
+    try {
+      this.settings.onDrop?.(count, why);
+    } catch (error) {
+      diag.error('toolpath: onDrop threw', error);
+    }
   }
 }

@@ -172,7 +172,10 @@ function errorMessage(value: unknown): { message?: string } {
 /**
  * For each call, the first turn of each run that consumed its result. Later turns of a run see
  * it too, but they already come after the first through the run's chain of turns: an edge to each
- * would make the graph quadratic in the length of a conversation for no new order.
+ * would make the graph quadratic in the length of a conversation for no new order. A consumer at
+ * or before the call's own issuing turn (reused call ids can link one) cannot stand for the later
+ * ones: its edge is kept as well, as every edge was before, and the first consumer after the
+ * issuer is looked for apart from it.
  */
 function firstConsumers(assembly: Assembly): Map<CallNode, TurnNode[]> {
   const position = new Map<TurnNode, number>();
@@ -181,17 +184,25 @@ function firstConsumers(assembly: Assembly): Map<CallNode, TurnNode[]> {
       position.set(turn, k);
     });
   }
+  const at = (turn: TurnNode) => position.get(turn) ?? 0;
   const first = new Map<CallNode, TurnNode[]>();
   for (const turn of assembly.turns) {
     for (const node of turn.consumed) {
-      const list = first.get(node);
+      let list = first.get(node);
       if (!list) {
-        first.set(node, [turn]);
+        list = [];
+        first.set(node, list);
+      }
+      const issuer = node.issuer;
+      if (issuer && issuer.run === turn.run && at(turn) <= at(issuer)) {
+        list.push(turn);
         continue;
       }
-      const k = list.findIndex((other) => other.run === turn.run);
+      const k = list.findIndex(
+        (other) => other.run === turn.run && !(issuer && issuer.run === other.run && at(other) <= at(issuer)),
+      );
       if (k === -1) list.push(turn);
-      else if ((position.get(turn) ?? 0) < (position.get(list[k] as TurnNode) ?? 0)) list[k] = turn;
+      else if (at(turn) < at(list[k] as TurnNode)) list[k] = turn;
     }
   }
   return first;

@@ -63,7 +63,8 @@ function extendRecent(text: string): HistoryReading | undefined {
     } catch {
       continue;
     }
-    if (!Array.isArray(added)) continue;
+    // `[a,b,]` is not JSON: only a history that adds messages extends a known one.
+    if (!Array.isArray(added) || added.length === 0) continue;
     return {
       length: recent.reading.length + added.length,
       shown: [...recent.reading.shown, ...shownResults(added)],

@@ -17,7 +17,9 @@ export type DropReason =
   /** The trace was judged and not kept by sampling. */
   | 'sampled_out'
   /** Spans for the next hop did not fit the adapter's forward queue. */
-  | 'forward_queue_full';
+  | 'forward_queue_full'
+  /** Spans for the next hop dropped after every export attempt failed. */
+  | 'forward_failed';
 
 /** One trace being buffered. `T` is what the front door keeps per span, `S` its own per-trace state. */
 export interface BufferedTrace<T, S = undefined> {
@@ -222,6 +224,7 @@ export class TraceBuffer<T, S = undefined> {
       late_sampled_out: this.dropped.get('late_sampled_out') ?? 0,
       sampled_out: this.dropped.get('sampled_out') ?? 0,
       forward_queue_full: this.dropped.get('forward_queue_full') ?? 0,
+      forward_failed: this.dropped.get('forward_failed') ?? 0,
     };
   }
 }

@@ -241,7 +241,10 @@ export class TrajectoryProcessor implements SpanProcessor {
     const waiting = this.pending.get(traceId);
     if (waiting) {
       // Ended before its trace was judged: judged with it, room permitting.
-      if (this.pendingSpans + this.buffer.spanCount < this.limits.maxSpans) {
+      if (
+        this.pendingSpans + this.buffer.spanCount < this.limits.maxSpans &&
+        waiting.spans.length < this.limits.maxSpansPerTrace
+      ) {
         waiting.spans.push(span);
         this.pendingSpans++;
       } else {

@@ -79,4 +79,34 @@ describe('ForwardQueue', () => {
     await queue.shutdown();
     expect(exporter.exported).toHaveLength(3);
   });
+
+  it('survives an onDrop that throws: no rejection escapes, the queue goes on, flushes resolve', async () => {
+    const exporter = new FlakyExporter();
+    const rejections: unknown[] = [];
+    const onRejection = (reason: unknown) => rejections.push(reason);
+    process.on('unhandledRejection', onRejection);
+    try {
+      const queue = new ForwardQueue(exporter, {
+        maxBatchSize: 1,
+        flushDelayMs: 0,
+        initialBackoffMs: 1,
+        maxBackoffMs: 2,
+        maxAttempts: 2,
+        onDrop: () => {
+          throw new Error('user onDrop');
+        },
+      });
+      queue.push([span(1)]);
+      await eventually(() => queue.counts().dropped === 1, 'the batch given up');
+      exporter.down = false;
+      queue.push([span(2)]);
+      await queue.flush();
+      await eventually(() => exporter.exported.length === 1, 'the next span exported');
+      await new Promise((resolve) => setTimeout(resolve, 20));
+      expect(rejections).toEqual([]);
+      await expect(queue.shutdown()).resolves.toBeUndefined();
+    } finally {
+      process.off('unhandledRejection', onRejection);
+    }
+  });
 });

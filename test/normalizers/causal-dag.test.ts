@@ -435,3 +435,46 @@ describe('assembly corner cases', () => {
     expect(trajectory?.turns[0]?.issued).toEqual(['x']);
   });
 });
+
+describe('consumption edges stay linear without losing order', () => {
+  it('keeps a refund before the confirmation when reused call ids link a turn to a result from an earlier request', () => {
+    const root = spanRecord({
+      name: 'invoke_agent a',
+      attributes: { 'gen_ai.operation.name': 'invoke_agent' },
+      end: 100,
+    });
+    const tools = ['get_order', 'issue_refund', 'send_confirmation'];
+    const spans = [root];
+    tools.forEach((tool, k) => {
+      // Every turn's history also holds one `call_0` result from the conversation's previous request.
+      const shown = [0, ...tools.slice(0, k)].map(() => ({
+        type: 'tool_call_response',
+        id: 'call_0',
+        response: { ok: true },
+      }));
+      spans.push(
+        spanRecord({
+          name: 'chat m',
+          parentSpanId: root.spanId,
+          start: k * 10,
+          end: k * 10 + 1,
+          attributes: {
+            'gen_ai.operation.name': 'chat',
+            'gen_ai.input.messages': JSON.stringify([{ role: 'tool', parts: shown }]),
+            'gen_ai.output.messages': JSON.stringify([
+              { role: 'assistant', parts: [{ type: 'tool_call', id: 'call_0', name: tool, arguments: {} }] },
+            ]),
+          },
+        }),
+        toolSpan(tool, { parentSpanId: root.spanId, callId: 'call_0', start: k * 10 + 2, end: k * 10 + 3 }),
+      );
+    });
+    const trajectory = normalizeTrace(root.traceId, spans);
+    if (!trajectory) throw new Error('no trajectory');
+    expect(orderedPairs(trajectory)).toEqual([
+      'get_order->issue_refund',
+      'get_order->send_confirmation',
+      'issue_refund->send_confirmation',
+    ]);
+  });
+});
