@@ -8,7 +8,8 @@
 import { diag } from '@opentelemetry/api';
 import type { ReadableSpan, SpanExporter } from '@opentelemetry/sdk-trace-base';
 import type { SpanRecord } from '../model/span-record.js';
-import { evaluationSpan, hrTimeFromMillis } from '../processor/evaluation-span.js';
+import { evaluationSpanOf } from '../processor/evaluation-span.js';
+import { LaterOnce } from '../processor/later-once.js';
 import { samplingAttributes } from '../processor/risk-sampler.js';
 import { type BufferedTrace, DecisionCache, TraceBuffer } from '../processor/trace-buffer.js';
 import { type Judgement, type JudgeOptions, TraceJudge } from '../processor/trace-judge.js';
@@ -71,8 +72,9 @@ export class TraceAdapter implements TraceIngest {
   /** Traces due and waiting to be judged, oldest first; their spans count against the caps. */
   private readonly pending = new Map<string, Buffered>();
   private pendingSpans = 0;
-  private drainScheduled = false;
   private judged = 0;
+  /** Judging waits for a later turn of the event loop, off the span's end and the receivers' path. */
+  private readonly laterDrain = new LaterOnce(() => this.drain(JUDGE_SLICE_MS), 'toolpath: judging failed');
   private late = 0;
   private closing = false;
 
@@ -264,23 +266,10 @@ export class TraceAdapter implements TraceIngest {
         diag.error(`toolpath: could not finish trace ${trace.traceId}`, error);
       }
       if (performance.now() >= deadline && this.pending.size > 0) {
-        this.scheduleDrain();
+        this.laterDrain.schedule();
         return;
       }
     }
-  }
-
-  private scheduleDrain(): void {
-    if (this.drainScheduled) return;
-    this.drainScheduled = true;
-    setImmediate(() => {
-      this.drainScheduled = false;
-      try {
-        this.drain(JUDGE_SLICE_MS);
-      } catch (error) {
-        diag.error('toolpath: judging failed', error);
-      }
-    });
   }
 
   private finish(trace: Buffered, judgement: Judgement): void {
@@ -305,23 +294,14 @@ export class TraceAdapter implements TraceIngest {
 
   /** Findings always go on, whatever sampling said about the spans: they are the adapter's output. */
   private evaluationSpanOf(trace: Buffered, judgement: Judgement): ReadableSpan | undefined {
-    const parentSpanId = judgement.evaluatedSpanId;
-    if (parentSpanId === undefined || judgement.events.length === 0) return undefined;
-    const evaluated = trace.spans.find((span) => span.spanId === parentSpanId) ?? trace.spans[0];
-    if (!evaluated) return undefined;
-    return evaluationSpan({
-      traceId: trace.traceId,
-      parentSpanId,
-      resource: resourceOf(evaluated),
-      startTime: hrTimeFromMillis(judgement.startedAtMs),
-      endTime: hrTimeFromMillis(judgement.endedAtMs),
-      attributes: {
-        'toolpath.trace.spans': trace.spans.length,
-        'toolpath.evaluations': judgement.reports.length,
+    return evaluationSpanOf(
+      trace,
+      judgement,
+      { spanId: (span) => span.spanId, resource: resourceOf },
+      {
         'toolpath.sampling.reason': judgement.decision.reason,
         'toolpath.sampling.kept': judgement.decision.keep,
       },
-      events: judgement.events,
-    });
+    );
   }
 }

@@ -11,6 +11,7 @@ import type {
   SpanLinkRecord,
   SpanRecord,
 } from '../model/span-record.js';
+import { addError, type DecodeState, finishDecoding, startDecoding } from './decode-state.js';
 import {
   decodeEnum,
   decodeId,
@@ -157,13 +158,7 @@ export interface DecodeResult {
  * kept; a request that is not an object, or whose `resourceSpans` is not an array, is one error.
  */
 export function decodeExportTraceRequest(request: unknown, options: DecodeOptions = {}): DecodeResult {
-  const out: DecodeState = {
-    spans: [],
-    errors: [],
-    rejectedSpans: 0,
-    omittedErrors: 0,
-    maxErrors: options.maxErrors ?? 100,
-  };
+  const out = startDecoding(options);
   if (!isObject(request)) {
     addError(
       out,
@@ -176,19 +171,7 @@ export function decodeExportTraceRequest(request: unknown, options: DecodeOption
     const list = (request.resourceSpans ?? []) as unknown[];
     for (let i = 0; i < list.length; i++) decodeResourceSpans(list[i], `resourceSpans[${i}]`, out);
   }
-  if (out.omittedErrors > 0)
-    out.errors.push({ path: '', message: `${out.omittedErrors} more errors not listed` });
-  return { spans: out.spans, errors: out.errors, rejectedSpans: out.rejectedSpans };
-}
-
-interface DecodeState extends DecodeResult {
-  omittedErrors: number;
-  maxErrors: number;
-}
-
-function addError(out: DecodeState, path: string, message: string): void {
-  if (out.errors.length < out.maxErrors) out.errors.push({ path, message });
-  else out.omittedErrors++;
+  return finishDecoding(out);
 }
 
 function decodeResourceSpans(raw: unknown, at: string, out: DecodeState): void {

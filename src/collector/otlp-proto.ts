@@ -50,6 +50,8 @@ export {
   type PartialSuccess,
 } from './otlp-proto-schema.js';
 
+import { addError, type DecodeState, finishDecoding, startDecoding } from './decode-state.js';
+
 /**
  * Decodes an OTLP protobuf ExportTraceServiceRequest into the same {@link DecodeResult} as
  * `decodeExportTraceRequest` gives for the same request in JSON. Never throws: a bad span
@@ -58,13 +60,7 @@ export {
  * not an ExportTraceServiceRequest (truncated, wrong wire types) are one error and no spans.
  */
 export function decodeExportTraceProtobuf(bytes: Uint8Array, options: DecodeOptions = {}): DecodeResult {
-  const out: DecodeState = {
-    spans: [],
-    errors: [],
-    rejectedSpans: 0,
-    omittedErrors: 0,
-    maxErrors: options.maxErrors ?? 100,
-  };
+  const out = startDecoding(options);
   try {
     const reader = createReader(bytes);
     let index = 0;
@@ -78,19 +74,7 @@ export function decodeExportTraceProtobuf(bytes: Uint8Array, options: DecodeOpti
     const message = `not a valid OTLP protobuf ExportTraceServiceRequest: ${malformed.message}`;
     return { spans: [], errors: [{ path: malformed.where, message }], rejectedSpans: 0 };
   }
-  if (out.omittedErrors > 0)
-    out.errors.push({ path: '', message: `${out.omittedErrors} more errors not listed` });
-  return { spans: out.spans, errors: out.errors, rejectedSpans: out.rejectedSpans };
-}
-
-interface DecodeState extends DecodeResult {
-  omittedErrors: number;
-  maxErrors: number;
-}
-
-function addError(out: DecodeState, path: string, message: string): void {
-  if (out.errors.length < out.maxErrors) out.errors.push({ path, message });
-  else out.omittedErrors++;
+  return finishDecoding(out);
 }
 
 /** How far `out` had got, to take back what a rejected resource or scope (or ignored legacy spans) added. */

@@ -22,6 +22,7 @@ import { TraceAdapter } from './adapter.js';
 import type { AdapterConfig } from './config.js';
 import { startGrpcReceiver } from './grpc-receiver.js';
 import { startHttpReceiver } from './http-receiver.js';
+import { hostForUrl } from './receiver-common.js';
 import { ReportsFile } from './reports-file.js';
 
 /** The scenario `toolpath serve` judges by when none is configured: checks that need no tool names. */
@@ -187,8 +188,4 @@ function verdictLine(report: Report): string {
 
 function resolvePath(path: string, baseDir: string): string {
   return isAbsolute(path) ? path : resolve(baseDir, path);
-}
-
-function hostForUrl(host: string): string {
-  return host.includes(':') ? `[${host}]` : host;
 }

@@ -9,6 +9,7 @@ import { randomBytes } from 'node:crypto';
 import { type Attributes, type HrTime, SpanKind, SpanStatusCode, TraceFlags } from '@opentelemetry/api';
 import type { ReadableSpan } from '@opentelemetry/sdk-trace-base';
 import { EVALUATION_SPAN_NAME, type EvaluationEvent } from './evaluation-events.js';
+import type { Judgement } from './trace-judge.js';
 
 /** The instrumentation scope of everything toolpath emits. */
 export const TOOLPATH_SCOPE = { name: 'toolpath', version: '0.1.0' } as const;
@@ -57,6 +58,41 @@ export function evaluationSpan(input: EvaluationSpanInput): ReadableSpan {
     droppedEventsCount: 0,
     droppedLinksCount: 0,
   };
+}
+
+/** The evaluated trace, as both front doors hold it. */
+export interface EvaluatedTrace<T> {
+  traceId: string;
+  spans: readonly T[];
+}
+
+/**
+ * The `toolpath.evaluate` span of a judgement: a child of the evaluated span, with the judgement's
+ * events, under the evaluated span's resource. Undefined when there is nothing to write.
+ */
+export function evaluationSpanOf<T>(
+  trace: EvaluatedTrace<T>,
+  judgement: Judgement,
+  view: { spanId: (span: T) => string; resource: (span: T) => ReadableSpan['resource'] },
+  extraAttributes: Attributes = {},
+): ReadableSpan | undefined {
+  const parentSpanId = judgement.evaluatedSpanId;
+  if (parentSpanId === undefined || judgement.events.length === 0) return undefined;
+  const evaluated = trace.spans.find((span) => view.spanId(span) === parentSpanId) ?? trace.spans[0];
+  if (evaluated === undefined) return undefined;
+  return evaluationSpan({
+    traceId: trace.traceId,
+    parentSpanId,
+    resource: view.resource(evaluated),
+    startTime: hrTimeFromMillis(judgement.startedAtMs),
+    endTime: hrTimeFromMillis(judgement.endedAtMs),
+    attributes: {
+      'toolpath.trace.spans': trace.spans.length,
+      'toolpath.evaluations': judgement.reports.length,
+      ...extraAttributes,
+    },
+    events: judgement.events,
+  });
 }
 
 /** Milliseconds since the epoch (with fractions) as HrTime. */

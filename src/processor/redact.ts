@@ -54,13 +54,8 @@ export class Redactor {
     if (this.setting === false) return report;
     const hasText = report.findings.length > 0 || report.assertions.some((a) => a.reason !== '');
     if (!hasText) return report;
-    const replacements = this.replacementsFor(trajectory);
+    const { replacements, phrases } = this.valuesOf(trajectory);
     if (replacements.size === 0) return report;
-    // Values with spaces or punctuation are not one token: find them anywhere, longest first.
-    const phrases = [...replacements.keys()]
-      .filter((text) => text.length >= MIN_PHRASE && !text.startsWith('"') && NOT_ONE_TOKEN.test(text))
-      .sort((a, b) => b.length - a.length)
-      .slice(0, MAX_PHRASES);
     const scrub = (text: string) => scrubText(scrubPhrases(text, phrases, replacements), replacements);
     return {
       ...report,
@@ -74,6 +69,24 @@ export class Redactor {
   /** The keyed hash a value of a hashed field reads as. */
   hashOf(value: string): string {
     return `#${createHmac('sha256', this.key).update(value).digest('hex').slice(0, 12)}`;
+  }
+
+  /** Every scenario's report on one trajectory redacts the same values: collect them once. */
+  private readonly collected = new WeakMap<Trajectory, CapturedValues>();
+
+  private valuesOf(trajectory: Trajectory): CapturedValues {
+    let values = this.collected.get(trajectory);
+    if (!values) {
+      const replacements = this.replacementsFor(trajectory);
+      // Values with spaces or punctuation are not one token: find them anywhere, longest first.
+      const phrases = [...replacements.keys()]
+        .filter((text) => text.length >= MIN_PHRASE && !text.startsWith('"') && NOT_ONE_TOKEN.test(text))
+        .sort((a, b) => b.length - a.length)
+        .slice(0, MAX_PHRASES);
+      values = { replacements, phrases };
+      this.collected.set(trajectory, values);
+    }
+    return values;
   }
 
   /** Text of every captured value (as quoted JSON and bare) -> what it reads as in output. */
@@ -103,6 +116,12 @@ export class Redactor {
     }
     return replacements;
   }
+}
+
+/** A trajectory's captured values: text -> what it reads as, and the multi-word ones, longest first. */
+interface CapturedValues {
+  replacements: Map<string, string>;
+  phrases: string[];
 }
 
 /** Values nested deeper than this are not looked at: rules render only the first levels anyway. */

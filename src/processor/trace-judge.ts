@@ -14,12 +14,7 @@ import type { SpanRecord } from '../model/span-record.js';
 import type { Trajectory } from '../model/trajectory.js';
 import { normalizeTrace } from '../normalizers/normalize.js';
 import { loadScenarioFileSync, parseScenario, type Scenario } from '../scenario/scenario.js';
-import {
-  EVALUATION_RESULT_EVENT,
-  type EvaluationEvent,
-  reportEvents,
-  resultAttributes,
-} from './evaluation-events.js';
+import { EVALUATION_RESULT_EVENT, type EvaluationEvent, reportEvents } from './evaluation-events.js';
 import { ToolpathMetrics } from './metrics.js';
 import { type RedactionSetting, Redactor } from './redact.js';
 import { RiskSampler, type SamplingDecision, type SamplingOptions } from './risk-sampler.js';
@@ -113,18 +108,22 @@ export class TraceJudge {
     }
     const reports: Report[] = [];
     const events: EvaluationEvent[] = [];
+    /** Each report's `gen_ai.evaluation.result` attributes, for the log records. */
+    const results: EvaluationEvent['attributes'][] = [];
     if (trajectory) {
       for (const scenario of this.scenarios) {
         const report = this.evaluateOne(trajectory, scenario, incomplete);
         if (!report) continue;
         reports.push(report);
-        events.push(...reportEvents(report));
+        const reportEventList = reportEvents(report);
+        results.push((reportEventList[0] as EvaluationEvent).attributes);
+        events.push(...reportEventList);
       }
       this.metrics.recordTrajectory(trajectory.calls.length, (performance.now() - started) / 1000);
     }
     const evaluatedSpanId = trajectory ? evaluatedSpanOf(trajectory) : undefined;
     const decision = this.decide(traceId, spans, reports, trajectory);
-    if (evaluatedSpanId !== undefined) this.log(traceId, evaluatedSpanId, reports);
+    if (evaluatedSpanId !== undefined) this.log(traceId, evaluatedSpanId, reports, results);
     return { trajectory, evaluatedSpanId, reports, events, decision, startedAtMs, endedAtMs: Date.now() };
   }
 
@@ -173,17 +172,22 @@ export class TraceJudge {
     return decision;
   }
 
-  private log(traceId: string, spanId: string, reports: readonly Report[]): void {
+  private log(
+    traceId: string,
+    spanId: string,
+    reports: readonly Report[],
+    results: readonly EvaluationEvent['attributes'][],
+  ): void {
     if (!this.logger || reports.length === 0) return;
     const context = trace.setSpanContext(ROOT_CONTEXT, { traceId, spanId, traceFlags: TraceFlags.SAMPLED });
-    for (const report of reports) {
+    for (const [k, report] of reports.entries()) {
       try {
         this.logger.emit({
           eventName: EVALUATION_RESULT_EVENT,
           severityText: report.verdict === 'fail' ? 'WARN' : 'INFO',
           severityNumber: report.verdict === 'fail' ? 13 : 9,
           body: `${report.scenario.id}: ${report.verdict}`,
-          attributes: resultAttributes(report) as Record<string, string | number | boolean>,
+          attributes: results[k] as Record<string, string | number | boolean>,
           context,
         });
       } catch (error) {

@@ -10,7 +10,8 @@ import { type Context, diag } from '@opentelemetry/api';
 import type { ReadableSpan, Span, SpanProcessor } from '@opentelemetry/sdk-trace-base';
 import type { SpanRecord } from '../model/span-record.js';
 import { mayBeAgentSpan } from './agent-span-filter.js';
-import { evaluationSpan, hrTimeFromMillis } from './evaluation-span.js';
+import { evaluationSpanOf } from './evaluation-span.js';
+import { LaterOnce } from './later-once.js';
 import { type OpenTrace, OpenTraces } from './open-traces.js';
 import {
   DEFAULTS,
@@ -64,8 +65,9 @@ export class TrajectoryProcessor implements SpanProcessor {
   private pendingSpans = 0;
   private readonly decisions: DecisionCache;
   private readonly stampSampling: boolean;
-  private drainScheduled = false;
   private judged = 0;
+  /** Judging waits for a later turn of the event loop, off the span's end and the receivers' path. */
+  private readonly laterDrain = new LaterOnce(() => this.drain(JUDGE_SLICE_MS), 'toolpath: judging failed');
   private closed = false;
   private readonly sweepTimer: ReturnType<typeof setInterval>;
 
@@ -280,21 +282,7 @@ export class TrajectoryProcessor implements SpanProcessor {
     }
     this.pending.set(trace.traceId, trace);
     this.pendingSpans += trace.spans.length;
-    this.scheduleDrain();
-  }
-
-  /** Judging on a later turn of the event loop; errors never reach the app. */
-  private scheduleDrain(): void {
-    if (this.drainScheduled) return;
-    this.drainScheduled = true;
-    setImmediate(() => {
-      this.drainScheduled = false;
-      try {
-        this.drain(JUDGE_SLICE_MS);
-      } catch (error) {
-        diag.error('toolpath: judging failed', error);
-      }
-    });
+    this.laterDrain.schedule();
   }
 
   /** Judges waiting traces, oldest first, for up to `budgetMs`; then yields and comes back. */
@@ -312,7 +300,7 @@ export class TrajectoryProcessor implements SpanProcessor {
         this.letGo(trace);
       }
       if (performance.now() >= deadline && this.pending.size > 0) {
-        this.scheduleDrain();
+        this.laterDrain.schedule();
         return;
       }
     }
@@ -332,27 +320,14 @@ export class TrajectoryProcessor implements SpanProcessor {
       return;
     }
     for (const span of trace.spans) this.forward(this.stampSampling ? stamped(span, decision) : span);
-    const parentSpanId = judgement.evaluatedSpanId;
-    if (eventsWritten || parentSpanId === undefined || judgement.events.length === 0) return;
-    const evaluated =
-      trace.spans.find((span) => span.spanContext().spanId === parentSpanId) ?? trace.spans[0];
-    if (!evaluated) return;
-    const attributes = {
-      'toolpath.trace.spans': trace.spans.length,
-      'toolpath.evaluations': judgement.reports.length,
-      ...(this.stampSampling ? samplingAttributes(decision) : {}),
-    };
-    this.forward(
-      evaluationSpan({
-        traceId: trace.traceId,
-        parentSpanId,
-        resource: evaluated.resource,
-        startTime: hrTimeFromMillis(judgement.startedAtMs),
-        endTime: hrTimeFromMillis(judgement.endedAtMs),
-        attributes,
-        events: judgement.events,
-      }),
+    if (eventsWritten) return;
+    const evaluation = evaluationSpanOf(
+      trace,
+      judgement,
+      READABLE_VIEW,
+      this.stampSampling ? samplingAttributes(decision) : {},
     );
+    if (evaluation) this.forward(evaluation);
   }
 
   /** Closes traces open longer than the timeout, as incomplete; forgets ordinary ones. */
@@ -389,6 +364,12 @@ export class TrajectoryProcessor implements SpanProcessor {
     }
   }
 }
+
+/** How the evaluation span finds the evaluated span among SDK spans. */
+const READABLE_VIEW = {
+  spanId: (span: ReadableSpan) => span.spanContext().spanId,
+  resource: (span: ReadableSpan) => span.resource,
+};
 
 /** Why a trace is judged as incomplete: closed early, or spans left out over the caps. */
 function incompleteReason(trace: Buffered): string | undefined {

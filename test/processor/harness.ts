@@ -22,7 +22,7 @@ import {
 } from '../../src/index.js';
 
 /** A MetricReader read on demand. */
-class PullReader extends MetricReader {
+export class PullReader extends MetricReader {
   protected async onForceFlush(): Promise<void> {}
   protected async onShutdown(): Promise<void> {}
 }

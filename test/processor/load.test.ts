@@ -6,10 +6,11 @@
  * must hold at every step.
  */
 import { type Context, context, type Span, trace } from '@opentelemetry/api';
-import { type DataPoint, MeterProvider, MetricReader } from '@opentelemetry/sdk-metrics';
+import { type DataPoint, MeterProvider } from '@opentelemetry/sdk-metrics';
 import { type ReadableSpan, type SpanProcessor, TracerProvider } from '@opentelemetry/sdk-trace';
 import { afterEach, describe, expect, it } from 'vitest';
 import { type Report, type TrajectoryProcessor, trajectoryProcessor } from '../../src/index.js';
+import { PullReader } from './harness.js';
 
 const TRACES = 100_000;
 /** Traces in flight at once: more than `maxTraces`, so the oldest are evicted. */
@@ -39,10 +40,6 @@ class CountingProcessor implements SpanProcessor {
   async shutdown(): Promise<void> {}
 }
 
-class PullReader extends MetricReader {
-  protected async onForceFlush(): Promise<void> {}
-  protected async onShutdown(): Promise<void> {}
-}
 
 /** A small deterministic PRNG (mulberry32), so a failure replays. */
 function random(seed: number): () => number {
