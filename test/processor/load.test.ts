@@ -40,7 +40,6 @@ class CountingProcessor implements SpanProcessor {
   async shutdown(): Promise<void> {}
 }
 
-
 /** A small deterministic PRNG (mulberry32), so a failure replays. */
 function random(seed: number): () => number {
   let a = seed >>> 0;
