@@ -242,6 +242,7 @@ function encodeSpan(span: SpanRecord): Record<string, unknown> {
   return {
     traceId: span.traceId,
     spanId: span.spanId,
+    ...(span.traceState !== undefined && { traceState: span.traceState }),
     ...(span.parentSpanId !== undefined && { parentSpanId: span.parentSpanId }),
     name: span.name,
     kind: SPAN_KINDS.indexOf(span.kind),
@@ -256,8 +257,14 @@ function encodeSpan(span: SpanRecord): Record<string, unknown> {
     links: span.links.map((link) => ({
       traceId: link.traceId,
       spanId: link.spanId,
+      ...(link.traceState !== undefined && { traceState: link.traceState }),
       attributes: encodeAttributes(link.attributes),
     })),
+    ...(span.dropped !== undefined && {
+      droppedAttributesCount: span.dropped.attributes,
+      droppedEventsCount: span.dropped.events,
+      droppedLinksCount: span.dropped.links,
+    }),
     status: {
       code: STATUS_CODES.indexOf(span.status.code),
       ...(span.status.message !== undefined && { message: span.status.message }),

@@ -45,6 +45,8 @@ const ANY_VALUE_FIELDS = new Set([
   'bytesValue',
 ]);
 
+const MAX_UINT32 = 2 ** 32 - 1;
+
 /** Enums come as integers, or as their proto names (`SPAN_KIND_SERVER`), which proto3 JSON also allows. */
 export function decodeEnum<T extends string>(
   raw: unknown,
@@ -104,6 +106,14 @@ export function decodeTimestamp(raw: unknown, at: string): bigint | Invalid {
     at,
     `expected nanoseconds since the epoch (an unsigned 64-bit integer), got ${preview(raw)}`,
   );
+}
+
+/** A uint32 count (the dropped counts), as a number or a decimal string; absent is 0. */
+export function decodeCount(raw: unknown, at: string): number | Invalid {
+  if (raw == null) return 0;
+  const value = typeof raw === 'string' && DECIMAL_INTEGER.test(raw) ? Number(raw) : raw;
+  if (typeof value === 'number' && Number.isInteger(value) && value >= 0 && value <= MAX_UINT32) return value;
+  return new Invalid(at, `expected an unsigned 32-bit integer, got ${preview(raw)}`);
 }
 
 /**

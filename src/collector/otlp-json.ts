@@ -6,6 +6,7 @@
  */
 import type {
   Attributes,
+  DroppedCounts,
   ScopeRecord,
   SpanEventRecord,
   SpanLinkRecord,
@@ -13,6 +14,7 @@ import type {
 } from '../model/span-record.js';
 import { addError, type DecodeState, finishDecoding, startDecoding } from './decode-state.js';
 import {
+  decodeCount,
   decodeEnum,
   decodeId,
   decodeKeyValues,
@@ -294,7 +296,11 @@ function decodeSpan(raw: unknown, resource: Attributes, scope: ScopeRecord): Spa
   if (events instanceof Invalid) return events;
   const links = decodeList(raw.links, '.links', decodeLink);
   if (links instanceof Invalid) return links;
-  return {
+  const traceState = decodeString(raw.traceState, '.traceState');
+  if (traceState instanceof Invalid) return traceState;
+  const dropped = decodeDropped(raw);
+  if (dropped instanceof Invalid) return dropped;
+  const span: SpanRecord = {
     traceId,
     spanId,
     parentSpanId,
@@ -310,6 +316,21 @@ function decodeSpan(raw: unknown, resource: Attributes, scope: ScopeRecord): Spa
     resource,
     scope,
   };
+  // Left out when empty or zero (proto3 defaults), as the protobuf decoder does.
+  if (traceState !== '') span.traceState = traceState;
+  if (dropped) span.dropped = dropped;
+  return span;
+}
+
+/** The span's dropped counts, or undefined when nothing was dropped. */
+function decodeDropped(raw: Record<string, unknown>): DroppedCounts | undefined | Invalid {
+  const attributes = decodeCount(raw.droppedAttributesCount, '.droppedAttributesCount');
+  if (attributes instanceof Invalid) return attributes;
+  const events = decodeCount(raw.droppedEventsCount, '.droppedEventsCount');
+  if (events instanceof Invalid) return events;
+  const links = decodeCount(raw.droppedLinksCount, '.droppedLinksCount');
+  if (links instanceof Invalid) return links;
+  return attributes + events + links === 0 ? undefined : { attributes, events, links };
 }
 
 function decodeStatus(raw: unknown): SpanRecord['status'] | Invalid {
@@ -341,7 +362,9 @@ function decodeLink(raw: unknown): SpanLinkRecord | Invalid {
   if (spanId instanceof Invalid) return spanId;
   const attributes = decodeKeyValues(raw.attributes, '.attributes', 0);
   if (attributes instanceof Invalid) return attributes;
-  return { traceId, spanId, attributes };
+  const traceState = decodeString(raw.traceState, '.traceState');
+  if (traceState instanceof Invalid) return traceState;
+  return traceState === '' ? { traceId, spanId, attributes } : { traceId, spanId, attributes, traceState };
 }
 
 function decodeList<T>(raw: unknown, at: string, decodeItem: (item: unknown) => T | Invalid): T[] | Invalid {

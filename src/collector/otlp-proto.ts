@@ -240,6 +240,10 @@ function readSpan(
   let startTime = 0n;
   let endTime = 0n;
   let status: SpanRecord['status'] | Invalid | undefined;
+  let traceState = '';
+  let droppedAttributes = 0;
+  let droppedEvents = 0;
+  let droppedLinks = 0;
   const attributes: Attributes = {};
   const events: SpanEventRecord[] = [];
   const links: SpanLinkRecord[] = [];
@@ -257,6 +261,9 @@ function readSpan(
         break;
       case 18: // 2 span_id
         spanId = readId(reader, 8, '.spanId');
+        break;
+      case 26: // 3 trace_state
+        traceState = readString(reader);
         break;
       case 34: // 4 parent_span_id: empty marks a root span
         parentSpanId = readId(reader, 8, '.parentSpanId', parentIds, true);
@@ -298,6 +305,15 @@ function readSpan(
       case 122: // 15 status
         status = readNested(reader, readStatus, undefined, '.status');
         break;
+      case 80: // 10 dropped_attributes_count
+        droppedAttributes = reader.uint32();
+        break;
+      case 96: // 12 dropped_events_count
+        droppedEvents = reader.uint32();
+        break;
+      case 112: // 14 dropped_links_count
+        droppedLinks = reader.uint32();
+        break;
       default:
         skipField(reader, tag, SPAN);
     }
@@ -314,7 +330,7 @@ function readSpan(
   if (status instanceof Invalid) return status;
   const invalid = badAttribute ?? badEvent ?? badLink;
   if (invalid !== undefined) return invalid;
-  return {
+  const span: SpanRecord = {
     traceId,
     spanId,
     parentSpanId,
@@ -330,6 +346,10 @@ function readSpan(
     resource,
     scope,
   };
+  if (traceState !== '') span.traceState = traceState;
+  if (droppedAttributes + droppedEvents + droppedLinks > 0)
+    span.dropped = { attributes: droppedAttributes, events: droppedEvents, links: droppedLinks };
+  return span;
 }
 
 function readStatus(reader: ProtoReader, end: number): SpanRecord['status'] | Invalid {
@@ -370,6 +390,7 @@ function readEvent(reader: ProtoReader, end: number): SpanEventRecord | Invalid 
 function readLink(reader: ProtoReader, end: number): SpanLinkRecord | Invalid {
   let traceId: string | Invalid | undefined;
   let spanId: string | Invalid | undefined;
+  let traceState = '';
   const attributes: Attributes = {};
   let invalid: Invalid | undefined;
   let index = 0;
@@ -377,6 +398,7 @@ function readLink(reader: ProtoReader, end: number): SpanLinkRecord | Invalid {
     const tag = reader.uint32();
     if (tag === 10) traceId = readId(reader, 16, '.traceId', traceIds);
     else if (tag === 18) spanId = readId(reader, 8, '.spanId');
+    else if (tag === 26) traceState = readString(reader);
     else if (tag === 34) {
       const bad = readAttribute(reader, attributes, '.attributes', index++);
       invalid ??= bad;
@@ -387,5 +409,6 @@ function readLink(reader: ProtoReader, end: number): SpanLinkRecord | Invalid {
   if (traceId instanceof Invalid) return traceId;
   if (spanId === undefined) return new Invalid('.spanId', 'expected a span id of 8 bytes, got none');
   if (spanId instanceof Invalid) return spanId;
-  return invalid ?? { traceId, spanId, attributes };
+  if (invalid !== undefined) return invalid;
+  return traceState === '' ? { traceId, spanId, attributes } : { traceId, spanId, attributes, traceState };
 }

@@ -6,7 +6,9 @@
  */
 import {
   type Attributes,
+  createTraceState,
   type HrTime,
+  type SpanContext,
   type SpanKind,
   type SpanStatusCode,
   TraceFlags,
@@ -47,7 +49,12 @@ export function resourceOf(record: SpanRecord): Resource {
 
 /** A finished ReadableSpan carrying everything the record holds, plus `extraAttributes` if given. */
 export function toReadableSpan(record: SpanRecord, extraAttributes?: Attributes): ReadableSpan {
-  const context = { traceId: record.traceId, spanId: record.spanId, traceFlags: TraceFlags.SAMPLED };
+  const context: SpanContext = {
+    traceId: record.traceId,
+    spanId: record.spanId,
+    traceFlags: TraceFlags.SAMPLED,
+  };
+  if (record.traceState !== undefined) context.traceState = createTraceState(record.traceState);
   const parent =
     record.parentSpanId === undefined
       ? undefined
@@ -72,7 +79,12 @@ export function toReadableSpan(record: SpanRecord, extraAttributes?: Attributes)
       ? { ...(record.attributes as Attributes), ...extraAttributes }
       : (record.attributes as Attributes),
     links: record.links.map((link) => ({
-      context: { traceId: link.traceId, spanId: link.spanId, traceFlags: TraceFlags.SAMPLED },
+      context: {
+        traceId: link.traceId,
+        spanId: link.spanId,
+        traceFlags: TraceFlags.SAMPLED,
+        traceState: link.traceState === undefined ? undefined : createTraceState(link.traceState),
+      },
       attributes: link.attributes as Attributes,
     })),
     events: record.events.map((event) => ({
@@ -83,9 +95,9 @@ export function toReadableSpan(record: SpanRecord, extraAttributes?: Attributes)
     ended: true,
     resource: resourceOf(record),
     instrumentationScope: record.scope,
-    droppedAttributesCount: 0,
-    droppedEventsCount: 0,
-    droppedLinksCount: 0,
+    droppedAttributesCount: record.dropped?.attributes ?? 0,
+    droppedEventsCount: record.dropped?.events ?? 0,
+    droppedLinksCount: record.dropped?.links ?? 0,
   };
 }
 

@@ -37,6 +37,8 @@ export interface SpanLinkRecord {
   traceId: string;
   spanId: string;
   attributes: Attributes;
+  /** The linked context's W3C tracestate, when it had one. */
+  traceState?: string;
 }
 
 /** The instrumentation scope that produced a span. */
@@ -65,6 +67,17 @@ export interface SpanRecord {
   links: SpanLinkRecord[];
   resource: Attributes;
   scope: ScopeRecord;
+  /** The span context's W3C tracestate, when it had one: kept so forwarded spans carry it on. */
+  traceState?: string;
+  /** What the producer dropped over its limits, when it dropped anything: forwarded as received. */
+  dropped?: DroppedCounts;
+}
+
+/** Counts of what a producer dropped from a span over its limits. */
+export interface DroppedCounts {
+  attributes: number;
+  events: number;
+  links: number;
 }
 
 const TRACE_ID = /^[0-9a-f]{32}$/;

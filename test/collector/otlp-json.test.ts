@@ -1,6 +1,7 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { encodeOtlpJson } from '../../src/cli/promote-fixture.js';
 import { decodeExportTraceRequest, parseOtlpJsonText } from '../../src/collector/otlp-json.js';
 import type { SpanRecord } from '../../src/model/span-record.js';
 
@@ -231,7 +232,6 @@ describe('decodeExportTraceRequest field rules', () => {
               spans: [
                 span({
                   flags: 257,
-                  traceState: 'a=b',
                   attributes: [{ key: 'k', value: { stringValue: 'v', x: 1 } }],
                 }),
               ],
@@ -242,6 +242,41 @@ describe('decodeExportTraceRequest field rules', () => {
     });
     expect(noisy.errors).toEqual([]);
     expect(noisy.spans).toEqual([plain]);
+  });
+
+  it('keeps tracestate and dropped counts, so a forwarded span carries them on; leaves out empty ones', () => {
+    const link = { traceId: TRACE, spanId: SPAN_B, traceState: 'x=y' };
+    const kept = decodeOne({
+      traceState: 'vendor=a,other=b',
+      droppedAttributesCount: 3,
+      droppedEventsCount: '2',
+      links: [link, { ...link, traceState: '' }],
+    });
+    expect(kept.traceState).toBe('vendor=a,other=b');
+    expect(kept.dropped).toEqual({ attributes: 3, events: 2, links: 0 });
+    expect(kept.links.map((l) => l.traceState)).toEqual(['x=y', undefined]);
+    const plain = decodeOne({ traceState: '', droppedAttributesCount: 0, droppedLinksCount: '0' });
+    expect(plain).not.toHaveProperty('traceState');
+    expect(plain).not.toHaveProperty('dropped');
+  });
+
+  it('writes them back into stored traces (encodeOtlpJson), so a promoted trace keeps them', () => {
+    const kept = decodeOne({
+      traceState: 'vendor=a',
+      droppedLinksCount: 1,
+      links: [{ traceId: TRACE, spanId: SPAN_B, traceState: 'x=y' }],
+    });
+    expect(decodeExportTraceRequest(encodeOtlpJson([kept])).spans).toEqual([kept]);
+  });
+
+  it('rejects a span with a bad dropped count or tracestate by its path', () => {
+    expect(errorOf({ droppedEventsCount: -1 })).toMatchObject({
+      path: `${SPAN_PATH}.droppedEventsCount`,
+      message: expect.stringContaining('unsigned 32-bit integer'),
+    });
+    expect(errorOf({ droppedLinksCount: 2 ** 32 })?.path).toBe(`${SPAN_PATH}.droppedLinksCount`);
+    expect(errorOf({ droppedAttributesCount: 1.5 })?.path).toBe(`${SPAN_PATH}.droppedAttributesCount`);
+    expect(errorOf({ traceState: 7 })?.path).toBe(`${SPAN_PATH}.traceState`);
   });
 
   it('decodes every AnyValue form', () => {

@@ -4,7 +4,7 @@
  * output through the JSON path. Then bad bytes (truncated, random, wrong wire types, bad ids,
  * deep values) built with our schema's encoder or by hand, and the response.
  */
-import { context, SpanKind, SpanStatusCode, trace } from '@opentelemetry/api';
+import { context, createTraceState, SpanKind, SpanStatusCode, trace } from '@opentelemetry/api';
 import { JsonTraceSerializer, ProtobufTraceSerializer } from '@opentelemetry/otlp-transformer';
 import { type Resource, resourceFromAttributes } from '@opentelemetry/resources';
 import {
@@ -27,6 +27,8 @@ import {
   encodeExportTraceResponse,
 } from '../../src/collector/otlp-proto.js';
 import { ExportTraceServiceRequest } from '../../src/collector/otlp-proto-schema.js';
+import { toReadableSpan } from '../../src/collector/to-readable-span.js';
+import type { SpanRecord } from '../../src/model/span-record.js';
 
 /** Both official serializations of `spans`, each through its decoder. */
 function bothWays(spans: ReadableSpan[]): { proto: DecodeResult; json: DecodeResult } {
@@ -203,6 +205,44 @@ describe('decodeExportTraceProtobuf against the official serializers', () => {
   });
 });
 
+describe('what a forwarded span carries on', () => {
+  it('keeps tracestate and dropped counts from decoding through toReadableSpan and both serializers', () => {
+    const [received] = decodeExportTraceRequest({
+      resourceSpans: [
+        {
+          resource: { attributes: [kv('service.name', { stringValue: 'checkout' })] },
+          scopeSpans: [
+            {
+              scope: { name: 'test' },
+              spans: [
+                {
+                  traceId: TRACE,
+                  spanId: SPAN_A,
+                  traceState: 'vendor=a,other=b',
+                  name: 'work',
+                  kind: 1,
+                  startTimeUnixNano: '1000',
+                  endTimeUnixNano: '2000',
+                  droppedAttributesCount: 4,
+                  droppedEventsCount: 0,
+                  droppedLinksCount: 9,
+                  links: [{ traceId: TRACE, spanId: SPAN_B, traceState: 'x=y' }],
+                },
+              ],
+            },
+          ],
+        },
+      ],
+    }).spans as [SpanRecord];
+    expect(received).toMatchObject({ traceState: 'vendor=a,other=b', dropped: { attributes: 4, links: 9 } });
+    const forwarded = toReadableSpan(received);
+    expect(forwarded.spanContext().traceState?.serialize()).toBe('vendor=a,other=b');
+    const { proto, json } = bothWays([forwarded]);
+    expect(proto.spans).toEqual([received]);
+    expect(json.spans).toEqual([received]);
+  });
+});
+
 /** Hand-built ReadableSpans (nested values and bad ids the SDK would not make) for both serializers. */
 function readableSpan(): fc.Arbitrary<ReadableSpan> {
   // Values both serializations carry exactly: no NaN or infinities (JSON writes null), integers
@@ -232,6 +272,8 @@ function readableSpan(): fc.Arbitrary<ReadableSpan> {
       )
       .map((bytes) => Buffer.from(bytes).toString('hex'));
   const time = fc.tuple(fc.nat({ max: 2 ** 32 - 1 }), fc.nat({ max: 999_999_999 }));
+  const traceState = fc.option(fc.constantFrom('a=b', 'vendor=x,other=y', 'k@t=v-1'), { nil: undefined });
+  const count = fc.oneof(fc.constant(0), fc.nat({ max: 2 ** 32 - 1 }));
   const resources = [resourceFromAttributes({ 'service.name': 'a' }), resourceFromAttributes({ n: 1 })];
   const scopes = [{ name: 'one' }, { name: 'two', version: '2.0', attributes: { 'scope.attr': 'x' } }];
   const span = fc.record({
@@ -248,22 +290,37 @@ function readableSpan(): fc.Arbitrary<ReadableSpan> {
       message: fc.option(fc.string(), { nil: undefined }),
     }),
     events: fc.array(fc.record({ name: fc.string(), time, attributes }), { maxLength: 2 }),
-    links: fc.array(fc.record({ traceId: id(16), spanId: id(8), attributes }), { maxLength: 2 }),
+    links: fc.array(fc.record({ traceId: id(16), spanId: id(8), attributes, traceState }), { maxLength: 2 }),
     resource: fc.nat({ max: 1 }),
     scope: fc.nat({ max: 1 }),
+    traceState,
+    dropped: fc.tuple(count, count, count),
   });
   return span.map(
     (s) =>
       ({
         ...s,
-        spanContext: () => ({ traceId: s.traceId, spanId: s.spanId, traceFlags: 1 }),
+        spanContext: () => ({
+          traceId: s.traceId,
+          spanId: s.spanId,
+          traceFlags: 1,
+          traceState: s.traceState === undefined ? undefined : createTraceState(s.traceState),
+        }),
         parentSpanContext: s.parent && { traceId: s.traceId, spanId: s.parent, traceFlags: 1 },
-        links: s.links.map((l) => ({ context: { ...l, traceFlags: 0 }, attributes: l.attributes })),
+        links: s.links.map((l) => ({
+          context: {
+            traceId: l.traceId,
+            spanId: l.spanId,
+            traceFlags: 0,
+            traceState: l.traceState === undefined ? undefined : createTraceState(l.traceState),
+          },
+          attributes: l.attributes,
+        })),
         resource: resources[s.resource],
         instrumentationScope: scopes[s.scope],
-        droppedAttributesCount: 0,
-        droppedEventsCount: 0,
-        droppedLinksCount: 0,
+        droppedAttributesCount: s.dropped[0],
+        droppedEventsCount: s.dropped[1],
+        droppedLinksCount: s.dropped[2],
       }) as unknown as ReadableSpan,
   );
 }
