@@ -2,10 +2,12 @@
  * What the in-process processor costs an app: a mixed workload (one agent trace per five
  * ordinary HTTP traces, interleaved as a server would run them) made with a real TracerProvider
  * and real tracer calls, through
- *   (a) a BatchSpanProcessor alone, with a discarding exporter (the baseline);
+ *   (a) a BatchSpanProcessor alone (the baseline);
  *   (b) trajectoryProcessor wrapping the same kind of BatchSpanProcessor, with a realistic scenario
- *       (tools allowed/required, order.before, grounding, safety, efficiency) and an SDK MeterProvider;
- *   (c) the same as (b) with the global (no-op) MeterProvider, to show what recording metrics costs.
+ *       (tools allowed/required, order.before, grounding, safety, efficiency) and an SDK MeterProvider.
+ * Both export the same way, twice over: with the real OTLP/protobuf exporter to a receiver in a
+ * child process (what an app runs: serializing GenAI spans with their messages costs more than
+ * making them), and with a discarding exporter (span work alone, the lowest baseline there is).
  * Rounds alternate between the configurations (in a rotating order); each round ends with
  * `forceFlush()`, so deferred judging and exporting are inside the measured time. Medians of the
  * per-round ns/span, the ratio of medians against (a) measured in the same run, and the median of
@@ -20,6 +22,8 @@
  *   npx tsx bench/processor.ts                          (the same without the heap figures)
  *   node --cpu-prof --import tsx bench/processor.ts     (CPU profile in ./CPU.*.cpuprofile)
  */
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
 import { performance } from 'node:perf_hooks';
 import { pathToFileURL } from 'node:url';
 import {
@@ -31,6 +35,7 @@ import {
   type Tracer,
   trace,
 } from '@opentelemetry/api';
+import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-proto';
 import { MeterProvider } from '@opentelemetry/sdk-metrics';
 import {
   BatchSpanProcessor,
@@ -68,15 +73,41 @@ export const PROCESSOR_SCENARIO = {
 
 // ---------------------------------------------------------------- the workload
 
-/** Counts what reaches the exporter and forgets it. */
-class DiscardingExporter implements SpanExporter {
+/** Counts what reaches the exporter, then hands it to `next` (an OTLP exporter) or forgets it. */
+class CountingExporter implements SpanExporter {
   spans = 0;
+  constructor(private readonly next?: SpanExporter) {}
   export(spans: ReadableSpan[], done: Parameters<SpanExporter['export']>[1]): void {
     this.spans += spans.length;
-    done({ code: 0 });
+    if (this.next) this.next.export(spans, done);
+    else done({ code: 0 });
   }
-  async shutdown(): Promise<void> {}
+  async shutdown(): Promise<void> {
+    await this.next?.shutdown();
+  }
 }
+
+/**
+ * An OTLP/HTTP receiver in a child process (so its work is not on the measured thread): reads
+ * each request and answers an empty ExportTraceServiceResponse.
+ */
+async function startSink(): Promise<{ url: string; stop: () => void }> {
+  const script = `
+    const server = require('node:http').createServer((req, res) => {
+      req.on('data', () => {});
+      req.on('end', () => { res.writeHead(200, { 'content-type': 'application/x-protobuf' }); res.end(); });
+    });
+    server.listen(0, '127.0.0.1', () => console.log(server.address().port));`;
+  const child = spawn(process.execPath, ['-e', script], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const [port] = (await once(child.stdout, 'data')) as [Buffer];
+  return { url: `http://127.0.0.1:${String(port).trim()}/v1/traces`, stop: () => child.kill() };
+}
+
+/** Where a configuration's BatchSpanProcessor exports to: nowhere, or OTLP/protobuf over loopback. */
+type Sink = { url: string } | undefined;
+
+const exporterFor = (sink: Sink) =>
+  new CountingExporter(sink ? new OTLPTraceExporter({ url: sink.url }) : undefined);
 
 type Part = Record<string, unknown>;
 type Message = { role: string; parts: Part[] };
@@ -341,19 +372,19 @@ async function round(tracer: Tracer, agents: number, first: number): Promise<num
 interface Config {
   name: string;
   tracer: Tracer;
-  exporter: DiscardingExporter;
+  exporter: CountingExporter;
   flush: () => Promise<void>;
   shutdown: () => Promise<void>;
   processor?: TrajectoryProcessor;
   reports?: Report[];
 }
 
-function baseline(): Config {
-  const exporter = new DiscardingExporter();
+function baseline(name: string, sink?: Sink): Config {
+  const exporter = exporterFor(sink);
   const batch = new BatchSpanProcessor({ exporter });
   const provider = new TracerProvider({ spanProcessors: [batch] });
   return {
-    name: '(a) BatchSpanProcessor',
+    name,
     tracer: provider.getTracer('app', '1.0.0'),
     exporter,
     flush: () => batch.forceFlush(),
@@ -361,8 +392,9 @@ function baseline(): Config {
   };
 }
 
-function withProcessor(name: string, meterProvider?: MeterProvider): Config {
-  const exporter = new DiscardingExporter();
+function withProcessor(name: string, sink?: Sink): Config {
+  const meterProvider = new MeterProvider();
+  const exporter = exporterFor(sink);
   const reports: Report[] = [];
   const processor = trajectoryProcessor({
     scenarios: [PROCESSOR_SCENARIO],
@@ -382,7 +414,7 @@ function withProcessor(name: string, meterProvider?: MeterProvider): Config {
     flush: () => processor.forceFlush(),
     shutdown: async () => {
       await provider.shutdown();
-      await meterProvider?.shutdown();
+      await meterProvider.shutdown();
     },
   };
 }
@@ -428,7 +460,7 @@ const median = (values: number[]) => {
   return sorted[sorted.length >> 1] as number;
 };
 
-async function timeProcessors(workload: Workload, configs: Config[]): Promise<void> {
+async function timeProcessors(workload: Workload, exporting: string, configs: Config[]): Promise<void> {
   const samples = configs.map(() => [] as number[]);
   const created = configs.map(() => 0);
   const rounds = WARMUP_ROUNDS + workload.rounds;
@@ -446,7 +478,7 @@ async function timeProcessors(workload: Workload, configs: Config[]): Promise<vo
     }
   }
   const a = median(samples[0] as number[]);
-  console.log(`\n${workload.title},`);
+  console.log(`\n${workload.title}, ${exporting},`);
   console.log(
     `${workload.rounds} rounds after ${WARMUP_ROUNDS} warm-up rounds, medians; budget (b)/(a) <= 1.25`,
   );
@@ -574,14 +606,22 @@ async function measureHeap(): Promise<void> {
 
 // Run when invoked, not when imported (the workload is exported for profiling scripts).
 if (process.argv[1] !== undefined && import.meta.url === pathToFileURL(process.argv[1]).href) {
-  await timeProcessors(MIXED, [
-    baseline(),
-    withProcessor('(b) trajectoryProcessor + BSP', new MeterProvider()),
-    withProcessor('(c) same, no-op metrics'),
-  ]);
-  await timeProcessors(HTTP_ONLY, [
-    baseline(),
-    withProcessor('(b) trajectoryProcessor + BSP', new MeterProvider()),
-  ]);
+  const sink = await startSink();
+  try {
+    await timeProcessors(MIXED, 'exporting OTLP/protobuf over loopback (what an app runs)', [
+      baseline('(a) BatchSpanProcessor', sink),
+      withProcessor('(b) trajectoryProcessor + BSP', sink),
+    ]);
+    await timeProcessors(MIXED, 'discarding exporter (span work alone: a lower bound for (a))', [
+      baseline('(a) BatchSpanProcessor'),
+      withProcessor('(b) trajectoryProcessor + BSP'),
+    ]);
+    await timeProcessors(HTTP_ONLY, 'exporting OTLP/protobuf over loopback', [
+      baseline('(a) BatchSpanProcessor', sink),
+      withProcessor('(b) trajectoryProcessor + BSP', sink),
+    ]);
+  } finally {
+    sink.stop();
+  }
   await measureHeap();
 }
