@@ -3,7 +3,7 @@
  * assemble, normalize, evaluate, respond) beside bare decoding of the same request, measured
  * side by side in the same run:
  *   (1) bare `JSON.parse(text)` of the OTLP JSON body (the JSON baseline);
- *   (2) JSON end to end: parseOtlpJsonText + decodeExportTraceRequest + exportOutcome (adapter.ingest,
+ *   (2) JSON end to end: decodeOtlpJsonText (as the HTTP receiver reads JSON) + exportOutcome (adapter.ingest,
  *       as the receivers call it) + adapter.judgeAllNow() (normalize, evaluate against a realistic
  *       scenario, redact, sample) + the response body (`{}`);
  *   (3) bare protobufjs `ExportTraceServiceRequest.decode(buffer)` (the protobuf baseline);
@@ -35,11 +35,7 @@ import { JsonTraceSerializer, ProtobufTraceSerializer } from '@opentelemetry/otl
 import { TraceAdapter } from '../src/collector/adapter.js';
 import { startHttpReceiver } from '../src/collector/http-receiver.js';
 import type { TraceIngest } from '../src/collector/ingest.js';
-import {
-  type DecodeResult,
-  decodeExportTraceRequest,
-  parseOtlpJsonText,
-} from '../src/collector/otlp-json.js';
+import { type DecodeResult, decodeOtlpJsonText } from '../src/collector/otlp-json.js';
 import { decodeExportTraceProtobuf, encodeExportTraceResponse } from '../src/collector/otlp-proto.js';
 import { ExportTraceServiceRequest } from '../src/collector/otlp-proto-schema.js';
 import { exportOutcome } from '../src/collector/receiver-common.js';
@@ -489,7 +485,7 @@ function contenders(req: Request): Contender[] {
       run: () =>
         endToEnd(
           adapter as TraceAdapter,
-          () => decodeExportTraceRequest(parseOtlpJsonText(req.json)),
+          () => decodeOtlpJsonText(req.json),
           (partial) => JSON.stringify(partial === undefined ? {} : { partialSuccess: partial }),
         ),
       finish,
@@ -605,7 +601,7 @@ async function measureHeap(): Promise<void> {
     `\nheap after GC, ${HEAP_REQUESTS} requests ingested and not judged (fresh trace ids each; bodies let go)`,
   );
   for (const [name, decode] of [
-    ['JSON', (r: Request) => decodeExportTraceRequest(parseOtlpJsonText(r.json))],
+    ['JSON', (r: Request) => decodeOtlpJsonText(r.json)],
     ['protobuf', (r: Request) => decodeExportTraceProtobuf(r.protobuf)],
   ] as const) {
     const adapter = newAdapter();
@@ -677,10 +673,7 @@ async function measureHttp(req: Request): Promise<void> {
 
 /** Both payloads decode cleanly to every span; every trace is judged against every rule. */
 async function sanity(req: Request): Promise<void> {
-  for (const decoded of [
-    decodeExportTraceRequest(parseOtlpJsonText(req.json)),
-    decodeExportTraceProtobuf(req.protobuf),
-  ]) {
+  for (const decoded of [decodeOtlpJsonText(req.json), decodeExportTraceProtobuf(req.protobuf)]) {
     if (decoded.spans.length !== req.spans || decoded.errors.length > 0)
       throw new Error(
         `decoded ${decoded.spans.length} of ${req.spans} spans: ${JSON.stringify(decoded.errors)}`,

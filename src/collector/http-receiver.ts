@@ -1,7 +1,7 @@
 import http from 'node:http';
 import zlib from 'node:zlib';
 import { diag } from '@opentelemetry/api';
-import { type DecodeResult, decodeExportTraceRequest, parseOtlpJsonText } from './otlp-json.js';
+import { type DecodeResult, decodeOtlpJsonText } from './otlp-json.js';
 import { decodeExportTraceProtobuf, encodeExportTraceResponse, type PartialSuccess } from './otlp-proto.js';
 import {
   bearerMatches,
@@ -132,14 +132,12 @@ function formatOf(contentType: string | undefined): Format | undefined {
 
 function decode(bytes: Buffer, format: Format): DecodeResult {
   if (format === 'protobuf') return decodeExportTraceProtobuf(bytes);
-  let parsed: unknown;
   try {
-    parsed = parseOtlpJsonText(bytes.toString('utf8'));
+    return decodeOtlpJsonText(bytes.toString('utf8'));
   } catch (error) {
     const message = `invalid JSON: ${error instanceof Error ? error.message : String(error)}`;
     return { spans: [], errors: [{ path: '', message: cut(message) }], rejectedSpans: 0 };
   }
-  return decodeExportTraceRequest(parsed);
 }
 
 /** proto3 JSON of ExportTracePartialSuccess: int64 as a decimal string. */

@@ -93,6 +93,13 @@ export function decodeId(raw: unknown, at: string, hexLength: 16 | 32): string |
   return raw.toLowerCase();
 }
 
+/**
+ * Bare JSON integers beyond 2^53 met in timestamp and intValue positions since the counter was
+ * reset: JSON.parse may have rounded them, so `decodeOtlpJsonText` decodes again with them exact.
+ * Module state is safe here: decoding is synchronous.
+ */
+export const unsafeIntegers = { seen: 0 };
+
 /** A fixed64 nanosecond time, as a decimal string or an integer number; absent is 0. */
 export function decodeTimestamp(raw: unknown, at: string): bigint | Invalid {
   if (raw == null) return 0n;
@@ -100,6 +107,7 @@ export function decodeTimestamp(raw: unknown, at: string): bigint | Invalid {
     const value = BigInt(raw);
     if (value >= 0n && value <= MAX_UINT64) return value;
   } else if (typeof raw === 'number' && Number.isInteger(raw) && raw >= 0) {
+    if (raw > Number.MAX_SAFE_INTEGER) unsafeIntegers.seen++;
     return BigInt(raw);
   }
   return new Invalid(
@@ -131,7 +139,9 @@ function decodeInt(raw: unknown): AttributeValue | Invalid {
       : value.toString();
   }
   if (typeof raw === 'number' && Number.isInteger(raw)) {
-    return Number.isSafeInteger(raw) ? raw || 0 : BigInt(raw).toString();
+    if (Number.isSafeInteger(raw)) return raw || 0;
+    unsafeIntegers.seen++;
+    return BigInt(raw).toString();
   }
   return new Invalid('.intValue', `expected an integer (a decimal string or a number), got ${preview(raw)}`);
 }

@@ -5,8 +5,12 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import fc from 'fast-check';
-import { describe, expect, it } from 'vitest';
-import { decodeExportTraceRequest, parseOtlpJsonText } from '../../src/collector/otlp-json.js';
+import { describe, expect, it, vi } from 'vitest';
+import {
+  decodeExportTraceRequest,
+  decodeOtlpJsonText,
+  parseOtlpJsonText,
+} from '../../src/collector/otlp-json.js';
 import type { AttributeValue } from '../../src/model/span-record.js';
 
 const fixture = (name: string) => readFileSync(join(import.meta.dirname, '..', 'spans', name), 'utf8');
@@ -65,6 +69,27 @@ describe('parseOtlpJsonText', () => {
     const text = fixture('sdk-genai-file-exporter.jsonl').split('\n')[0] as string;
     expect(text).not.toMatch(/"intValue":\d/);
     expect(parseOtlpJsonText(text)).toEqual(JSON.parse(text));
+  });
+
+  it('decodeOtlpJsonText parses once when every int64 is a string or small, twice when one may be rounded', () => {
+    const body = (time: string) =>
+      `{"resourceSpans":[{"scopeSpans":[{"spans":[{"traceId":"0af7651916cd43dd8448eb211c80319c",` +
+      `"spanId":"00f067aa0ba902b7","startTimeUnixNano":${time},"attributes":[{"key":"n","value":{"intValue":42}}]}]}]}]}`;
+    const parse = vi.spyOn(JSON, 'parse');
+    try {
+      expect(decodeOtlpJsonText(body('"1795971782792412208"')).spans[0]?.startTimeUnixNano).toBe(
+        1795971782792412208n,
+      );
+      expect(parse).toHaveBeenCalledTimes(1);
+      parse.mockClear();
+      expect(decodeOtlpJsonText(body('1795971782792412208')).spans[0]?.startTimeUnixNano).toBe(
+        1795971782792412208n,
+      );
+      expect(parse).toHaveBeenCalledTimes(2);
+    } finally {
+      parse.mockRestore();
+    }
+    expect(() => decodeOtlpJsonText('{"resourceSpans":[}')).toThrow(SyntaxError);
   });
 
   it('throws JSON.parse’s error with positions in the original text', () => {
@@ -187,12 +212,17 @@ describe('OTLP JSON text properties', () => {
           `"startTimeUnixNano"${ws}:${ws}${start},${ws}"endTimeUnixNano":${end}${ws},` +
           `"attributes":[{"key":"v","value":${encode(value, ws)}}],` +
           `"events":[{"name":"e","timeUnixNano":${ws}${eventTime}${ws}}]}]}]}]}`;
-        const { spans, errors } = decodeExportTraceRequest(parseOtlpJsonText(text));
-        expect(errors).toEqual([]);
-        expect(spans[0]?.attributes.v).toEqual(expected(value));
-        expect(spans[0]?.startTimeUnixNano).toBe(start);
-        expect(spans[0]?.endTimeUnixNano).toBe(end === 0n ? undefined : end);
-        expect(spans[0]?.events[0]?.timeUnixNano).toBe(eventTime);
+        // Both ways the receivers could read it: exact integers first, and bare JSON.parse first.
+        for (const { spans, errors } of [
+          decodeExportTraceRequest(parseOtlpJsonText(text)),
+          decodeOtlpJsonText(text),
+        ]) {
+          expect(errors).toEqual([]);
+          expect(spans[0]?.attributes.v).toEqual(expected(value));
+          expect(spans[0]?.startTimeUnixNano).toBe(start);
+          expect(spans[0]?.endTimeUnixNano).toBe(end === 0n ? undefined : end);
+          expect(spans[0]?.events[0]?.timeUnixNano).toBe(eventTime);
+        }
       }),
       { numRuns: 300 },
     );
