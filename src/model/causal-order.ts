@@ -96,22 +96,30 @@ export class CausalGraph implements CausalOrder {
   readonly #index = new Map<string, number>();
   readonly #time: bigint[] = [];
   readonly #out: number[][] = [];
-  readonly #callSlot = new Map<number, number>();
+  /** Per node, its bit in the reachability sets: -1 for nodes that are not calls. */
+  readonly #callSlot: number[] = [];
+  #calls = 0;
   #rank: Int32Array | undefined;
   #reach: Uint32Array[] | undefined;
   readonly #dropped: [string, string][] = [];
 
-  /** Adds a node once; `time` breaks ties in the causal listing. Calls are the nodes happens-before is asked about. */
-  addNode(key: string, time: bigint, isCall: boolean): void {
-    if (this.#index.has(key)) return;
+  /**
+   * Adds a node once; `time` breaks ties in the causal listing. Calls are the nodes happens-before
+   * is asked about. Returns the node's number, for {@link addEdgeBetween} (the existing node's
+   * number when the key is already there).
+   */
+  addNode(key: string, time: bigint, isCall: boolean): number {
+    const existing = this.#index.get(key);
+    if (existing !== undefined) return existing;
     const node = this.#keys.length;
     this.#keys.push(key);
     this.#index.set(key, node);
     this.#time.push(time);
     this.#out.push([]);
-    if (isCall) this.#callSlot.set(node, this.#callSlot.size);
+    this.#callSlot.push(isCall ? this.#calls++ : -1);
     this.#rank = undefined;
     this.#reach = undefined;
+    return node;
   }
 
   /** Whether the node exists. */
@@ -123,8 +131,16 @@ export class CausalGraph implements CausalOrder {
   addEdge(from: string, to: string): void {
     const a = this.#index.get(from);
     const b = this.#index.get(to);
-    if (a === undefined || b === undefined || a === b) return;
-    this.#out[a]?.push(b);
+    if (a !== undefined && b !== undefined) this.addEdgeBetween(a, b);
+  }
+
+  /**
+   * Adds `from -> to` between node numbers from {@link addNode}; self-loops are ignored. The
+   * normalizer's way in: no key to look up per edge.
+   */
+  addEdgeBetween(from: number, to: number): void {
+    if (from === to) return;
+    this.#out[from]?.push(to);
     this.#rank = undefined;
     this.#reach = undefined;
   }
@@ -142,28 +158,34 @@ export class CausalGraph implements CausalOrder {
     const from = this.#index.get(a);
     const to = this.#index.get(b);
     if (from === undefined || to === undefined || from === to) return false;
-    const slot = this.#callSlot.get(to);
-    if (slot === undefined) throw new Error(`${b} is not a call`);
+    const slot = this.#callSlot[to] as number;
+    if (slot === -1) throw new Error(`${b} is not a call`);
     const reach = this.#reachability()[from] as Uint32Array;
     return ((reach[slot >>> 5] as number) & (1 << (slot & 31))) !== 0;
   }
 
   afterAny(ids: readonly string[]): (id: string) => boolean {
     const reach = this.#reachability();
-    const union = new Uint32Array(Math.max(1, Math.ceil(this.#callSlot.size / 32)));
+    const union = new Uint32Array(Math.max(1, Math.ceil(this.#calls / 32)));
     for (const id of ids) {
       const bits = reach[this.#index.get(id) ?? -1];
       if (bits) for (let w = 0; w < union.length; w++) union[w] = (union[w] as number) | (bits[w] as number);
     }
     return (id) => {
-      const slot = this.#callSlot.get(this.#index.get(id) ?? -1);
-      return slot !== undefined && ((union[slot >>> 5] as number) & (1 << (slot & 31))) !== 0;
+      const slot = this.#callSlot[this.#index.get(id) ?? -1] ?? -1;
+      return slot !== -1 && ((union[slot >>> 5] as number) & (1 << (slot & 31))) !== 0;
     };
   }
 
   compare(a: string, b: string): number {
     const rank = this.#ranks();
     return (rank[this.#index.get(a) ?? -1] ?? 0) - (rank[this.#index.get(b) ?? -1] ?? 0);
+  }
+
+  /** {@link compare} between node numbers from {@link addNode}. */
+  compareNodes(a: number, b: number): number {
+    const rank = this.#ranks();
+    return (rank[a] ?? 0) - (rank[b] ?? 0);
   }
 
   /**
@@ -225,7 +247,7 @@ export class CausalGraph implements CausalOrder {
     if (this.#reach) return this.#reach;
     const rank = this.#ranks();
     const n = this.#keys.length;
-    const words = Math.max(1, Math.ceil(this.#callSlot.size / 32));
+    const words = Math.max(1, Math.ceil(this.#calls / 32));
     const byRank = new Int32Array(n);
     for (let i = 0; i < n; i++) byRank[rank[i] as number] = i;
     const reach: Uint32Array[] = new Array(n);
@@ -233,8 +255,8 @@ export class CausalGraph implements CausalOrder {
       const node = byRank[r] as number;
       const bits = new Uint32Array(words);
       for (const t of this.#out[node] ?? []) {
-        const slot = this.#callSlot.get(t);
-        if (slot !== undefined) bits[slot >>> 5] = (bits[slot >>> 5] as number) | (1 << (slot & 31));
+        const slot = this.#callSlot[t] as number;
+        if (slot !== -1) bits[slot >>> 5] = (bits[slot >>> 5] as number) | (1 << (slot & 31));
         const inner = reach[t] as Uint32Array;
         for (let w = 0; w < words; w++) bits[w] = (bits[w] as number) | (inner[w] as number);
       }

@@ -21,6 +21,8 @@ export interface CallNode {
   issuer?: TurnNode;
   requestIndex?: number;
   id: string;
+  /** Its node in the causal graph, once that is built. */
+  vertex: number;
 }
 
 /** An LLM turn under assembly. */
@@ -32,6 +34,10 @@ export interface TurnNode {
   /** Per requested call: the node it became. */
   issued: (CallNode | undefined)[];
   consumed: Set<CallNode>;
+  /** Its place in its run's turns, once they are in conversation order. */
+  position: number;
+  /** Its node in the causal graph, once that is built. */
+  vertex: number;
 }
 
 /** An agent run under assembly: an agent span, or the whole trace when there is none. */
@@ -44,6 +50,9 @@ export interface RunNode {
   parentCall?: CallNode;
   turns: TurnNode[];
   calls: CallNode[];
+  /** Its start and end nodes in the causal graph, once that is built. */
+  startVertex: number;
+  endVertex: number;
 }
 
 /** Everything assembly found, for the causal graph. */
@@ -93,8 +102,9 @@ export function assembleTrajectory(
 function collect(traceId: string, tree: SpanTree, readings: Map<SpanRecord, ContentReading>): Assembly {
   const issues: TrajectoryIssue[] = [...tree.issues];
   const runs = new Map<SpanRecord | undefined, RunNode>();
+  const isAgent = (span: SpanRecord) => readings.get(span)?.kind === 'agent';
   const runOf = (span: SpanRecord): RunNode => {
-    const agentSpan = [span, ...tree.ancestors(span)].find((s) => readings.get(s)?.kind === 'agent');
+    const agentSpan = isAgent(span) ? span : tree.ancestors(span).find(isAgent);
     let run = runs.get(agentSpan);
     if (run) return run;
     const reading = agentSpan && readings.get(agentSpan);
@@ -103,9 +113,11 @@ function collect(traceId: string, tree: SpanTree, readings: Map<SpanRecord, Cont
       id: agentSpan ? `run:${agentSpan.spanId}` : ROOT_RUN,
       turns: [],
       calls: [],
-      ...(agentSpan && { span: agentSpan }),
-      ...(name && { name }),
+      startVertex: -1,
+      endVertex: -1,
     };
+    if (agentSpan) run.span = agentSpan;
+    if (name) run.name = name;
     runs.set(agentSpan, run);
     if (agentSpan) {
       const parentSpan = tree.parent(agentSpan);
@@ -119,10 +131,10 @@ function collect(traceId: string, tree: SpanTree, readings: Map<SpanRecord, Cont
   const nodeOfSpan = new Map<SpanRecord, CallNode>();
   const calls: CallNode[] = [];
   const turns: TurnNode[] = [];
-  const depths = new Map<SpanRecord, number>();
-  for (const span of readings.keys()) depths.set(span, depth(tree, span));
-  const byDepth = [...readings].sort(([a], [b]) => (depths.get(a) ?? 0) - (depths.get(b) ?? 0));
-  for (const [span, reading] of byDepth) {
+  const byDepth: { span: SpanRecord; reading: ContentReading; depth: number }[] = [];
+  for (const [span, reading] of readings) byDepth.push({ span, reading, depth: tree.ancestors(span).length });
+  byDepth.sort((a, b) => a.depth - b.depth);
+  for (const { span, reading } of byDepth) {
     if (reading.kind === 'agent') {
       runOf(span);
     } else if (reading.kind === 'turn') {
@@ -134,6 +146,8 @@ function collect(traceId: string, tree: SpanTree, readings: Map<SpanRecord, Cont
         run,
         issued: [],
         consumed: new Set(),
+        position: -1,
+        vertex: -1,
       };
       run.turns.push(turn);
       turns.push(turn);
@@ -145,7 +159,14 @@ function collect(traceId: string, tree: SpanTree, readings: Map<SpanRecord, Cont
         continue;
       }
       const run = runOf(span);
-      const node: CallNode = { span, spanIds: [span.spanId], draft: { ...reading.call }, run, id: '' };
+      const node: CallNode = {
+        span,
+        spanIds: [span.spanId],
+        draft: { ...reading.call },
+        run,
+        id: '',
+        vertex: -1,
+      };
       run.calls.push(node);
       calls.push(node);
       nodeOfSpan.set(span, node);
@@ -153,6 +174,9 @@ function collect(traceId: string, tree: SpanTree, readings: Map<SpanRecord, Cont
   }
   for (const run of runs.values()) {
     run.turns.sort(turnOrder);
+    run.turns.forEach((turn, k) => {
+      turn.position = k;
+    });
     if (run.span) {
       const enclosing = enclosingToolNode(tree, readings, nodeOfSpan, run.span);
       if (enclosing) run.parentCall = enclosing;
@@ -170,12 +194,6 @@ function collect(traceId: string, tree: SpanTree, readings: Map<SpanRecord, Cont
     resolution: startResolution(tree.spans),
     turnOfSpan: new Map(turns.map((turn) => [turn.span, turn])),
   };
-}
-
-function depth(tree: SpanTree, span: SpanRecord): number {
-  let d = 0;
-  for (const _ of tree.ancestors(span)) d++;
-  return d;
 }
 
 /**
@@ -379,21 +397,21 @@ function addRequestOnlyCalls(assembly: Assembly): void {
   for (const turn of assembly.turns) {
     turn.draft.requested.forEach((request, index) => {
       if (turn.issued[index]) return;
+      const draft = { tool: request.tool } as ToolCallDraft;
+      if (request.callId !== undefined) draft.callId = request.callId;
+      draft.args = request.args;
+      draft.result = { captured: false };
+      draft.outcome = { status: 'no_result' };
+      if (turn.run.name) draft.agentName = turn.run.name;
+      draft.convention = turn.draft.convention;
       const node: CallNode = {
         spanIds: [],
-        draft: {
-          tool: request.tool,
-          ...(request.callId !== undefined && { callId: request.callId }),
-          args: request.args,
-          result: { captured: false },
-          outcome: { status: 'no_result' },
-          ...(turn.run.name && { agentName: turn.run.name }),
-          convention: turn.draft.convention,
-        },
+        draft,
         run: turn.run,
         issuer: turn,
         requestIndex: index,
         id: '',
+        vertex: -1,
       };
       turn.issued[index] = node;
       turn.run.calls.push(node);

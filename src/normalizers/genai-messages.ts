@@ -31,21 +31,59 @@ const MAX_RECENT_HISTORIES = 16;
 const MIN_INCREMENTAL_TEXT = 512;
 
 /**
- * The input history of a turn (`gen_ai.input.messages`), read incrementally: each turn's history
- * is the previous turn's plus what happened since, serialized the same way, so when a recently
- * read history is a prefix of this one only the new messages are parsed. Without that, reading
- * every turn of a conversation re-parses it from the start (quadratic in its length). Pure: the
- * result depends only on the text, wherever the prefix came from.
+ * A turn's input history (`gen_ai.input.messages`) and its output messages. The history is read
+ * incrementally: each turn's history is the previous turn's plus what happened since, serialized
+ * the same way, so when a recently read history is a prefix of this one only the new messages
+ * are parsed. Without that, reading every turn of a conversation re-parses it from the start
+ * (quadratic in its length). History and reply are then remembered as one, for the next turn's
+ * history holds both: only the tool results after them are left to parse. Pure: the result
+ * depends only on the text, wherever the prefix came from.
  */
-export function readHistory(attributes: Attributes, key: string): HistoryReading | undefined {
+export function readExchange(
+  attributes: Attributes,
+  inputKey: string,
+  outputKey: string,
+): { input: HistoryReading | undefined; output: JsonValue[] | undefined } {
+  const history = readRememberedHistory(attributes, inputKey);
+  const output = readMessages(attributes, outputKey);
+  // A copy: the remembered reading is shared with later turns.
+  const input = history && { length: history.length, shown: [...history.shown] };
+  if (!history || !output || history.length === 0 || output.length === 0) return { input, output };
+  const inputText = attributes[inputKey];
+  const outputText = attributes[outputKey];
+  // `[a,b]` and `[c]` make `[a,b,c]`, which holds exactly the messages of both.
+  if (
+    typeof inputText === 'string' &&
+    typeof outputText === 'string' &&
+    inputText.charCodeAt(inputText.length - 1) === CLOSE_BRACKET &&
+    outputText.charCodeAt(0) === OPEN_BRACKET
+  ) {
+    remember(`${inputText.substring(0, inputText.length - 1)},${outputText.substring(1)}`, {
+      length: history.length + output.length,
+      shown: history.shown.concat(shownResults(output)),
+    });
+  }
+  return { input, output };
+}
+
+const OPEN_BRACKET = 91;
+const CLOSE_BRACKET = 93;
+const COMMA = 44;
+
+/** The reading of a history, remembered for later turns; undefined when absent or not a list. */
+function readRememberedHistory(attributes: Attributes, key: string): HistoryReading | undefined {
   const text = attributes[key];
   if (typeof text !== 'string' || text.length < MIN_INCREMENTAL_TEXT) {
     const messages = readMessages(attributes, key);
-    return messages ? { length: messages.length, shown: shownResults(messages) } : undefined;
+    if (!messages) return undefined;
+    const reading = { length: messages.length, shown: shownResults(messages) };
+    // Remembered all the same: the next turn's history, long by then, extends this one.
+    if (typeof text === 'string') remember(text, reading);
+    return reading;
   }
   const reading = extendRecent(text) ?? readWhole(text);
   if (reading) remember(text, reading);
-  return reading ? { length: reading.length, shown: [...reading.shown] } : undefined;
+  return reading;
 }
 
 function extendRecent(text: string): HistoryReading | undefined {
@@ -53,7 +91,7 @@ function extendRecent(text: string): HistoryReading | undefined {
     const recent = recentHistories[i] as (typeof recentHistories)[number];
     const known = recent.text;
     // `[a,b]` then `[a,b,c,d]`: the same text up to the closing bracket, then a comma.
-    if (text.length <= known.length || text.charCodeAt(known.length - 1) !== 44) continue;
+    if (text.length <= known.length || text.charCodeAt(known.length - 1) !== COMMA) continue;
     // Substring equality, not startsWith: V8 compares those a block at a time, startsWith a character at a time.
     const shared = known.length - 1;
     if (text.substring(0, shared) !== known.substring(0, shared)) continue;
@@ -67,7 +105,7 @@ function extendRecent(text: string): HistoryReading | undefined {
     if (!Array.isArray(added) || added.length === 0) continue;
     return {
       length: recent.reading.length + added.length,
-      shown: [...recent.reading.shown, ...shownResults(added)],
+      shown: recent.reading.shown.concat(shownResults(added)),
     };
   }
   return undefined;
@@ -84,7 +122,7 @@ function readWhole(text: string): HistoryReading | undefined {
 }
 
 function remember(text: string, reading: HistoryReading): void {
-  if (text.charCodeAt(text.length - 1) !== 93) return; // only `...]`, so a later history can extend it
+  if (text.charCodeAt(text.length - 1) !== CLOSE_BRACKET) return; // only `...]`, so a later history can extend it
   recentHistories.push({ text, reading });
   if (recentHistories.length > MAX_RECENT_HISTORIES) recentHistories.shift();
 }
@@ -92,11 +130,18 @@ function remember(text: string, reading: HistoryReading): void {
 /** Tool calls asked for in these messages (`tool_call` and `server_tool_call` parts). */
 export function requestedCalls(messages: readonly JsonValue[]): RequestedCall[] {
   const calls: RequestedCall[] = [];
-  for (const part of parts(messages)) {
-    if (part.type !== 'tool_call' && part.type !== 'server_tool_call') continue;
-    const tool = typeof part.name === 'string' ? part.name.trim() : '';
-    if (tool === '') continue;
-    calls.push({ ...idOf(part.id), tool, args: argumentsOf(part) });
+  for (const message of messages) {
+    const parts = partsOf(message);
+    if (parts === undefined) continue;
+    for (const part of parts) {
+      if (!isJsonObject(part) || (part.type !== 'tool_call' && part.type !== 'server_tool_call')) continue;
+      const tool = typeof part.name === 'string' ? part.name.trim() : '';
+      if (tool === '') continue;
+      const callId = idOf(part.id);
+      const args = argumentsOf(part);
+      // Literals, not a spread of an optional id: spreading was most of this function's time.
+      calls.push(callId === undefined ? { tool, args } : { callId, tool, args });
+    }
   }
   return calls;
 }
@@ -104,29 +149,33 @@ export function requestedCalls(messages: readonly JsonValue[]): RequestedCall[] 
 /** Tool results shown in these messages (`tool_call_response` and `server_tool_call_response` parts). */
 export function shownResults(messages: readonly JsonValue[]): ShownResult[] {
   const results: ShownResult[] = [];
-  for (const part of parts(messages)) {
-    if (part.type !== 'tool_call_response' && part.type !== 'server_tool_call_response') continue;
-    const value = Object.hasOwn(part, 'response') ? part.response : part.result;
-    results.push({
-      ...idOf(part.id),
-      result: value === undefined ? { captured: false } : { captured: true, value },
-    });
+  for (const message of messages) {
+    const parts = partsOf(message);
+    if (parts === undefined) continue;
+    for (const part of parts) {
+      if (!isJsonObject(part)) continue;
+      if (part.type !== 'tool_call_response' && part.type !== 'server_tool_call_response') continue;
+      const value = Object.hasOwn(part, 'response') ? part.response : part.result;
+      const result: Captured<JsonValue> =
+        value === undefined ? { captured: false } : { captured: true, value };
+      const callId = idOf(part.id);
+      results.push(callId === undefined ? { result } : { callId, result });
+    }
   }
   return results;
 }
 
-function parts(messages: readonly JsonValue[]): { [key: string]: JsonValue }[] {
-  const out: { [key: string]: JsonValue }[] = [];
-  for (const message of messages) {
-    if (!isJsonObject(message) || !Array.isArray(message.parts)) continue;
-    for (const part of message.parts) if (isJsonObject(part)) out.push(part);
-  }
-  return out;
+/** A message's parts, when it is an object with a list of them. */
+function partsOf(message: JsonValue): JsonValue[] | undefined {
+  if (!isJsonObject(message)) return undefined;
+  const parts = message.parts;
+  return Array.isArray(parts) ? parts : undefined;
 }
 
-function idOf(id: JsonValue | undefined): { callId?: string } {
+/** The trimmed call id, or undefined when there is none. */
+function idOf(id: JsonValue | undefined): string | undefined {
   const trimmed = typeof id === 'string' ? id.trim() : typeof id === 'number' ? String(id) : '';
-  return trimmed === '' ? {} : { callId: trimmed };
+  return trimmed === '' ? undefined : trimmed;
 }
 
 /** Arguments are an object by the convention, a JSON string from some producers. */

@@ -55,6 +55,10 @@ export const OPENLLMETRY = 'openllmetry';
 
 const LLM_REQUEST_TYPES = new Set(['chat', 'completion']);
 
+// Built once: a key built per span is hashed per span, and every span is offered to this convention.
+const FIRST_COMPLETION_ROLE = `${TRACELOOP.completionPrefix}0.role`;
+const FIRST_PROMPT_ROLE = `${TRACELOOP.promptPrefix}0.role`;
+
 /**
  * The OpenLLMetry convention: claims spans by `traceloop.span.kind` (tool; agent; task when
  * `gen_ai.operation.name` = execute_tool) and legacy LLM spans by `llm.request.type` or
@@ -167,9 +171,7 @@ function isLegacyLlmSpan(attributes: Attributes): boolean {
   const requestType = stringAttribute(attributes, TRACELOOP.requestType);
   // Vector DB and embedding spans carry llm.request.type too, with their own values.
   if (requestType !== undefined) return LLM_REQUEST_TYPES.has(requestType);
-  return (
-    `${TRACELOOP.completionPrefix}0.role` in attributes || `${TRACELOOP.promptPrefix}0.role` in attributes
-  );
+  return FIRST_COMPLETION_ROLE in attributes || FIRST_PROMPT_ROLE in attributes;
 }
 
 /** Indexed keys `{prefix}N.field` grouped by N, in index order. */

@@ -10,8 +10,8 @@
 import type { SpanRecord } from '../model/span-record.js';
 import type { TokenUsage } from '../model/trajectory.js';
 import { jsonAttribute, stringAttribute } from './attributes.js';
-import type { Convention, SpanReading, ToolCallDraft } from './convention.js';
-import { readHistory, readMessages, requestedCalls } from './genai-messages.js';
+import type { Convention, SpanReading, ToolCallDraft, TurnDraft } from './convention.js';
+import { readExchange, requestedCalls } from './genai-messages.js';
 import { spanOutcome } from './span-outcome.js';
 
 /** Attribute keys of the OTel GenAI and MCP conventions that this normalizer reads. */
@@ -48,7 +48,9 @@ export const otelGenAi: Convention = {
     }
     if (operation !== undefined && AGENT.has(operation)) {
       const name = stringAttribute(span.attributes, GENAI.agentName);
-      return { kind: 'agent', ...(name && { name }), convention: OTEL_GENAI };
+      return name
+        ? { kind: 'agent', name, convention: OTEL_GENAI }
+        : { kind: 'agent', convention: OTEL_GENAI };
     }
     if (operation !== undefined && INFERENCE.has(operation)) return readTurn(span);
     return undefined;
@@ -72,15 +74,16 @@ export function readGenAiToolCall(span: SpanRecord): ToolCallDraft {
   const tool = stringAttribute(attributes, GENAI.toolName) ?? toolFromName(span.name);
   const agentName = stringAttribute(attributes, GENAI.agentName);
   const callId = stringAttribute(attributes, GENAI.toolCallId);
-  return {
-    tool,
-    ...(callId && { callId }),
-    args: jsonAttribute(attributes, GENAI.toolCallArguments),
-    result: jsonAttribute(attributes, GENAI.toolCallResult),
-    outcome: spanOutcome(span),
-    ...(agentName && { agentName }),
-    convention: OTEL_GENAI,
-  };
+  const args = jsonAttribute(attributes, GENAI.toolCallArguments);
+  const result = jsonAttribute(attributes, GENAI.toolCallResult);
+  const outcome = spanOutcome(span);
+  // Literals, not spreads of optional fields (ten times slower in V8); the key order stays.
+  const call = (
+    callId ? { tool, callId, args, result, outcome } : { tool, args, result, outcome }
+  ) as ToolCallDraft;
+  if (agentName) call.agentName = agentName;
+  call.convention = OTEL_GENAI;
+  return call;
 }
 
 /** `execute_tool get_order` -> get_order; `tools/call get-weather` -> get-weather. */
@@ -90,21 +93,19 @@ function toolFromName(name: string): string {
 }
 
 function readTurn(span: SpanRecord): SpanReading {
-  const input = readHistory(span.attributes, GENAI.inputMessages);
-  const output = readMessages(span.attributes, GENAI.outputMessages);
+  const { input, output } = readExchange(span.attributes, GENAI.inputMessages, GENAI.outputMessages);
   const model = stringAttribute(span.attributes, GENAI.requestModel);
   const usage = tokenUsage(span);
-  return {
-    kind: 'turn',
-    turn: {
-      requested: output ? requestedCalls(output) : [],
-      shown: input?.shown,
-      historyLength: input?.length ?? 0,
-      ...(model && { model }),
-      ...(usage && { usage }),
-      convention: OTEL_GENAI,
-    },
-  };
+  const turn = {
+    requested: output ? requestedCalls(output) : [],
+    shown: input?.shown,
+    historyLength: input?.length ?? 0,
+  } as TurnDraft;
+  // Assigned in turn, not spread: spreading optional fields is ten times slower in V8.
+  if (model) turn.model = model;
+  if (usage) turn.usage = usage;
+  turn.convention = OTEL_GENAI;
+  return { kind: 'turn', turn };
 }
 
 /** `gen_ai.usage.input_tokens` / `output_tokens`, when recorded. */

@@ -75,7 +75,7 @@ export const pydanticAi: Convention = {
   name: PYDANTIC_AI,
   read(span: SpanRecord): SpanReading | undefined {
     const attributes = span.attributes;
-    if (span.scope.name !== SCOPE && !MARKERS.some((key) => key in attributes)) return undefined;
+    if (span.scope.name !== SCOPE && !hasMarker(attributes)) return undefined;
     const operation = stringAttribute(attributes, PYDANTIC_AI_KEYS.operationName);
     if (
       operation === 'execute_tool' ||
@@ -98,6 +98,12 @@ export const pydanticAi: Convention = {
     return undefined;
   },
 };
+
+/** Whether any key only pydantic-ai writes is there (a loop: every span is offered to this convention). */
+function hasMarker(attributes: Attributes): boolean {
+  for (const key of MARKERS) if (key in attributes) return true;
+  return false;
+}
 
 function readToolCall(span: SpanRecord): ToolCallDraft {
   const attributes = span.attributes;

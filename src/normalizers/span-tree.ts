@@ -42,14 +42,26 @@ export class SpanTree {
    * Ancestors from the parent upwards. Stops at a missing parent and at a cycle, so a
    * malformed trace never loops.
    */
-  *ancestors(span: SpanRecord): Generator<SpanRecord> {
+  ancestors(span: SpanRecord): SpanRecord[] {
+    const found: SpanRecord[] = [];
+    for (let current = this.parent(span); current; current = this.parent(current)) {
+      // More ancestors than spans: the chain loops. Only then is what was passed worth recording.
+      if (found.length === this.spans.length) return this.#ancestorsUpToCycle(span);
+      found.push(current);
+    }
+    return found;
+  }
+
+  #ancestorsUpToCycle(span: SpanRecord): SpanRecord[] {
+    const found: SpanRecord[] = [];
     const seen = new Set<string>([span.spanId]);
     let current = this.parent(span);
     while (current && !seen.has(current.spanId)) {
-      yield current;
+      found.push(current);
       seen.add(current.spanId);
       current = this.parent(current);
     }
+    return found;
   }
 
   /**

@@ -1,5 +1,7 @@
 import { describe, expect, it } from 'vitest';
+import type { SpanRecord } from '../../src/model/span-record.js';
 import { normalizeSpans, normalizeTrace } from '../../src/normalizers/normalize.js';
+import { otelGenAi } from '../../src/normalizers/otel-genai.js';
 import { spanOutcome } from '../../src/normalizers/span-outcome.js';
 import { spanRecord, TRACE_ID, toolSpan } from '../helpers/spans.js';
 
@@ -213,5 +215,56 @@ describe('robustness', () => {
     expect(trajectory?.calls).toHaveLength(10_000);
     expect(trajectory?.calls[0]?.id).toBe('c0');
     expect(trajectory?.calls[9_999]?.id).toBe('c9999');
+  });
+});
+
+describe('turn histories', () => {
+  const chat = (input: unknown, output: unknown, pretty = false) =>
+    spanRecord({
+      name: 'chat',
+      attributes: {
+        'gen_ai.operation.name': 'chat',
+        'gen_ai.input.messages': pretty ? JSON.stringify(input, null, 1) : JSON.stringify(input),
+        'gen_ai.output.messages': JSON.stringify(output),
+      },
+    });
+  const user = { role: 'user', parts: [{ type: 'text', content: 'Refund order A-1, it arrived broken.' }] };
+  const asked = (id: string) => ({
+    role: 'assistant',
+    parts: [
+      { type: 'tool_call', id, name: 'get_order', arguments: { orderId: 'A-1', note: 'x'.repeat(300) } },
+    ],
+  });
+  const answered = (id: string) => ({
+    role: 'tool',
+    parts: [{ type: 'tool_call_response', id, response: { amount: 40 } }],
+  });
+
+  it('a history holding the previous turn and its reply reads as it does alone', () => {
+    const first = chat([user], [asked('h1')]);
+    const history = [user, asked('h1'), answered('h1')];
+    const next = chat(history, [asked('h2')]);
+    // Pretty-printed, the same history shares no text with what was read before: parsed whole.
+    const alone = chat(history, [asked('h2')], true);
+    const turn = (span: SpanRecord) => {
+      const reading = otelGenAi.read(span);
+      return reading?.kind === 'turn' ? reading.turn : undefined;
+    };
+    turn(first);
+    expect(turn(next)).toEqual(turn(alone));
+    expect(turn(next)).toMatchObject({ historyLength: 3, shown: [{ callId: 'h1' }] });
+  });
+
+  it('reads structured (non-string) messages without remembering them', () => {
+    const span = spanRecord({
+      name: 'chat',
+      attributes: {
+        'gen_ai.operation.name': 'chat',
+        'gen_ai.input.messages': [{ role: 'user', parts: [] }],
+        'gen_ai.output.messages': [{ role: 'assistant', parts: [] }],
+      },
+    });
+    const reading = otelGenAi.read(span);
+    expect(reading?.kind === 'turn' && reading.turn.historyLength).toBe(1);
   });
 });
