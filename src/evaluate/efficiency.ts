@@ -18,6 +18,7 @@ import { renderValue } from './match-args.js';
 import { callIds, capList, times } from './outcome.js';
 import { fail, pass, type RuleFamily, type RuleResult, undecided } from './rule.js';
 import { errorDetail } from './safety.js';
+import { callsOfTool } from './trajectory-index.js';
 
 const DIMENSION = 'efficiency';
 const SEVERITY: Severity = 'warning';
@@ -33,7 +34,9 @@ export const efficiencyFamily: RuleFamily<EfficiencySection> = (trajectory, sect
     results.push(retries(trajectory, groups, section.retries.transient, section.retries.max));
   if (section.maxDurationMs !== undefined) results.push(duration(trajectory, section.maxDurationMs));
   if (section.maxTokens !== undefined) results.push(tokens(trajectory, section.maxTokens));
-  return results.map((result) => ({ ...result, severity: SEVERITY }));
+  // Every result is a fresh object: set the severity on it rather than copy it.
+  for (const result of results) result.severity = SEVERITY;
+  return results;
 };
 
 /** `efficiency.budget`: at most `max` calls; the reason names the calls over budget. */
@@ -53,7 +56,16 @@ interface IdenticalCalls {
   blind: Map<string, ToolCall[]>;
 }
 
+/**
+ * Groups in the order of their first call. A tool with one captured call cannot repeat: its call
+ * is a group of its own without serializing its arguments, which is most calls of a usual trace.
+ */
 function identicalCalls(trajectory: Trajectory): IdenticalCalls {
+  const captured = new Map<string, number>();
+  for (const call of trajectory.calls) {
+    if (call.args.captured) captured.set(call.tool, (captured.get(call.tool) ?? 0) + 1);
+  }
+  const groups: ToolCall[][] = [];
   const byKey = new Map<string, ToolCall[]>();
   const blind = new Map<string, ToolCall[]>();
   for (const call of trajectory.calls) {
@@ -63,13 +75,21 @@ function identicalCalls(trajectory: Trajectory): IdenticalCalls {
       else blind.set(call.tool, [call]);
       continue;
     }
+    if (captured.get(call.tool) === 1) {
+      groups.push([call]);
+      continue;
+    }
     // Unparsable arguments are kept as their raw text: the same text is the same call.
     const key = `${call.tool}\u0000${canonicalJson(call.args.value)}`;
     const group = byKey.get(key);
     if (group) group.push(call);
-    else byKey.set(key, [call]);
+    else {
+      const created = [call];
+      byKey.set(key, created);
+      groups.push(created);
+    }
   }
-  return { groups: [...byKey.values()], blind };
+  return { groups, blind };
 }
 
 /** The identical call before `call` failed, and `call` was made once that failure was seen. */
@@ -185,7 +205,7 @@ function retries(
   const unknown = blindTools(trajectory, found, (blind, tool) => {
     // Some failed call with a later call, one of the two blind: a blind failure followed by
     // anything, or a blind call after any failure. Two "after any of these" passes, not pairs.
-    const calls = trajectory.callsOf(tool);
+    const calls = callsOfTool(trajectory, tool);
     const failed = calls.filter((call) => call.outcome.status === 'error');
     if (failed.length === 0) return false;
     const blindSet = new Set(blind);
@@ -231,7 +251,7 @@ function blindTools(
 ): { tool: string; calls: ToolCall[] }[] {
   const out: { tool: string; calls: ToolCall[] }[] = [];
   for (const [tool, calls] of found.blind) {
-    if (trajectory.callsOf(tool).length < 2 || !relevant(calls, tool)) continue;
+    if (callsOfTool(trajectory, tool).length < 2 || !relevant(calls, tool)) continue;
     out.push({ tool, calls });
   }
   return out;

@@ -35,9 +35,9 @@ export interface EvaluateOptions {
  */
 export function evaluate(trajectory: Trajectory, scenario: Scenario, options: EvaluateOptions = {}): Report {
   const results: RuleResult[] = [];
-  for (const [section, family] of Object.entries(FAMILIES) as [keyof Rules, RuleFamily<unknown>][]) {
+  for (const [section, family] of FAMILY_LIST) {
     const config = scenario.rules[section];
-    if (config !== undefined) results.push(...family(trajectory, config));
+    if (config !== undefined) for (const result of family(trajectory, config)) results.push(result);
   }
   // After the trajectory's families: the final state is judged apart from what the agent attempted.
   const hooks = scenario.rules.outcome;
@@ -48,25 +48,34 @@ export function evaluate(trajectory: Trajectory, scenario: Scenario, options: Ev
   const tally = new Map<Dimension, { passed: number; total: number }>();
   for (const result of results) {
     assertions.push({ name: result.name, status: result.status, reason: result.reason });
-    const counts = tally.get(result.dimension) ?? { passed: 0, total: 0 };
-    tally.set(result.dimension, counts);
+    let counts = tally.get(result.dimension);
+    if (!counts) {
+      counts = { passed: 0, total: 0 };
+      tally.set(result.dimension, counts);
+    }
     counts.total++;
     if (result.status === 'pass') {
       counts.passed++;
       continue;
     }
+    const calls: string[] = [];
+    const spans: string[] = [];
+    for (const call of result.calls) {
+      calls.push(call.id);
+      if (call.spanId !== undefined) spans.push(call.spanId);
+    }
     const finding: Finding = {
       rule: result.rule,
       severity: severityOf(result, scenario.severity),
       message: result.reason,
-      calls: result.calls.map((call) => call.id),
-      spans: result.calls.flatMap((call) => (call.spanId === undefined ? [] : [call.spanId])),
+      calls,
+      spans,
       assertion: result.name,
     };
     if (result.status === 'inconclusive') finding.inconclusive = true;
     findings.push(finding);
   }
-  findings.push(...trajectory.issues.map(issueFinding));
+  for (const issue of trajectory.issues) findings.push(issueFinding(issue));
 
   const scores: Partial<Record<Dimension, number>> = {};
   for (const [dimension, { passed, total }] of tally) scores[dimension] = total === 0 ? 1 : passed / total;
@@ -84,14 +93,20 @@ export function evaluate(trajectory: Trajectory, scenario: Scenario, options: Ev
   };
 }
 
+/** The families as a list, in {@link FAMILIES}' order: read once, not per evaluation. */
+const FAMILY_LIST = Object.entries(FAMILIES) as [keyof Rules, RuleFamily<unknown>][];
+
 /**
  * The scenario's severity for the rule (by its id, else its family: `efficiency`), else the
  * rule's default. Safety gates stay hard: no scenario can average away an unauthorized call.
  */
 function severityOf(result: RuleResult, overrides: Readonly<Record<string, Severity>>): Severity {
   if (result.alwaysHard) return 'hard';
-  const family = result.rule.split('.')[0] ?? result.rule;
-  return overrides[result.rule] ?? overrides[family] ?? result.severity ?? 'hard';
+  const own = overrides[result.rule];
+  if (own !== undefined) return own;
+  const dot = result.rule.indexOf('.');
+  const family = dot === -1 ? result.rule : result.rule.slice(0, dot);
+  return overrides[family] ?? result.severity ?? 'hard';
 }
 
 /**
@@ -111,17 +126,22 @@ function issueFinding(issue: TrajectoryIssue): Finding {
 
 /** A hard failure fails the verdict; otherwise a hard check that could not be decided makes it inconclusive. */
 function decideVerdict(findings: readonly Finding[]): Verdict {
-  const hard = findings.filter((finding) => finding.severity === 'hard');
-  if (hard.some((finding) => !finding.inconclusive)) return 'fail';
-  if (hard.some((finding) => finding.inconclusive)) return 'inconclusive';
-  return 'pass';
+  let verdict: Verdict = 'pass';
+  for (const finding of findings) {
+    if (finding.severity !== 'hard') continue;
+    if (!finding.inconclusive) return 'fail';
+    verdict = 'inconclusive';
+  }
+  return verdict;
 }
 
 function computeStats(trajectory: Trajectory): ReportStats {
+  let errors = 0;
+  for (const call of trajectory.calls) if (call.outcome.status === 'error') errors++;
   return {
     calls: trajectory.calls.length,
     turns: trajectory.turns.length,
-    errors: trajectory.calls.filter((call) => call.outcome.status === 'error').length,
+    errors,
     durationMs: trajectory.duration()?.ms ?? 0,
   };
 }

@@ -4,6 +4,8 @@
  */
 import type { Trajectory } from '../model/trajectory.js';
 import { type AssertionOutcome, capList, failed, passed } from './outcome.js';
+import { toolSetOf } from './tool-set.js';
+import { callsOfTool } from './trajectory-index.js';
 
 /** The result name for one expected tool. */
 export function expectedToolCallName(tool: string): string {
@@ -12,11 +14,17 @@ export function expectedToolCallName(tool: string): string {
 
 /** Evaluates `expected_tool_calls`; a tool listed twice gives one result. */
 export function checkExpectedToolCalls(trajectory: Trajectory, tools: readonly string[]): AssertionOutcome[] {
-  const calledTools = [...new Set(trajectory.calls.map((call) => call.tool))];
-  return [...new Set(tools)].map((tool) => {
-    const calls = trajectory.callsOf(tool);
-    if (calls.length > 0) return passed(expectedToolCallName(tool), calls);
+  const outcomes: AssertionOutcome[] = [];
+  if (tools.length === 0) return outcomes;
+  for (const tool of toolSetOf(tools)) {
+    const calls = callsOfTool(trajectory, tool);
+    if (calls.length > 0) {
+      outcomes.push(passed(expectedToolCallName(tool), calls));
+      continue;
+    }
+    const calledTools = [...new Set(trajectory.calls.map((call) => call.tool))];
     const seen = calledTools.length === 0 ? 'no tool was called' : `tools called: ${capList(calledTools)}`;
-    return failed(expectedToolCallName(tool), `${tool} was never called; ${seen}`, []);
-  });
+    outcomes.push(failed(expectedToolCallName(tool), `${tool} was never called; ${seen}`, []));
+  }
+  return outcomes;
 }

@@ -13,18 +13,22 @@
 import type { JsonValue } from '../model/json.js';
 import type { ToolCall, Trajectory } from '../model/trajectory.js';
 import type { GroundingRule } from '../scenario/native.js';
-import { type PathHit, readPath, scalarKey, walkJson } from './json-path.js';
+import { jsonValues, type PathHit, readPath } from './json-path.js';
 import { deepEqualJson, renderValue } from './match-args.js';
 import { callIds, capList, MAX_LISTED, times } from './outcome.js';
 import { fail, pass, type RuleFamily, type RuleResult, undecided } from './rule.js';
 import { errorDetail } from './safety.js';
+import { callsOfTool } from './trajectory-index.js';
 
 const RULE = 'grounding.source';
 const DIMENSION = 'grounding';
 
 /** Evaluates the `grounding` section: one result per rule. */
-export const groundingFamily: RuleFamily<readonly GroundingRule[]> = (trajectory, rules) =>
-  rules.map((rule) => checkGrounding(trajectory, rule));
+export const groundingFamily: RuleFamily<readonly GroundingRule[]> = (trajectory, rules) => {
+  const results: RuleResult[] = [];
+  for (const rule of rules) results.push(checkGrounding(trajectory, rule));
+  return results;
+};
 
 /** The name a grounding rule reports under: its own, else `grounding:<tool>.<path>` (`<tool>#<call>` with `call`). */
 export function groundingName(rule: GroundingRule): string {
@@ -33,8 +37,16 @@ export function groundingName(rule: GroundingRule): string {
   return `grounding:${tool}.${rule.path}`;
 }
 
-/** A result read once per rule: its fields at `from.path` (or at any depth), or why it cannot be read. */
-type SourceFields = { readable: true; fields: PathHit[] } | { readable: false; why: string };
+/**
+ * A result read once per rule: the values of its fields at `from.path` (or at any depth), with
+ * their paths when the rule names one (reasons quote them), or why it cannot be read.
+ */
+type SourceFields =
+  | { readable: true; values: JsonValue[]; hits: PathHit[] | undefined }
+  | { readable: false; why: string };
+
+/** A scalar JSON value: what the holder index is keyed by. */
+type JsonScalar = string | number | boolean | null;
 
 /** What one argument value (or one call) came to. */
 interface Problem {
@@ -53,7 +65,7 @@ interface Problem {
  */
 export function checkGrounding(trajectory: Trajectory, rule: GroundingRule): RuleResult {
   const name = groundingName(rule);
-  const calls = trajectory.callsOf(rule.tool);
+  const calls = callsOfTool(trajectory, rule.tool);
   let targets = calls;
   if (rule.call !== undefined) {
     const call = calls[rule.call - 1];
@@ -68,7 +80,8 @@ export function checkGrounding(trajectory: Trajectory, rule: GroundingRule): Rul
   }
 
   const grounder = new Grounder(trajectory, rule);
-  const problems = targets.flatMap((call) => grounder.check(call));
+  const problems: Problem[] = [];
+  for (const call of targets) grounder.check(call, problems);
   const failures = problems.filter((problem) => problem.status === 'fail');
   const shown = failures.length > 0 ? failures : problems;
   if (shown.length === 0) return pass(RULE, DIMENSION, name, targets);
@@ -87,8 +100,13 @@ export function checkGrounding(trajectory: Trajectory, rule: GroundingRule): Rul
 class Grounder {
   readonly #sources: readonly ToolCall[];
   readonly #fields = new Map<ToolCall, SourceFields>();
-  /** Which sources hold each scalar value, built on first use: `equals` is one lookup per value. */
-  #holders: Map<string, ToolCall[]> | undefined;
+  /**
+   * Which sources hold each scalar value, built on first use: `equals` is one lookup per value.
+   * Keyed by the value itself: Map keys compare like JSON scalars (40 and 40.0 alike, never 40 and "40").
+   */
+  #holders: Map<JsonScalar, ToolCall[]> | undefined;
+  /** Whether a scalar was looked up once already, by a scan: the next lookup builds the index. */
+  #scanned = false;
   #blind: ToolCall[] | undefined;
   readonly #fromPath: string | undefined;
   readonly #fromTool: string | undefined;
@@ -99,40 +117,59 @@ class Grounder {
   ) {
     this.#fromTool = rule.from === 'any' ? undefined : rule.from.tool;
     this.#fromPath = rule.from === 'any' ? undefined : rule.from.path;
-    this.#sources = this.#fromTool === undefined ? trajectory.calls : trajectory.callsOf(this.#fromTool);
+    this.#sources = this.#fromTool === undefined ? trajectory.calls : callsOfTool(trajectory, this.#fromTool);
   }
 
-  /** The problems with one call's argument at the rule's path; none when every value there is grounded. */
-  check(call: ToolCall): Problem[] {
+  /** Adds to `problems` those of one call's argument at the rule's path; none when every value there is grounded. */
+  check(call: ToolCall, problems: Problem[]): void {
     const { rule } = this;
-    const which = `${rule.tool} (call ${call.id})`;
-    const plain = (status: Problem['status'], text: string): Problem[] => [
-      { status, call, explain: () => ({ text, calls: [call] }) },
-    ];
-    if (!call.args.captured) return plain('inconclusive', `the arguments of ${which} were not captured`);
+    if (!call.args.captured) {
+      problems.push(
+        plainProblem('inconclusive', call, `the arguments of ${which(rule, call)} were not captured`),
+      );
+      return;
+    }
     if (call.args.parseError !== undefined) {
-      return plain('inconclusive', `the arguments of ${which} are not valid JSON (${call.args.parseError})`);
+      const text = `the arguments of ${which(rule, call)} are not valid JSON (${call.args.parseError})`;
+      problems.push(plainProblem('inconclusive', call, text));
+      return;
     }
     const hits = readPath(call.args.value, rule.path);
-    if (hits.length === 0) return plain('fail', `${which} has no argument at ${rule.path}`);
-    return hits.flatMap((hit) => this.#judge(call, hit) ?? []);
+    if (hits.length === 0) {
+      problems.push(plainProblem('fail', call, `${which(rule, call)} has no argument at ${rule.path}`));
+      return;
+    }
+    for (const hit of hits) {
+      const problem = this.#judge(call, hit);
+      if (problem) problems.push(problem);
+    }
   }
 
   /** Undefined when the value is grounded; otherwise why not, naming the calls that explain it. */
   #judge(call: ToolCall, hit: PathHit): Problem | undefined {
     const { trajectory } = this;
     const holders = this.#holdersOf(hit.value);
-    const grounds = (source: ToolCall) =>
-      source.outcome.status === 'ok' && trajectory.happensBefore(source, call);
-    if (holders.some(grounds)) return undefined;
-    const contains = this.rule.relation === 'contains';
-    if (contains && this.#sources.some((source) => grounds(source) && this.#contains(source, hit.value)))
-      return undefined;
+    for (const source of holders) if (this.#grounds(source, call)) return undefined;
+    if (this.rule.relation === 'contains') {
+      for (const source of this.#sources) {
+        if (this.#grounds(source, call) && this.#contains(source, hit.value)) return undefined;
+      }
+    }
 
     // A result we cannot read may hold the value: undecided rather than a guess either way.
-    const blind = this.#unreadableOk();
-    const status = blind.some((source) => trajectory.happensBefore(source, call)) ? 'inconclusive' : 'fail';
+    let status: Problem['status'] = 'fail';
+    for (const source of this.#unreadableOk()) {
+      if (trajectory.happensBefore(source, call)) {
+        status = 'inconclusive';
+        break;
+      }
+    }
     return { status, call, explain: () => this.#explain(call, hit, holders) };
+  }
+
+  /** `source` succeeded and happened-before `call`: its result can ground `call`'s arguments. */
+  #grounds(source: ToolCall, call: ToolCall): boolean {
+    return source.outcome.status === 'ok' && this.trajectory.happensBefore(source, call);
   }
 
   /** Why a value is not grounded: the unreadable results, the source that held it too late, or what the sources held. */
@@ -228,39 +265,60 @@ class Grounder {
     const read = this.#read(source);
     if (!read.readable) return 'nothing readable';
     const path = this.#fromPath;
-    if (path === undefined) return render(source.result.captured ? source.result.value : null);
-    if (read.fields.length === 0) return `no ${path}`;
-    return read.fields.map((field) => `${field.path} ${render(field.value)}`).join(', ');
+    if (path === undefined || read.hits === undefined)
+      return render(source.result.captured ? source.result.value : null);
+    if (read.hits.length === 0) return `no ${path}`;
+    return read.hits.map((field) => `${field.path} ${render(field.value)}`).join(', ');
   }
 
   /**
-   * The sources whose result has a field equal to `value`: one index lookup for a scalar (the
-   * usual id or amount), a scan with deep equality for an object or array.
+   * The sources whose result has a field equal to `value`: for a scalar (the usual id or
+   * amount) one scan for the first value asked about, one index lookup for each after it (the
+   * index pays only when a rule checks several values); a scan with deep equality for an object
+   * or array.
    */
   #holdersOf(value: JsonValue): readonly ToolCall[] {
-    const key = scalarKey(value);
-    if (key === undefined) {
+    if (value !== null && typeof value === 'object') {
       return this.#sources.filter((source) => {
         const read = this.#read(source);
-        return read.readable && read.fields.some((field) => deepEqualJson(field.value, value));
+        return read.readable && read.values.some((field) => deepEqualJson(field, value));
       });
     }
-    if (!this.#holders) {
-      const index = new Map<string, ToolCall[]>();
-      for (const source of this.#sources) {
-        const read = this.#read(source);
-        if (!read.readable) continue;
-        const keys = new Set(read.fields.map((field) => scalarKey(field.value)));
-        for (const held of keys) {
-          if (held === undefined) continue;
-          const holders = index.get(held);
-          if (holders) holders.push(source);
-          else index.set(held, [source]);
+    if (this.#holders) return this.#holders.get(value) ?? NO_CALLS;
+    if (!this.#scanned) {
+      this.#scanned = true;
+      return this.#scanHolders(value);
+    }
+    const index = new Map<JsonScalar, ToolCall[]>();
+    for (const source of this.#sources) {
+      const read = this.#read(source);
+      if (!read.readable) continue;
+      for (const field of read.values) {
+        if (field !== null && typeof field === 'object') continue;
+        const holders = index.get(field);
+        // Sources are indexed one after another: a source already last holds this value once.
+        if (!holders) index.set(field, [source]);
+        else if (holders[holders.length - 1] !== source) holders.push(source);
+      }
+    }
+    this.#holders = index;
+    return index.get(value) ?? NO_CALLS;
+  }
+
+  /** The sources holding a scalar, found without an index; equal as the index's Map keys are (SameValueZero). */
+  #scanHolders(value: JsonScalar): readonly ToolCall[] {
+    const holders: ToolCall[] = [];
+    for (const source of this.#sources) {
+      const read = this.#read(source);
+      if (!read.readable) continue;
+      for (const field of read.values) {
+        if (sameValueZero(field, value)) {
+          holders.push(source);
+          break;
         }
       }
-      this.#holders = index;
     }
-    return this.#holders.get(key) ?? [];
+    return holders;
   }
 
   /** `contains` beyond equality: the value inside a string field, or an element of an array field. */
@@ -268,7 +326,7 @@ class Grounder {
     if (this.rule.relation !== 'contains') return false;
     const read = this.#read(source);
     if (!read.readable) return false;
-    return read.fields.some(({ value: field }) => {
+    return read.values.some((field) => {
       if (typeof field === 'string')
         return typeof value === 'string' && value !== '' && field.includes(value);
       return Array.isArray(field) && field.some((item) => deepEqualJson(item, value));
@@ -282,10 +340,11 @@ class Grounder {
     if (!result.captured) read = { readable: false, why: 'was not captured' };
     else if (result.parseError !== undefined)
       read = { readable: false, why: `is not valid JSON (${result.parseError})` };
-    else {
-      const fields =
-        this.#fromPath === undefined ? walkJson(result.value) : readPath(result.value, this.#fromPath);
-      read = { readable: true, fields };
+    else if (this.#fromPath === undefined) {
+      read = { readable: true, values: jsonValues(result.value), hits: undefined };
+    } else {
+      const hits = readPath(result.value, this.#fromPath);
+      read = { readable: true, values: hits.map((hit) => hit.value), hits };
     }
     this.#fields.set(source, read);
     return read;
@@ -299,6 +358,23 @@ class Grounder {
   #ofTool(): string {
     return this.#fromTool === undefined ? '' : ` of ${this.#fromTool}`;
   }
+}
+
+const NO_CALLS: readonly ToolCall[] = [];
+
+/** Equality as Map keys have it: `===`, except that NaN equals NaN. */
+function sameValueZero(a: JsonValue, b: JsonValue): boolean {
+  return a === b || (typeof a === 'number' && typeof b === 'number' && Number.isNaN(a) && Number.isNaN(b));
+}
+
+/** `issue_refund (call c3)`: the call a grounding rule checks, as reasons name it. */
+function which(rule: GroundingRule, call: ToolCall): string {
+  return `${rule.tool} (call ${call.id})`;
+}
+
+/** A problem whose explanation is known up front and names the call alone. */
+function plainProblem(status: Problem['status'], call: ToolCall, text: string): Problem {
+  return { status, call, explain: () => ({ text, calls: [call] }) };
 }
 
 function render(value: JsonValue): string {

@@ -24,33 +24,85 @@ export function splitPath(path: string): string[] {
  * (a missing key, an index past the end, a scalar where the path goes deeper).
  */
 export function readPath(document: JsonValue, path: string): PathHit[] {
+  const compiled = compilePath(path);
   const hits: PathHit[] = [];
-  collect(document, splitPath(path), 0, '', hits);
+  if (compiled.concrete === undefined) {
+    collect(document, compiled.segments, compiled.indexes, 0, '', hits);
+    return hits;
+  }
+  // No `*`: at most one hit, at a path known in advance; a straight walk, no path building.
+  const { segments, indexes } = compiled;
+  let value = document;
+  for (let depth = 0; depth < segments.length; depth++) {
+    const child = childAt(value, segments[depth] as string, indexes[depth] as number);
+    if (child === ABSENT) return hits;
+    value = child;
+  }
+  hits.push({ path: compiled.concrete, value });
   return hits;
 }
 
-function collect(value: JsonValue, segments: readonly string[], depth: number, at: string, out: PathHit[]) {
+/** A dot path parsed once: its segments, each segment's array index (-1: not an index), its one concrete path when it has no `*`. */
+interface CompiledPath {
+  segments: readonly string[];
+  indexes: readonly number[];
+  concrete: string | undefined;
+}
+
+/** Parsed paths by their text; scenarios name few paths, the cap only bounds a misuse. */
+const compiledPaths = new Map<string, CompiledPath>();
+const MAX_COMPILED_PATHS = 1_000;
+const ARRAY_INDEX = /^(0|[1-9]\d*)$/;
+
+function compilePath(path: string): CompiledPath {
+  let compiled = compiledPaths.get(path);
+  if (compiled) return compiled;
+  const segments = splitPath(path);
+  const indexes = segments.map((segment) => (ARRAY_INDEX.test(segment) ? Number(segment) : -1));
+  const concrete = segments.includes('*') ? undefined : segments.reduce(joinPath, '');
+  compiled = { segments, indexes, concrete };
+  if (compiledPaths.size >= MAX_COMPILED_PATHS) compiledPaths.clear();
+  compiledPaths.set(path, compiled);
+  return compiled;
+}
+
+/** What {@link childAt} returns for a missing child (a JSON value is never undefined, but a hand-built one may be). */
+const ABSENT: unique symbol = Symbol('absent');
+
+/** The child a non-`*` segment selects (`index` is the segment as an array index, else -1), or ABSENT. */
+function childAt(value: JsonValue, segment: string, index: number): JsonValue | typeof ABSENT {
+  if (Array.isArray(value)) return index >= 0 && index < value.length ? (value[index] as JsonValue) : ABSENT;
+  if (!isJsonObject(value)) return ABSENT;
+  return Object.hasOwn(value, segment) ? (value[segment] as JsonValue) : ABSENT;
+}
+
+function collect(
+  value: JsonValue,
+  segments: readonly string[],
+  indexes: readonly number[],
+  depth: number,
+  at: string,
+  out: PathHit[],
+) {
   if (depth === segments.length) {
     out.push({ path: at, value });
     return;
   }
   const segment = segments[depth] as string;
-  for (const [key, child] of children(value, segment)) {
-    collect(child, segments, depth + 1, joinPath(at, key), out);
+  if (segment !== '*') {
+    const child = childAt(value, segment, indexes[depth] as number);
+    if (child !== ABSENT) collect(child, segments, indexes, depth + 1, joinPath(at, segment), out);
+    return;
   }
-}
-
-/** The children of `value` a segment selects: one key or index, or all of them for `*`. */
-function children(value: JsonValue, segment: string): [string, JsonValue][] {
   if (Array.isArray(value)) {
-    if (segment === '*') return value.map((item, index) => [String(index), item]);
-    if (!/^(0|[1-9]\d*)$/.test(segment)) return [];
-    const index = Number(segment);
-    return index < value.length ? [[segment, value[index] as JsonValue]] : [];
+    for (let index = 0; index < value.length; index++) {
+      collect(value[index] as JsonValue, segments, indexes, depth + 1, joinPath(at, String(index)), out);
+    }
+  } else if (isJsonObject(value)) {
+    for (const key of Object.keys(value)) {
+      collect(value[key] as JsonValue, segments, indexes, depth + 1, joinPath(at, key), out);
+    }
   }
-  if (!isJsonObject(value)) return [];
-  if (segment === '*') return Object.keys(value).map((key) => [key, value[key] as JsonValue]);
-  return Object.hasOwn(value, segment) ? [[segment, value[segment] as JsonValue]] : [];
 }
 
 /**
@@ -77,6 +129,27 @@ export function walkJson(document: JsonValue): PathHit[] {
     }
   }
   return hits;
+}
+
+/**
+ * The values {@link walkJson} finds, in the same order, without their paths: for callers that
+ * only compare values, which spares building a path string per node.
+ */
+export function jsonValues(document: JsonValue): JsonValue[] {
+  const values: JsonValue[] = [];
+  const stack: JsonValue[] = [document];
+  while (stack.length > 0) {
+    const value = stack.pop() as JsonValue;
+    values.push(value);
+    if (Array.isArray(value)) {
+      for (let index = value.length - 1; index >= 0; index--) stack.push(value[index] as JsonValue);
+    } else if (isJsonObject(value)) {
+      const keys = Object.keys(value);
+      for (let index = keys.length - 1; index >= 0; index--)
+        stack.push(value[keys[index] as string] as JsonValue);
+    }
+  }
+  return values;
 }
 
 /**

@@ -6,8 +6,10 @@
 import type { ToolCall, Trajectory } from '../model/trajectory.js';
 import type { OrderSection } from '../scenario/native.js';
 import { callIds, capList, MAX_LISTED } from './outcome.js';
-import { fail, pass, type RuleFamily, type RuleResult, undecided } from './rule.js';
+import { alwaysHard, fail, pass, type RuleFamily, type RuleResult, undecided } from './rule.js';
 import { checkExactToolSequence, checkToolSequence } from './tool-sequence.js';
+import { toolSetOf } from './tool-set.js';
+import { callPositions } from './trajectory-index.js';
 
 type BeforeConstraint = NonNullable<OrderSection['before']>[number];
 
@@ -25,9 +27,10 @@ type BeforeConstraint = NonNullable<OrderSection['before']>[number];
 export const orderFamily: RuleFamily<OrderSection> = (trajectory, section) => {
   const results: RuleResult[] = [];
   const precedence = new Precedence(trajectory);
-  section.before?.forEach((constraint, index) => {
-    results.push(checkBefore(precedence, constraint, index));
-  });
+  const before = section.before ?? [];
+  for (let index = 0; index < before.length; index++) {
+    results.push(checkBefore(precedence, before[index] as BeforeConstraint, index));
+  }
   if (section.terminal && section.terminal.length > 0)
     results.push(checkTerminal(trajectory, section.terminal));
   if (section.sequence) {
@@ -42,22 +45,44 @@ export const orderFamily: RuleFamily<OrderSection> = (trajectory, section) => {
 /** One `before` constraint: each `after` call needs a `before` call that happened-before it. */
 function checkBefore(precedence: Precedence, constraint: BeforeConstraint, index: number): RuleResult {
   const { trajectory } = precedence;
+  const { calls: listing } = trajectory;
   const name = `order.before[${index}]`;
-  const beforeTools = new Set(constraint.before);
-  const afterTools = new Set(constraint.after);
-  const predecessors = trajectory.calls.filter((call) => beforeTools.has(call.tool));
-  const witnessed: ToolCall[] = [];
+  const beforeTools = toolSetOf(constraint.before);
+  const afterTools = toolSetOf(constraint.after);
+  // One walk down the causal listing: only a call listed earlier can happen-before a call, so
+  // the candidates for an `after` call are the `before` calls met so far, tried in order.
+  const candidates: number[] = [];
+  /** Which positions hold a witnessed call or its witness, for the passing result. */
+  const chain: boolean[] = [];
   const unwitnessed: ToolCall[] = [];
-  for (const call of trajectory.calls) {
-    if (!afterTools.has(call.tool)) continue;
-    const witness = precedence.firstBefore(predecessors, call);
-    if (witness) witnessed.push(call, witness);
-    else unwitnessed.push(call);
+  for (let position = 0; position < listing.length; position++) {
+    const call = listing[position] as ToolCall;
+    if (afterTools.has(call.tool)) {
+      let witness = -1;
+      for (const candidate of candidates) {
+        if (precedence.beforeListed(listing[candidate] as ToolCall, call)) {
+          witness = candidate;
+          break;
+        }
+      }
+      if (witness === -1) unwitnessed.push(call);
+      else {
+        chain[position] = true;
+        chain[witness] = true;
+      }
+    }
+    if (beforeTools.has(call.tool)) candidates.push(position);
   }
-  if (unwitnessed.length === 0)
-    return pass('order.before', 'order', name, inCausalOrder(trajectory, witnessed));
+  if (unwitnessed.length === 0) {
+    const witnessed: ToolCall[] = [];
+    for (let position = 0; position < chain.length; position++) {
+      if (chain[position] === true) witnessed.push(listing[position] as ToolCall);
+    }
+    return pass('order.before', 'order', name, witnessed);
+  }
 
   // Only the calls a reason lists are explained: a trace with thousands keeps a bounded message.
+  const predecessors = listing.filter((call) => beforeTools.has(call.tool));
   const wanted = orList(constraint.before);
   const mentioned: ToolCall[] = [];
   const clauses = unwitnessed.slice(0, MAX_LISTED).map((call) => {
@@ -86,22 +111,34 @@ function checkBefore(precedence: Precedence, constraint: BeforeConstraint, index
 export function checkTerminal(trajectory: Trajectory, tools: readonly string[]): RuleResult {
   const precedence = new Precedence(trajectory);
   const name = 'order.terminal';
-  const terminal = new Set(tools);
-  const terminalCalls = trajectory.calls.filter((call) => terminal.has(call.tool));
+  const terminal = toolSetOf(tools);
+  const { calls: listing } = trajectory;
+  const terminalCalls: ToolCall[] = [];
+  const gates: number[] = [];
+  for (let position = 0; position < listing.length; position++) {
+    const call = listing[position] as ToolCall;
+    if (!terminal.has(call.tool)) continue;
+    terminalCalls.push(call);
+    gates.push(position);
+  }
   // A call after two terminal calls is listed once, under the first: it is after both. So is a
   // terminal call after another, and everything after it is after the first one too.
-  const listed = new Set<ToolCall>();
-  let unlisted: readonly ToolCall[] = trajectory.calls;
+  const listed: boolean[] = [];
   const clauses: string[] = [];
   const involved: ToolCall[] = [];
-  for (const gate of terminalCalls) {
-    if (listed.has(gate)) continue;
+  for (const gatePosition of gates) {
+    if (listed[gatePosition] === true) continue;
+    const gate = listing[gatePosition] as ToolCall;
+    // Only calls listed after the gate can happen-after it.
     const after: ToolCall[] = [];
-    const rest: ToolCall[] = [];
-    for (const call of unlisted) (precedence.before(gate, call) ? after : rest).push(call);
+    for (let position = gatePosition + 1; position < listing.length; position++) {
+      const call = listing[position] as ToolCall;
+      if (listed[position] !== true && precedence.beforeListed(gate, call)) {
+        after.push(call);
+        listed[position] = true;
+      }
+    }
     if (after.length === 0) continue;
-    unlisted = rest;
-    for (const call of after) listed.add(call);
     const failed = gate.outcome.status === 'error' ? ', which failed' : '';
     const followers = capList(after.map((call) => `${call.tool} (call ${call.id})`));
     clauses.push(
@@ -111,17 +148,10 @@ export function checkTerminal(trajectory: Trajectory, tools: readonly string[]):
   }
   if (clauses.length === 0) {
     const unsure = unreportedTerminal(trajectory, precedence, terminalCalls);
-    if (unsure)
-      return {
-        ...undecided('order.terminal', 'safety', name, unsure.reason, unsure.calls),
-        alwaysHard: true,
-      };
-    return { ...pass('order.terminal', 'safety', name, terminalCalls), alwaysHard: true };
+    if (unsure) return alwaysHard(undecided('order.terminal', 'safety', name, unsure.reason, unsure.calls));
+    return alwaysHard(pass('order.terminal', 'safety', name, terminalCalls));
   }
-  return {
-    ...fail('order.terminal', 'safety', name, capList(clauses, '; '), involved),
-    alwaysHard: true,
-  };
+  return alwaysHard(fail('order.terminal', 'safety', name, capList(clauses, '; '), involved));
 }
 
 /**
@@ -160,11 +190,16 @@ function unreportedTerminal(
  */
 export class Precedence {
   readonly trajectory: Trajectory;
-  readonly #position: Map<ToolCall, number>;
+  #positions: ReadonlyMap<ToolCall, number> | undefined;
 
   constructor(trajectory: Trajectory) {
     this.trajectory = trajectory;
-    this.#position = new Map(trajectory.calls.map((call, index) => [call, index]));
+  }
+
+  /** Each call's place in the listing, looked up on first use: the usual passing checks walk the listing instead. */
+  get #position(): ReadonlyMap<ToolCall, number> {
+    this.#positions ??= callPositions(this.trajectory);
+    return this.#positions;
   }
 
   /** `a` comes before `b` in the causal listing (a topological order; concurrent calls by issue time). */
@@ -175,6 +210,11 @@ export class Precedence {
   /** `a -> b`, with the cheap refusals first. */
   before(a: ToolCall, b: ToolCall): boolean {
     if (!this.listedBefore(a, b)) return false;
+    return this.beforeListed(a, b);
+  }
+
+  /** `a -> b` for an `a` the caller knows is listed before `b`: the same-turn refusal, then happens-before. */
+  beforeListed(a: ToolCall, b: ToolCall): boolean {
     if (a.turnId !== undefined && a.turnId === b.turnId) return false;
     return this.trajectory.happensBefore(a, b);
   }
@@ -186,12 +226,12 @@ export class Precedence {
   firstBefore(
     candidates: readonly ToolCall[],
     call: ToolCall,
-    accept: (candidate: ToolCall) => boolean = () => true,
+    accept?: (candidate: ToolCall) => boolean,
   ): ToolCall | undefined {
     const limit = this.#position.get(call) ?? -1;
     for (const candidate of candidates) {
       if ((this.#position.get(candidate) ?? limit) >= limit) break;
-      if (accept(candidate) && this.before(candidate, call)) return candidate;
+      if ((accept === undefined || accept(candidate)) && this.before(candidate, call)) return candidate;
     }
     return undefined;
   }

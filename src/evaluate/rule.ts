@@ -57,3 +57,13 @@ export function undecided(
 ): RuleResult {
   return { rule, dimension, name, status: 'inconclusive', reason, calls };
 }
+
+/**
+ * Marks a result as a safety gate: hard whatever the scenario says. Sets the flag on the result
+ * itself (fresh from {@link pass}, {@link fail} or {@link undecided}): copying it with a spread
+ * plus a new key is a slow path in V8, about a microsecond per result.
+ */
+export function alwaysHard(result: RuleResult): RuleResult {
+  result.alwaysHard = true;
+  return result;
+}

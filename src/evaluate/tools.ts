@@ -8,7 +8,9 @@ import type { ToolsSection } from '../scenario/native.js';
 import { checkAllowedTools } from './allowed-tools.js';
 import { checkExpectedToolCalls } from './expected-tool-calls.js';
 import { callIds, capList, times } from './outcome.js';
-import { fail, pass, type RuleFamily, type RuleResult } from './rule.js';
+import { alwaysHard, fail, pass, type RuleFamily, type RuleResult } from './rule.js';
+import { toolSetOf } from './tool-set.js';
+import { callsOfTool } from './trajectory-index.js';
 
 /** Evaluates the `tools` section. */
 export const toolsFamily: RuleFamily<ToolsSection> = (trajectory, section) => {
@@ -28,10 +30,10 @@ export const toolsFamily: RuleFamily<ToolsSection> = (trajectory, section) => {
 };
 
 function forbidden(trajectory: Trajectory, tools: readonly string[]): RuleResult {
-  const banned = new Set(tools);
+  const banned = toolSetOf(tools);
   const offending = trajectory.calls.filter((call) => banned.has(call.tool));
   const name = 'tools.forbidden';
-  if (offending.length === 0) return { ...pass('tools.forbidden', 'safety', name), alwaysHard: true };
+  if (offending.length === 0) return alwaysHard(pass('tools.forbidden', 'safety', name));
   const byTool = new Map<string, ToolCall[]>();
   for (const call of offending) {
     const list = byTool.get(call.tool);
@@ -39,10 +41,7 @@ function forbidden(trajectory: Trajectory, tools: readonly string[]): RuleResult
     else byTool.set(call.tool, [call]);
   }
   const listed = capList([...byTool].map(([tool, calls]) => `${tool} (${callIds(calls)})`));
-  return {
-    ...fail('tools.forbidden', 'safety', name, `called forbidden tools: ${listed}`, offending),
-    alwaysHard: true,
-  };
+  return alwaysHard(fail('tools.forbidden', 'safety', name, `called forbidden tools: ${listed}`, offending));
 }
 
 function count(
@@ -51,7 +50,7 @@ function count(
   min: number | undefined,
   max: number | undefined,
 ): RuleResult {
-  const calls = trajectory.callsOf(tool);
+  const calls = callsOfTool(trajectory, tool);
   const name = `tools.count:${tool}`;
   const bounds =
     min !== undefined && max !== undefined

@@ -30,13 +30,20 @@ export interface EvaluationEvent {
  * verdict, not this number, says pass or fail: a hard finding fails whatever the mean.
  */
 export function overallScore(report: Report): number {
-  const scores = Object.values(report.scores);
-  if (scores.length === 0) return 1;
-  return scores.reduce((sum, score) => sum + score, 0) / scores.length;
+  let sum = 0;
+  let count = 0;
+  for (const dimension in report.scores) {
+    if (!Object.hasOwn(report.scores, dimension)) continue;
+    sum += report.scores[dimension as keyof Report['scores']] as number;
+    count++;
+  }
+  return count === 0 ? 1 : sum / count;
 }
 
 /** The `gen_ai.evaluation.result` attributes of one report. */
 export function resultAttributes(report: Report): OtelAttributes {
+  let hard = 0;
+  for (const finding of report.findings) if (finding.severity === 'hard' && !finding.inconclusive) hard++;
   const attributes: OtelAttributes = {
     'gen_ai.evaluation.name': scenarioLabel(report.scenario),
     'gen_ai.evaluation.score.value': overallScore(report),
@@ -44,17 +51,29 @@ export function resultAttributes(report: Report): OtelAttributes {
     'toolpath.scenario.id': report.scenario.id,
     'toolpath.verdict': report.verdict,
     'toolpath.findings.count': report.findings.length,
-    'toolpath.findings.hard': report.findings.filter((f) => f.severity === 'hard' && !f.inconclusive).length,
+    'toolpath.findings.hard': hard,
     'toolpath.trajectory.tool_calls': report.stats.calls,
   };
   if (report.scenario.version !== undefined)
     attributes['toolpath.scenario.version'] = report.scenario.version;
-  for (const [dimension, score] of Object.entries(report.scores))
-    attributes[`toolpath.score.${dimension}`] = score;
+  for (const [dimension, score] of Object.entries(report.scores)) attributes[scoreKey(dimension)] = score;
   const explanation = explain(report);
   if (explanation !== '') attributes['gen_ai.evaluation.explanation'] = explanation;
   if (report.incomplete !== undefined) attributes['toolpath.trace.incomplete'] = report.incomplete;
   return attributes;
+}
+
+/** `toolpath.score.<dimension>` attribute names, made once per dimension rather than once per report. */
+const scoreKeys = new Map<string, string>();
+
+function scoreKey(dimension: string): string {
+  let key = scoreKeys.get(dimension);
+  if (key === undefined) {
+    key = `toolpath.score.${dimension}`;
+    // Dimensions are a closed set; the check only keeps a misuse from growing the map.
+    if (scoreKeys.size < 64) scoreKeys.set(dimension, key);
+  }
+  return key;
 }
 
 /** The result event and the finding events of one report, in that order. */

@@ -54,14 +54,20 @@ export class Redactor {
     if (this.setting === false) return report;
     const hasText = report.findings.length > 0 || report.assertions.some((a) => a.reason !== '');
     if (!hasText) return report;
-    const { replacements, phrases } = this.valuesOf(trajectory);
-    if (replacements.size === 0) return report;
-    const scrub = (text: string) => scrubText(scrubPhrases(text, phrases, replacements), replacements);
+    const values = this.valuesOf(trajectory);
+    if (values.replacements.size === 0) return report;
+    // An assertion's reason is its finding's message: scrub each distinct text once.
+    const scrubbed = new Map<string, string>();
     return {
       ...report,
-      findings: report.findings.map((finding) => ({ ...finding, message: scrub(finding.message) })),
+      findings: report.findings.map((finding) => ({
+        ...finding,
+        message: scrubOnce(finding.message, values, scrubbed),
+      })),
       assertions: report.assertions.map((assertion) =>
-        assertion.reason === '' ? assertion : { ...assertion, reason: scrub(assertion.reason) },
+        assertion.reason === ''
+          ? assertion
+          : { ...assertion, reason: scrubOnce(assertion.reason, values, scrubbed) },
       ),
     };
   }
@@ -80,7 +86,9 @@ export class Redactor {
       const replacements = this.replacementsFor(trajectory);
       // Values with spaces or punctuation are not one token: find them anywhere, longest first.
       const phrases = [...replacements.keys()]
-        .filter((text) => text.length >= MIN_PHRASE && !text.startsWith('"') && NOT_ONE_TOKEN.test(text))
+        .filter(
+          (text) => text.length >= MIN_PHRASE && text.charCodeAt(0) !== QUOTE && NOT_ONE_TOKEN.test(text),
+        )
         .sort((a, b) => b.length - a.length)
         .slice(0, MAX_PHRASES);
       values = { replacements, phrases };
@@ -92,29 +100,40 @@ export class Redactor {
   /** Text of every captured value (as quoted JSON and bare) -> what it reads as in output. */
   private replacementsFor(trajectory: Trajectory): Map<string, string> {
     const replacements = new Map<string, string>();
-    const visit = (value: JsonValue, field: string | undefined, depth: number): void => {
-      if (field !== undefined && this.keep.has(field)) return;
-      if (typeof value === 'string') {
-        const replacement = field !== undefined && this.hash.has(field) ? this.hashOf(value) : REDACTED;
-        // Quoted first: a hashed value inside a JSON rendering stays a JSON string.
-        replacements.set(JSON.stringify(value), JSON.stringify(replacement));
-        if (value.length >= MIN_BARE_STRING && !replacements.has(value)) replacements.set(value, replacement);
-      } else if (typeof value === 'number') {
-        const text = String(value);
-        if (text.length >= MIN_NUMBER_TEXT) replacements.set(text, REDACTED);
-      } else if (Array.isArray(value)) {
-        if (depth < MAX_DEPTH) for (const item of value) visit(item, field, depth + 1);
-      } else if (value !== null && typeof value === 'object') {
-        if (depth < MAX_DEPTH) for (const [key, item] of Object.entries(value)) visit(item, key, depth + 1);
-      }
-    };
     for (const call of trajectory.calls) {
-      if (call.args.captured) visit(call.args.value, undefined, 0);
-      if (call.result.captured) visit(call.result.value, undefined, 0);
+      if (call.args.captured) this.visit(call.args.value, undefined, 0, replacements);
+      if (call.result.captured) this.visit(call.result.value, undefined, 0, replacements);
       // A tool's error message is part of its result ("no record for Ana Lima").
-      if (call.outcome.status === 'error' && call.outcome.message) visit(call.outcome.message, undefined, 0);
+      if (call.outcome.status === 'error' && call.outcome.message)
+        this.visit(call.outcome.message, undefined, 0, replacements);
     }
     return replacements;
+  }
+
+  /** Adds the replacements of `value` (found under `field`) and of what it holds. */
+  private visit(
+    value: JsonValue,
+    field: string | undefined,
+    depth: number,
+    replacements: Map<string, string>,
+  ): void {
+    if (field !== undefined && this.keep.has(field)) return;
+    if (typeof value === 'string') {
+      const hashed = field !== undefined && this.hash.has(field);
+      const replacement = hashed ? this.hashOf(value) : REDACTED;
+      // Quoted first: a hashed value inside a JSON rendering stays a JSON string.
+      replacements.set(JSON.stringify(value), hashed ? JSON.stringify(replacement) : QUOTED_REDACTED);
+      if (value.length >= MIN_BARE_STRING && !replacements.has(value)) replacements.set(value, replacement);
+    } else if (typeof value === 'number') {
+      const text = String(value);
+      if (text.length >= MIN_NUMBER_TEXT) replacements.set(text, REDACTED);
+    } else if (Array.isArray(value)) {
+      if (depth < MAX_DEPTH) for (const item of value) this.visit(item, field, depth + 1, replacements);
+    } else if (value !== null && typeof value === 'object') {
+      if (depth < MAX_DEPTH)
+        for (const key of Object.keys(value))
+          this.visit(value[key] as JsonValue, key, depth + 1, replacements);
+    }
   }
 }
 
@@ -131,6 +150,21 @@ const MIN_PHRASE = 6;
 /** Multi-word values looked for in each message at most (the longest): bounded work per finding. */
 const MAX_PHRASES = 2_000;
 const NOT_ONE_TOKEN = /[^\p{L}\p{N}_\-.@+]/u;
+const QUOTE = 0x22;
+const FULL_STOP = 0x2e;
+const QUOTED_REDACTED = JSON.stringify(REDACTED);
+/** The word inside `[redacted]`: a token the bare pass meets in text it already redacted. */
+const REDACTED_WORD = REDACTED.slice(1, -1);
+
+/** `text` scrubbed, through `done`: the same text in one report is scrubbed once. */
+function scrubOnce(text: string, values: CapturedValues, done: Map<string, string>): string {
+  let scrubbed = done.get(text);
+  if (scrubbed === undefined) {
+    scrubbed = scrubText(scrubPhrases(text, values.phrases, values.replacements), values.replacements);
+    done.set(text, scrubbed);
+  }
+  return scrubbed;
+}
 
 function scrubPhrases(
   text: string,
@@ -157,11 +191,14 @@ function scrubText(text: string, replacements: ReadonlyMap<string, string>): str
     return literal;
   });
   return quotedDone.replace(BARE_TOKEN, (token) => {
-    if (token === REDACTED.slice(1, -1)) return token;
-    const replacement = replacements.get(token) ?? replacements.get(trimPunctuation(token));
+    if (token === REDACTED_WORD) return token;
+    let replacement = replacements.get(token);
+    // Only a token ending in a full stop can read differently trimmed.
+    if (replacement === undefined && token.charCodeAt(token.length - 1) === FULL_STOP)
+      replacement = replacements.get(trimPunctuation(token));
     if (replacement === undefined) return token;
     // Bare occurrences get the bare form of the replacement.
-    return replacement.startsWith('"') ? (JSON.parse(replacement) as string) : replacement;
+    return replacement.charCodeAt(0) === QUOTE ? (JSON.parse(replacement) as string) : replacement;
   });
 }
 

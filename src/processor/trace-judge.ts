@@ -11,7 +11,7 @@ import { appliesTo } from '../evaluate/applies-to.js';
 import { evaluate } from '../evaluate/evaluate.js';
 import type { Report } from '../model/report.js';
 import type { SpanRecord } from '../model/span-record.js';
-import type { Trajectory } from '../model/trajectory.js';
+import type { AgentRun, Trajectory } from '../model/trajectory.js';
 import { normalizeTrace } from '../normalizers/normalize.js';
 import { loadScenarioFileSync, parseScenario, type Scenario } from '../scenario/scenario.js';
 import { EVALUATION_RESULT_EVENT, type EvaluationEvent, reportEvents } from './evaluation-events.js';
@@ -117,7 +117,7 @@ export class TraceJudge {
         reports.push(report);
         const reportEventList = reportEvents(report);
         results.push((reportEventList[0] as EvaluationEvent).attributes);
-        events.push(...reportEventList);
+        for (const event of reportEventList) events.push(event);
       }
       this.metrics.recordTrajectory(trajectory.calls.length, (performance.now() - started) / 1000);
     }
@@ -159,8 +159,8 @@ export class TraceJudge {
       decision = this.sampler.decide({
         traceId,
         reports,
-        hasError: spans.some((span) => span.status.code === 'error'),
-        tools: trajectory ? trajectory.calls.map((call) => call.tool) : [],
+        hasError: hasErrorSpan(spans),
+        tools: trajectory ? toolsOf(trajectory) : [],
         spanAttributes: () => spans.map((span) => span.attributes),
       });
     } catch (error) {
@@ -207,13 +207,23 @@ export class TraceJudge {
  * synthetic run), else the trace's root span.
  */
 export function evaluatedSpanOf(trajectory: Trajectory): string | undefined {
-  const withSpan = new Map(
-    trajectory.agents.filter((run) => run.spanId !== undefined).map((run) => [run.id, run]),
-  );
+  const withSpan = new Map<string, AgentRun>();
+  for (const run of trajectory.agents) if (run.spanId !== undefined) withSpan.set(run.id, run);
   for (const run of withSpan.values()) {
     if (run.parentRunId === undefined || !withSpan.has(run.parentRunId)) return run.spanId;
   }
   return trajectory.root?.spanId;
+}
+
+function hasErrorSpan(spans: readonly SpanRecord[]): boolean {
+  for (const span of spans) if (span.status.code === 'error') return true;
+  return false;
+}
+
+function toolsOf(trajectory: Trajectory): string[] {
+  const tools: string[] = [];
+  for (const call of trajectory.calls) tools.push(call.tool);
+  return tools;
 }
 
 function withoutOutcomeHooks(scenario: Scenario): Scenario {

@@ -1,7 +1,13 @@
+import type { ReadableSpan } from '@opentelemetry/sdk-trace-base';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import type { Report } from '../../src/model/report.js';
-import { RiskSampler, type SampledTrace, traceIdFraction } from '../../src/processor/risk-sampler.js';
+import {
+  RiskSampler,
+  type SampledTrace,
+  stamped,
+  traceIdFraction,
+} from '../../src/processor/risk-sampler.js';
 
 const hex32 = fc.stringMatching(/^[0-9a-f]{32}$/);
 
@@ -100,5 +106,21 @@ describe('RiskSampler', () => {
   it('rejects a ratio outside 0..1', () => {
     expect(() => new RiskSampler({ ratio: 1.5 })).toThrow(/between 0 and 1, got 1.5/);
     expect(() => new RiskSampler({ ratio: Number.NaN })).toThrow(/between 0 and 1/);
+  });
+
+  it('stamps a span view with the sampling attributes, keeping a __proto__ attribute as data', () => {
+    const decision = { keep: true, reason: 'ratio' as const, adjustedCount: 4 };
+    const attributes = JSON.parse('{"app.tier":"gold","__proto__":"x"}');
+    const span = { name: 'chat', attributes } as unknown as ReadableSpan;
+    const view = stamped(span, decision);
+    expect(view.name).toBe('chat');
+    expect(Object.getPrototypeOf(view.attributes)).toBe(Object.prototype);
+    expect(Object.entries(view.attributes)).toEqual([
+      ['app.tier', 'gold'],
+      ['__proto__', 'x'],
+      ['toolpath.sampling.reason', 'ratio'],
+      ['toolpath.sampling.adjusted_count', 4],
+    ]);
+    expect(span.attributes).toBe(attributes);
   });
 });

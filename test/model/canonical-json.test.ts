@@ -1,0 +1,61 @@
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { canonicalJson, type JsonValue } from '../../src/model/json.js';
+import { jsonValue, reorder } from '../helpers/json-arbitraries.js';
+
+/** The definition canonicalJson writes in one pass: JSON.stringify of a copy with sorted keys. */
+function sortedCopyJson(value: JsonValue): string {
+  const sortKeys = (v: JsonValue): JsonValue => {
+    if (Array.isArray(v)) return v.map(sortKeys);
+    if (v === null || typeof v !== 'object') return v;
+    const sorted: { [key: string]: JsonValue } = {};
+    for (const key of Object.keys(v).sort()) {
+      // defineProperty keeps `__proto__` an ordinary key.
+      Object.defineProperty(sorted, key, { value: sortKeys(v[key] as JsonValue), enumerable: true });
+    }
+    return sorted;
+  };
+  return JSON.stringify(sortKeys(value));
+}
+
+describe('canonicalJson', () => {
+  it('writes the same text as JSON.stringify of a key-sorted copy, for any JSON value', () => {
+    fc.assert(
+      fc.property(jsonValue, (value) => {
+        expect(canonicalJson(value)).toBe(sortedCopyJson(value));
+      }),
+    );
+  });
+
+  it('ignores key order at every depth', () => {
+    fc.assert(
+      fc.property(jsonValue, (value) => {
+        expect(canonicalJson(reorder(value))).toBe(canonicalJson(value));
+      }),
+    );
+  });
+
+  it('agrees with the sorted copy on objects with numeric-looking keys', () => {
+    const keys = fc.constantFrom('0', '1', '9', '10', '01', '-1', '', 'a', 'B', '4294967294', '4294967295');
+    const nested = fc.dictionary(keys, fc.oneof(fc.integer(), fc.dictionary(keys, fc.string())), {
+      maxKeys: 8,
+    });
+    fc.assert(
+      fc.property(nested, (object) => {
+        const value = JSON.parse(JSON.stringify(object));
+        expect(canonicalJson(value)).toBe(sortedCopyJson(value));
+      }),
+      { numRuns: 500 },
+    );
+  });
+
+  it('writes array-index keys first, in numeric order, as a sorted copy does', () => {
+    const value = JSON.parse('{"b":1,"4294967295":2,"4294967294":3,"10":4,"9":5,"01":6,"-1":7,"a":8}');
+    expect(canonicalJson(value)).toBe(sortedCopyJson(value));
+  });
+
+  it('keeps __proto__ an ordinary key and writes -0 as 0', () => {
+    const value = JSON.parse('{"b":[-0,{"__proto__":1,"a":null}],"a":"x"}');
+    expect(canonicalJson(value)).toBe('{"a":"x","b":[0,{"__proto__":1,"a":null}]}');
+  });
+});
