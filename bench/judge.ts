@@ -1,0 +1,86 @@
+/**
+ * What judging one agent trace costs, whatever the workload around it: the 11-span support
+ * conversation of bench/processor.ts (an `invoke_agent` root, five chat turns whose input
+ * messages hold the conversation so far, five `execute_tool` spans with arguments and results),
+ * made by a real TracerProvider, judged against the processor benchmark's scenario. CPU time per
+ * trace of
+ *   - JSON.parse of every JSON-valued attribute of the trace (the content a judge must read;
+ *     the reference, measured in the same run: the machine is shared and noisy);
+ *   - normalizeTrace (spans to the causal trajectory);
+ *   - TraceJudge.judge (normalize, evaluate, redact, events, sampling decision: what the
+ *     processor and the adapter run per trace).
+ * Medians over rounds; ratios to the reference.
+ *
+ *   npx tsx bench/judge.ts
+ */
+import { ROOT_CONTEXT } from '@opentelemetry/api';
+import { InMemorySpanExporter, SimpleSpanProcessor, TracerProvider } from '@opentelemetry/sdk-trace';
+import type { SpanRecord } from '../src/model/span-record.js';
+import { normalizeTrace } from '../src/normalizers/normalize.js';
+import { fromReadableSpan } from '../src/processor/readable-span.js';
+import { TraceJudge } from '../src/processor/trace-judge.js';
+import { agentTrace, PROCESSOR_SCENARIO } from './processor.js';
+
+const TRACES = 200;
+const ROUNDS = 15;
+const PER_ROUND = 2_000;
+
+/** TRACES distinct conversations (every 7th out of order, every 11th with a made-up id). */
+function conversations(): SpanRecord[][] {
+  const exporter = new InMemorySpanExporter();
+  const tracer = new TracerProvider({ spanProcessors: [new SimpleSpanProcessor({ exporter })] }).getTracer(
+    'bench',
+  );
+  const traces: SpanRecord[][] = [];
+  for (let n = 0; n < TRACES; n++) {
+    exporter.reset();
+    const run = agentTrace(tracer, n, ROOT_CONTEXT);
+    while (!run.next().done);
+    traces.push(exporter.getFinishedSpans().map(fromReadableSpan));
+  }
+  return traces;
+}
+
+function jsonAttributes(trace: SpanRecord[]): string[] {
+  const texts: string[] = [];
+  for (const span of trace)
+    for (const value of Object.values(span.attributes))
+      if (typeof value === 'string' && (value[0] === '{' || value[0] === '[')) texts.push(value);
+  return texts;
+}
+
+/** Median CPU microseconds per call of `each` over the traces. */
+function cpuPerTrace<T>(inputs: T[], each: (input: T) => void): number {
+  for (let i = 0; i < PER_ROUND; i++) each(inputs[i % inputs.length] as T); // warm up
+  const samples: number[] = [];
+  for (let round = 0; round < ROUNDS; round++) {
+    const start = process.cpuUsage();
+    for (let i = 0; i < PER_ROUND; i++) each(inputs[(round * PER_ROUND + i) % inputs.length] as T);
+    const used = process.cpuUsage(start);
+    samples.push((used.user + used.system) / PER_ROUND);
+  }
+  samples.sort((a, b) => a - b);
+  return samples[samples.length >> 1] as number;
+}
+
+const traces = conversations();
+const texts = traces.map(jsonAttributes);
+const judge = new TraceJudge({ scenarios: [PROCESSOR_SCENARIO] });
+const parse = cpuPerTrace(texts, (list) => {
+  for (const text of list) JSON.parse(text);
+});
+const normalize = cpuPerTrace(traces, (trace) => normalizeTrace((trace[0] as SpanRecord).traceId, trace));
+const judged = cpuPerTrace(traces, (trace) => judge.judge((trace[0] as SpanRecord).traceId, trace));
+
+const bytes = texts.reduce((sum, list) => sum + list.reduce((n, text) => n + text.length, 0), 0) / TRACES;
+console.log(
+  `one agent trace: 11 spans, ${(texts[0] as string[]).length} JSON attributes, ${(bytes / 1024).toFixed(1)} KiB of them; medians of ${ROUNDS} rounds of ${PER_ROUND} traces, CPU time`,
+);
+console.log('stage                                           µs/trace   ratio to JSON.parse');
+const row = (name: string, value: number) =>
+  console.log(
+    `${name.padEnd(46)} ${value.toFixed(1).padStart(9)}   ${(value / parse).toFixed(2).padStart(6)}x`,
+  );
+row('JSON.parse of the JSON attributes (reference)', parse);
+row('normalizeTrace', normalize);
+row('TraceJudge.judge (normalize + evaluate + report)', judged);
