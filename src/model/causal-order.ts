@@ -89,7 +89,8 @@ export class TimingOrder implements CausalOrder {
 /**
  * A DAG over calls, turns and any other events the normalizer needs, with reachability between
  * calls. Edges say "could have caused". Reachability is computed once, lazily, as one bitset of
- * reachable calls per node, in reverse topological order: O((nodes + edges) x calls / 32).
+ * reachable calls per node (a bit mask when there are at most 32 calls), in reverse topological
+ * order: O((nodes + edges) x calls / 32).
  */
 export class CausalGraph implements CausalOrder {
   readonly #keys: string[] = [];
@@ -100,7 +101,7 @@ export class CausalGraph implements CausalOrder {
   readonly #callSlot: number[] = [];
   #calls = 0;
   #rank: Int32Array | undefined;
-  #reach: Uint32Array[] | undefined;
+  #reach: Int32Array | Uint32Array[] | undefined;
   readonly #dropped: [string, string][] = [];
 
   /**
@@ -117,6 +118,22 @@ export class CausalGraph implements CausalOrder {
     this.#time.push(time);
     this.#out.push([]);
     this.#callSlot.push(isCall ? this.#calls++ : -1);
+    this.#rank = undefined;
+    this.#reach = undefined;
+    return node;
+  }
+
+  /**
+   * Adds a node no one asks about by key (a turn, a run's start or end, a time point): it is not
+   * indexed, so nothing hashes its label, which only names it in {@link droppedEdges}. Never a
+   * call. The caller keeps labels apart from each other and from the keys of {@link addNode}.
+   */
+  addLabelledNode(label: string, time: bigint): number {
+    const node = this.#keys.length;
+    this.#keys.push(label);
+    this.#time.push(time);
+    this.#out.push([]);
+    this.#callSlot.push(-1);
     this.#rank = undefined;
     this.#reach = undefined;
     return node;
@@ -160,12 +177,25 @@ export class CausalGraph implements CausalOrder {
     if (from === undefined || to === undefined || from === to) return false;
     const slot = this.#callSlot[to] as number;
     if (slot === -1) throw new Error(`${b} is not a call`);
-    const reach = this.#reachability()[from] as Uint32Array;
-    return ((reach[slot >>> 5] as number) & (1 << (slot & 31))) !== 0;
+    const reach = this.#reachability();
+    if (reach instanceof Int32Array) return ((reach[from] as number) & (1 << slot)) !== 0;
+    const bits = reach[from] as Uint32Array;
+    return ((bits[slot >>> 5] as number) & (1 << (slot & 31))) !== 0;
   }
 
   afterAny(ids: readonly string[]): (id: string) => boolean {
     const reach = this.#reachability();
+    if (reach instanceof Int32Array) {
+      let union = 0;
+      for (const id of ids) {
+        const node = this.#index.get(id);
+        if (node !== undefined) union |= reach[node] as number;
+      }
+      return (id) => {
+        const slot = this.#callSlot[this.#index.get(id) ?? -1] ?? -1;
+        return slot !== -1 && (union & (1 << slot)) !== 0;
+      };
+    }
     const union = new Uint32Array(Math.max(1, Math.ceil(this.#calls / 32)));
     for (const id of ids) {
       const bits = reach[this.#index.get(id) ?? -1];
@@ -243,13 +273,38 @@ export class CausalGraph implements CausalOrder {
     }
   }
 
-  #reachability(): Uint32Array[] {
+  /**
+   * Per node, the calls it reaches: one bit mask per node in one array when there are at most 32
+   * calls (most traces: no array per node), else one bitset per node.
+   */
+  #reachability(): Int32Array | Uint32Array[] {
     if (this.#reach) return this.#reach;
     const rank = this.#ranks();
     const n = this.#keys.length;
-    const words = Math.max(1, Math.ceil(this.#calls / 32));
     const byRank = new Int32Array(n);
     for (let i = 0; i < n; i++) byRank[rank[i] as number] = i;
+    this.#reach = this.#calls <= 32 ? this.#reachMasks(byRank) : this.#reachSets(byRank);
+    return this.#reach;
+  }
+
+  #reachMasks(byRank: Int32Array): Int32Array {
+    const reach = new Int32Array(byRank.length);
+    for (let r = byRank.length - 1; r >= 0; r--) {
+      const node = byRank[r] as number;
+      let mask = 0;
+      for (const t of this.#out[node] as number[]) {
+        const slot = this.#callSlot[t] as number;
+        if (slot !== -1) mask |= 1 << slot;
+        mask |= reach[t] as number;
+      }
+      reach[node] = mask;
+    }
+    return reach;
+  }
+
+  #reachSets(byRank: Int32Array): Uint32Array[] {
+    const n = byRank.length;
+    const words = Math.ceil(this.#calls / 32);
     const reach: Uint32Array[] = new Array(n);
     for (let r = n - 1; r >= 0; r--) {
       const node = byRank[r] as number;
@@ -262,7 +317,6 @@ export class CausalGraph implements CausalOrder {
       }
       reach[node] = bits;
     }
-    this.#reach = reach;
     return reach;
   }
 }

@@ -14,22 +14,21 @@ import { type AgentRun, Trajectory, type TrajectoryRoot, type Turn } from '../mo
 import { type Assembly, type CallNode, type RunNode, type TurnNode, toToolCall } from './assemble.js';
 import type { ShownResult } from './convention.js';
 
-// Graph keys for things that are not calls; the NUL keeps them apart from any call id.
-const turnKey = (turn: TurnNode) => `\u0000${turn.id}`;
-const runStartKey = (run: RunNode) => `\u0000start:${run.id}`;
-const runEndKey = (run: RunNode) => `\u0000end:${run.id}`;
+/** Adds a node for something that is not a call (a turn, a run's start or end, a time point). */
+type AddInternalNode = (label: string, time: bigint) => number;
 
 /** Builds the graph over the assembled pieces and wraps everything into a Trajectory. */
 export function buildTrajectory(assembly: Assembly): Trajectory {
   const graph = new CausalGraph();
+  const addInternal = internalNodes(assembly, graph);
   // Edges go between node numbers: building a key string per edge was most of the graph's cost.
   for (const run of assembly.runs) {
     const start = run.span?.startTimeUnixNano ?? 0n;
-    run.startVertex = graph.addNode(runStartKey(run), start, false);
-    run.endVertex = graph.addNode(runEndKey(run), run.span?.endTimeUnixNano ?? start, false);
+    run.startVertex = addInternal(`\u0000start:${run.id}`, start);
+    run.endVertex = addInternal(`\u0000end:${run.id}`, run.span?.endTimeUnixNano ?? start);
   }
   for (const turn of assembly.turns)
-    turn.vertex = graph.addNode(turnKey(turn), turn.span.startTimeUnixNano, false);
+    turn.vertex = addInternal(`\u0000${turn.id}`, turn.span.startTimeUnixNano);
   for (const node of assembly.calls) node.vertex = graph.addNode(node.id, callTime(node), true);
 
   for (const run of assembly.runs) {
@@ -51,7 +50,7 @@ export function buildTrajectory(assembly: Assembly): Trajectory {
   for (const [node, turns] of consumers)
     for (const turn of turns) graph.addEdgeBetween(node.vertex, turn.vertex);
   addNestingEdges(assembly, graph, consumers);
-  for (const run of assembly.runs) addTimeChain(assembly, run, graph);
+  for (const run of assembly.runs) addTimeChain(assembly, run, graph, addInternal);
 
   for (const [from, to] of graph.droppedEdges()) {
     assembly.issues.push({
@@ -62,7 +61,8 @@ export function buildTrajectory(assembly: Assembly): Trajectory {
   }
   return new Trajectory({
     traceId: assembly.traceId,
-    calls: assembly.calls.map(toToolCall),
+    // Already in causal order: the Trajectory's own sort then only confirms it.
+    calls: [...assembly.calls].sort((a, b) => graph.compareNodes(a.vertex, b.vertex)).map(toToolCall),
     order: graph,
     // Turns in causal order, like calls (spans arrive in any order).
     turns: [...assembly.turns].sort((a, b) => graph.compareNodes(a.vertex, b.vertex)).map(toTurn),
@@ -71,6 +71,21 @@ export function buildTrajectory(assembly: Assembly): Trajectory {
     spanCount: assembly.tree.spans.length,
     root: rootOf(assembly),
   });
+}
+
+/**
+ * Labels of nodes that are not calls start with NUL, which keeps them apart from call ids, and
+ * they are unique, so they need no index (hashing them was a tenth of the graph's cost). Only a
+ * trace whose own ids could collide with them (a call id starting with NUL, an agent span with
+ * id `trace` beside the trace-wide run) gets them as keys, deduplicated as keys are.
+ */
+function internalNodes(assembly: Assembly, graph: CausalGraph): AddInternalNode {
+  const collides =
+    assembly.calls.some((node) => node.id.charCodeAt(0) === 0) ||
+    assembly.runs.some((run) => run.span?.spanId === 'trace');
+  return collides
+    ? (label, time) => graph.addNode(label, time, false)
+    : (label, time) => graph.addLabelledNode(label, time);
 }
 
 function callTime(node: CallNode): bigint {
@@ -97,7 +112,8 @@ function linkConsumption(assembly: Assembly): void {
     else byCallId.set(callId, [node]);
   }
   for (const run of assembly.runs) {
-    run.turns.forEach((turn, k) => {
+    for (let k = 0; k < run.turns.length; k++) {
+      const turn = run.turns[k] as TurnNode;
       const shown = turn.draft.shown ?? [];
       let named = 0;
       for (const result of shown) {
@@ -135,7 +151,7 @@ function linkConsumption(assembly: Assembly): void {
         for (const node of issued) if (node.draft.outcome.status !== 'no_result') turn.consumed.add(node);
         fillResultsByTool(shown, issued);
       }
-    });
+    }
   }
 }
 
@@ -181,7 +197,6 @@ function errorMessage(value: unknown): { message?: string } {
  * issuer is looked for apart from it.
  */
 function firstConsumers(assembly: Assembly): Map<CallNode, TurnNode[]> {
-  const at = (turn: TurnNode) => turn.position;
   const first = new Map<CallNode, TurnNode[]>();
   for (const turn of assembly.turns) {
     for (const node of turn.consumed) {
@@ -191,15 +206,22 @@ function firstConsumers(assembly: Assembly): Map<CallNode, TurnNode[]> {
         first.set(node, list);
       }
       const issuer = node.issuer;
-      if (issuer && issuer.run === turn.run && at(turn) <= at(issuer)) {
+      if (issuer && issuer.run === turn.run && turn.position <= issuer.position) {
         list.push(turn);
         continue;
       }
-      const k = list.findIndex(
-        (other) => other.run === turn.run && !(issuer && issuer.run === other.run && at(other) <= at(issuer)),
-      );
-      if (k === -1) list.push(turn);
-      else if (at(turn) < at(list[k] as TurnNode)) list[k] = turn;
+      // The consumer kept for this turn's run, other than those at or before the issuer.
+      let k = 0;
+      for (; k < list.length; k++) {
+        const other = list[k] as TurnNode;
+        if (
+          other.run === turn.run &&
+          !(issuer && issuer.run === other.run && other.position <= issuer.position)
+        )
+          break;
+      }
+      if (k === list.length) list.push(turn);
+      else if (turn.position < (list[k] as TurnNode).position) list[k] = turn;
     }
   }
   return first;
@@ -215,15 +237,25 @@ function addNestingEdges(
   graph: CausalGraph,
   consumers: ReadonlyMap<CallNode, TurnNode[]>,
 ): void {
-  const around = (outer: CallNode, start: number, end: number) => {
-    if (outer.issuer) graph.addEdgeBetween(outer.issuer.vertex, start);
-    for (const turn of consumers.get(outer) ?? []) graph.addEdgeBetween(end, turn.vertex);
-  };
-  for (const run of assembly.runs) if (run.parentCall) around(run.parentCall, run.startVertex, run.endVertex);
+  for (const run of assembly.runs)
+    if (run.parentCall) addAround(graph, consumers, run.parentCall, run.startVertex, run.endVertex);
   for (const node of assembly.calls) {
     const outer = node.span && assembly.enclosingCall(node.span);
-    if (outer && outer !== node && outer.run === node.run) around(outer, node.vertex, node.vertex);
+    if (outer && outer !== node && outer.run === node.run)
+      addAround(graph, consumers, outer, node.vertex, node.vertex);
   }
+}
+
+/** What runs inside `outer` (from `start` to `end`) comes after its issuing turn and before its consumers. */
+function addAround(
+  graph: CausalGraph,
+  consumers: ReadonlyMap<CallNode, TurnNode[]>,
+  outer: CallNode,
+  start: number,
+  end: number,
+): void {
+  if (outer.issuer) graph.addEdgeBetween(outer.issuer.vertex, start);
+  for (const turn of consumers.get(outer) ?? []) graph.addEdgeBetween(end, turn.vertex);
 }
 
 interface ChainItem {
@@ -240,7 +272,12 @@ interface ChainItem {
  * started in the same millisecond are never ordered. Linear in items: ends go to time points
  * chained in order, and each item hangs off the last point at or before its start.
  */
-function addTimeChain(assembly: Assembly, run: RunNode, graph: CausalGraph): void {
+function addTimeChain(
+  assembly: Assembly,
+  run: RunNode,
+  graph: CausalGraph,
+  addInternal: AddInternalNode,
+): void {
   const turnless = run.calls.filter((node) => !node.issuer && node.span);
   const childRuns = assembly.runs.filter((child) => child.parent === run && !child.parentCall && child.span);
   if (turnless.length === 0 && childRuns.length === 0) return;
@@ -260,7 +297,7 @@ function addTimeChain(assembly: Assembly, run: RunNode, graph: CausalGraph): voi
     else ends.set(effective, [item.endVertex]);
   }
   const points = [...ends.keys()].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
-  const pointVertices = points.map((time) => graph.addNode(`\u0000time:${run.id}:${time}`, time, false));
+  const pointVertices = points.map((time) => addInternal(`\u0000time:${run.id}:${time}`, time));
   points.forEach((time, i) => {
     const point = pointVertices[i] as number;
     for (const vertex of ends.get(time) ?? []) graph.addEdgeBetween(vertex, point);

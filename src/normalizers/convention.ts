@@ -38,7 +38,7 @@ export interface TurnDraft {
   /** The calls the model asked for in its output. */
   requested: RequestedCall[];
   /** The tool results in its input; undefined when the input was not captured. */
-  shown: ShownResult[] | undefined;
+  shown: readonly ShownResult[] | undefined;
   /** Messages in its input (the history grows turn by turn: a tie-breaker for equal start times). */
   historyLength: number;
   model?: string;
@@ -56,10 +56,27 @@ export type SpanReading =
   | { kind: 'agent'; name?: string; convention: string }
   | { kind: 'structure'; convention: string };
 
+/**
+ * What every span a convention claims carries: at least one of these attribute keys, one of these
+ * instrumentation scopes, or a name with one of these prefixes.
+ */
+export interface ConventionMarks {
+  keys: readonly string[];
+  scopes?: readonly string[];
+  namePrefixes?: readonly string[];
+}
+
 /** One telemetry convention: claims the spans it recognizes and reads them. */
 export interface Convention {
   /** Stable name, as it appears on ToolCalls (e.g. `otel-genai`). */
   name: string;
+  /**
+   * Without a mark, `read` would return undefined: a span bearing no mark of any convention is
+   * not offered to those that declare marks (most spans are OTel GenAI or not agent spans at all,
+   * and asking every vendor convention in turn was most of the cost of dispatch). Absent, every
+   * span is offered.
+   */
+  marks?: ConventionMarks;
   /** Reads the span if this convention claims it; undefined otherwise. Pure, never throws. */
   read(span: SpanRecord): SpanReading | undefined;
 }

@@ -34,12 +34,64 @@ export const CONVENTIONS: readonly Convention[] = [
   otelGenAi,
 ];
 
+/** The marks of several conventions together (see {@link Convention.marks}). */
+interface MarkScreen {
+  keys: Set<string>;
+  scopes: Set<string>;
+  namePrefixes: string[];
+  /** Whether any convention declares marks: when none does, there is nothing to screen. */
+  any: boolean;
+}
+
+const screens = new WeakMap<readonly Convention[], MarkScreen>();
+/** The list asked about last and its screen: every span of a trace is read through the same list. */
+let lastConventions: readonly Convention[] | undefined;
+let lastScreen: MarkScreen | undefined;
+
+function screenOf(conventions: readonly Convention[]): MarkScreen {
+  if (conventions === lastConventions && lastScreen) return lastScreen;
+  let screen = screens.get(conventions);
+  if (!screen) screen = newScreen(conventions);
+  lastConventions = conventions;
+  lastScreen = screen;
+  return screen;
+}
+
+/** Built once per list of conventions (lists are not changed once in use). */
+function newScreen(conventions: readonly Convention[]): MarkScreen {
+  const screen: MarkScreen = { keys: new Set(), scopes: new Set(), namePrefixes: [], any: false };
+  for (const { marks } of conventions) {
+    if (!marks) continue;
+    screen.any = true;
+    for (const key of marks.keys) screen.keys.add(key);
+    for (const scope of marks.scopes ?? []) screen.scopes.add(scope);
+    screen.namePrefixes.push(...(marks.namePrefixes ?? []));
+  }
+  screens.set(conventions, screen);
+  return screen;
+}
+
+/**
+ * Whether the span bears a mark of any convention. One pass over its keys with a set lookup
+ * each: a tenth of asking each convention for its own keys in turn. Attributes are plain
+ * records, so their keys are what for-in lists.
+ */
+function bearsMark(span: SpanRecord, screen: MarkScreen): boolean {
+  if (screen.scopes.has(span.scope.name)) return true;
+  for (const prefix of screen.namePrefixes) if (span.name.startsWith(prefix)) return true;
+  for (const key in span.attributes) if (screen.keys.has(key)) return true;
+  return false;
+}
+
 /** The first reading any convention makes of this span. */
 export function readSpan(
   span: SpanRecord,
   conventions: readonly Convention[] = CONVENTIONS,
 ): SpanReading | undefined {
+  const screen = screenOf(conventions);
+  const marked = !screen.any || bearsMark(span, screen);
   for (const convention of conventions) {
+    if (!marked && convention.marks) continue;
     const reading = convention.read(span);
     if (reading) return reading;
   }

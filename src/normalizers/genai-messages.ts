@@ -21,11 +21,25 @@ export function readMessages(attributes: Attributes, key: string): JsonValue[] |
 /** What a turn needs from its input history: how long it is and the tool results in it. */
 export interface HistoryReading {
   length: number;
-  shown: ShownResult[];
+  shown: readonly ShownResult[];
+}
+
+/**
+ * A recently read history, as the text it was read from: `head` alone, or, for a turn's history
+ * and reply remembered as one, `head` (the history `[a,b]`) then `tail` (the reply `[c]`) standing
+ * for `[a,b,c]`. Kept as the two texts: joining them into one would copy the whole history again
+ * for every turn.
+ */
+interface RecentHistory {
+  head: string;
+  tail: string | undefined;
+  /** The length of the text it stands for. */
+  length: number;
+  reading: HistoryReading;
 }
 
 /** Recently read histories, most recent last; a few suffice (the turns of the traces in flight). */
-const recentHistories: { text: string; reading: HistoryReading }[] = [];
+const recentHistories: RecentHistory[] = [];
 const MAX_RECENT_HISTORIES = 16;
 /** Histories shorter than this are parsed whole: the lookup would cost more than it saves. */
 const MIN_INCREMENTAL_TEXT = 512;
@@ -46,8 +60,8 @@ export function readExchange(
 ): { input: HistoryReading | undefined; output: JsonValue[] | undefined } {
   const history = readRememberedHistory(attributes, inputKey);
   const output = readMessages(attributes, outputKey);
-  // A copy: the remembered reading is shared with later turns.
-  const input = history && { length: history.length, shown: [...history.shown] };
+  // Shared with the remembered reading: a turn's `shown` is read-only (TurnDraft says so).
+  const input = history && { length: history.length, shown: history.shown };
   if (!history || !output || history.length === 0 || output.length === 0) return { input, output };
   const inputText = attributes[inputKey];
   const outputText = attributes[outputKey];
@@ -56,11 +70,14 @@ export function readExchange(
     typeof inputText === 'string' &&
     typeof outputText === 'string' &&
     inputText.charCodeAt(inputText.length - 1) === CLOSE_BRACKET &&
-    outputText.charCodeAt(0) === OPEN_BRACKET
+    outputText.charCodeAt(0) === OPEN_BRACKET &&
+    outputText.charCodeAt(outputText.length - 1) === CLOSE_BRACKET
   ) {
-    remember(`${inputText.substring(0, inputText.length - 1)},${outputText.substring(1)}`, {
-      length: history.length + output.length,
-      shown: history.shown.concat(shownResults(output)),
+    remember({
+      head: inputText,
+      tail: outputText,
+      length: inputText.length + outputText.length - 1,
+      reading: { length: history.length + output.length, shown: history.shown.concat(shownResults(output)) },
     });
   }
   return { input, output };
@@ -78,26 +95,23 @@ function readRememberedHistory(attributes: Attributes, key: string): HistoryRead
     if (!messages) return undefined;
     const reading = { length: messages.length, shown: shownResults(messages) };
     // Remembered all the same: the next turn's history, long by then, extends this one.
-    if (typeof text === 'string') remember(text, reading);
+    if (typeof text === 'string') rememberText(text, reading);
     return reading;
   }
   const reading = extendRecent(text) ?? readWhole(text);
-  if (reading) remember(text, reading);
+  if (reading) rememberText(text, reading);
   return reading;
 }
 
 function extendRecent(text: string): HistoryReading | undefined {
   for (let i = recentHistories.length - 1; i >= 0; i--) {
-    const recent = recentHistories[i] as (typeof recentHistories)[number];
-    const known = recent.text;
+    const recent = recentHistories[i] as RecentHistory;
+    const known = recent.length;
     // `[a,b]` then `[a,b,c,d]`: the same text up to the closing bracket, then a comma.
-    if (text.length <= known.length || text.charCodeAt(known.length - 1) !== COMMA) continue;
-    // Substring equality, not startsWith: V8 compares those a block at a time, startsWith a character at a time.
-    const shared = known.length - 1;
-    if (text.substring(0, shared) !== known.substring(0, shared)) continue;
+    if (text.length <= known || text.charCodeAt(known - 1) !== COMMA || !isPrefixOf(recent, text)) continue;
     let added: JsonValue;
     try {
-      added = JSON.parse(`[${text.substring(known.length)}`) as JsonValue;
+      added = JSON.parse(`[${text.substring(known)}`) as JsonValue;
     } catch {
       continue;
     }
@@ -111,6 +125,28 @@ function extendRecent(text: string): HistoryReading | undefined {
   return undefined;
 }
 
+/**
+ * Whether the text the recent history stands for, but its closing bracket, starts `text`.
+ * Substring equality, not startsWith: V8 compares those a block at a time, startsWith a
+ * character at a time.
+ */
+function isPrefixOf(recent: RecentHistory, text: string): boolean {
+  const { head, tail } = recent;
+  if (tail === undefined) {
+    const shared = head.length - 1;
+    return text.substring(0, shared) === head.substring(0, shared);
+  }
+  // `[a,b` + `,` + `c` (the reply without its brackets). The reply first: it is short, and where
+  // the history records the reply differently (an output message's `finish_reason`), it differs.
+  const comma = head.length - 1;
+  const end = recent.length - 1;
+  return (
+    text.charCodeAt(comma) === COMMA &&
+    text.substring(comma + 1, end) === tail.substring(1, tail.length - 1) &&
+    text.substring(0, comma) === head.substring(0, comma)
+  );
+}
+
 function readWhole(text: string): HistoryReading | undefined {
   let messages: JsonValue;
   try {
@@ -121,9 +157,14 @@ function readWhole(text: string): HistoryReading | undefined {
   return Array.isArray(messages) ? { length: messages.length, shown: shownResults(messages) } : undefined;
 }
 
-function remember(text: string, reading: HistoryReading): void {
-  if (text.charCodeAt(text.length - 1) !== CLOSE_BRACKET) return; // only `...]`, so a later history can extend it
-  recentHistories.push({ text, reading });
+/** Remembers a history read from one text; only `...]`, so a later history can extend it. */
+function rememberText(text: string, reading: HistoryReading): void {
+  if (text.charCodeAt(text.length - 1) !== CLOSE_BRACKET) return;
+  remember({ head: text, tail: undefined, length: text.length, reading });
+}
+
+function remember(recent: RecentHistory): void {
+  recentHistories.push(recent);
   if (recentHistories.length > MAX_RECENT_HISTORIES) recentHistories.shift();
 }
 

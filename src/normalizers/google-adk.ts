@@ -47,6 +47,7 @@ const NOT_RECORDED = '{}';
 /** The Google ADK JS convention. Claims spans of the `gcp.vertex.agent` tracer or with its keys. */
 export const googleAdk: Convention = {
   name: GOOGLE_ADK,
+  marks: { keys: [ADK.toolCallArgs, ADK.llmResponse, ADK.llmRequest, ADK.system], scopes: [ADK.scope] },
   read(span: SpanRecord): SpanReading | undefined {
     if (!isAdkSpan(span)) return undefined;
     const operation = stringAttribute(span.attributes, ADK.operationName);

@@ -48,6 +48,7 @@ export const LANGFUSE_CONVENTION = 'langfuse';
  */
 export const langfuse: Convention = {
   name: LANGFUSE_CONVENTION,
+  marks: { keys: [LANGFUSE.observationType] },
   read(span: SpanRecord): SpanReading | undefined {
     const type = stringAttribute(span.attributes, LANGFUSE.observationType);
     if (type === 'tool') return readTool(span);

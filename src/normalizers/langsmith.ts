@@ -47,6 +47,7 @@ export const LANGSMITH_CONVENTION = 'langsmith';
  */
 export const langsmith: Convention = {
   name: LANGSMITH_CONVENTION,
+  marks: { keys: [LANGSMITH.runType] },
   read(span: SpanRecord): SpanReading | undefined {
     const runType = stringAttribute(span.attributes, LANGSMITH.runType);
     if (runType === 'tool') return readToolRun(span);

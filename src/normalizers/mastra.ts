@@ -33,6 +33,7 @@ export const MASTRA_CONVENTION = 'mastra';
 /** The Mastra convention: claims `mastra.span.type=model_step` spans as turns, and the model spans around them as structure. */
 export const mastra: Convention = {
   name: MASTRA_CONVENTION,
+  marks: { keys: [MASTRA.spanType] },
   read(span: SpanRecord): SpanReading | undefined {
     const type = span.attributes[MASTRA.spanType];
     if (type === 'model_step') return readStep(span);

@@ -60,6 +60,7 @@ const HANDOFF_TOOL_PREFIX = 'handoff_to_';
 /** The OpenInference convention: claims every span with `openinference.span.kind`. */
 export const openInference: Convention = {
   name: OPENINFERENCE_CONVENTION,
+  marks: { keys: [OPENINFERENCE.spanKind] },
   read(span: SpanRecord): SpanReading | undefined {
     const kind = stringAttribute(span.attributes, OPENINFERENCE.spanKind)?.toUpperCase();
     switch (kind) {

@@ -66,6 +66,7 @@ const FIRST_PROMPT_ROLE = `${TRACELOOP.promptPrefix}0.role`;
  */
 export const openllmetry: Convention = {
   name: OPENLLMETRY,
+  marks: { keys: [TRACELOOP.spanKind, TRACELOOP.requestType, FIRST_COMPLETION_ROLE, FIRST_PROMPT_ROLE] },
   read(span: SpanRecord): SpanReading | undefined {
     const attributes = span.attributes;
     const kind = stringAttribute(attributes, TRACELOOP.spanKind);

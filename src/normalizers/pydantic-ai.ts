@@ -73,6 +73,7 @@ const INVOKE_AGENT_PREFIX = 'invoke_agent ';
  */
 export const pydanticAi: Convention = {
   name: PYDANTIC_AI,
+  marks: { keys: MARKERS, scopes: [SCOPE] },
   read(span: SpanRecord): SpanReading | undefined {
     const attributes = span.attributes;
     if (span.scope.name !== SCOPE && !hasMarker(attributes)) return undefined;

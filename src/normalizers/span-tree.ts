@@ -14,10 +14,11 @@ export class SpanTree {
   constructor(spans: readonly SpanRecord[]) {
     const kept: SpanRecord[] = [];
     for (const span of spans) {
-      if (this.#byId.has(span.spanId)) {
+      const first = this.#byId.get(span.spanId);
+      if (first !== undefined) {
         this.issues.push({
           kind: 'span.duplicate_id',
-          message: `span id ${span.spanId} appears more than once; kept the first ("${this.#byId.get(span.spanId)?.name}"), ignored "${span.name}"`,
+          message: `span id ${span.spanId} appears more than once; kept the first ("${first.name}"), ignored "${span.name}"`,
           spanIds: [span.spanId],
         });
         continue;
@@ -50,6 +51,31 @@ export class SpanTree {
       found.push(current);
     }
     return found;
+  }
+
+  /** `ancestors(span).length`, without building the list. */
+  depth(span: SpanRecord): number {
+    let depth = 0;
+    for (let current = this.parent(span); current; current = this.parent(current)) {
+      if (depth === this.spans.length) return this.#ancestorsUpToCycle(span).length;
+      depth++;
+    }
+    return depth;
+  }
+
+  /**
+   * `ancestors(span).find(test)`, without building the list. In a loop of parent ids every
+   * ancestor comes round again once all were passed, or the walk comes back to the span itself:
+   * either way nothing new is left to test.
+   */
+  nearestAncestor(span: SpanRecord, test: (ancestor: SpanRecord) => boolean): SpanRecord | undefined {
+    let steps = 0;
+    for (let current = this.parent(span); current; current = this.parent(current)) {
+      if (current === span || steps === this.spans.length) return undefined;
+      if (test(current)) return current;
+      steps++;
+    }
+    return undefined;
   }
 
   #ancestorsUpToCycle(span: SpanRecord): SpanRecord[] {

@@ -59,6 +59,7 @@ const MESSAGE_EVENTS = new Set([
  */
 export const strands: Convention = {
   name: STRANDS,
+  marks: { keys: [STRANDS_KEYS.eventStartTime, STRANDS_KEYS.toolStatus] },
   read(span: SpanRecord): SpanReading | undefined {
     const attributes = span.attributes;
     if (!(STRANDS_KEYS.eventStartTime in attributes) && !(STRANDS_KEYS.toolStatus in attributes)) {

@@ -61,6 +61,7 @@ const VALUE_OUTPUTS = new Set(['text', 'json', 'error-text', 'error-json']);
  */
 export const vercelAi: Convention = {
   name: VERCEL_AI,
+  marks: { keys: [VERCEL_AI_KEYS.operationId], namePrefixes: [OPERATION_PREFIX] },
   read(span: SpanRecord): SpanReading | undefined {
     const operation = operationOf(span);
     if (operation === undefined) return undefined;

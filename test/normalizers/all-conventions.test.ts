@@ -7,7 +7,10 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { readStoredTraces } from '../../src/cli/read-traces.js';
+import type { SpanRecord } from '../../src/model/span-record.js';
 import type { Trajectory } from '../../src/model/trajectory.js';
+import type { Convention } from '../../src/normalizers/convention.js';
+import { CONVENTIONS } from '../../src/normalizers/conventions.js';
 import { normalizeSpans } from '../../src/normalizers/normalize.js';
 import { orderedPairs } from '../helpers/fixtures.js';
 
@@ -75,6 +78,28 @@ describe('every convention, through the default precedence', () => {
     for (const refund of refunds) {
       expect(['error', 'no_result']).toContain(refund.outcome.status);
       if (order) expect(trajectory.happensBefore(order, refund)).toBe(true);
+    }
+  });
+});
+
+describe('convention marks', () => {
+  const bearsOwnMark = (span: SpanRecord, { marks }: Convention) =>
+    !marks ||
+    marks.keys.some((key) => Object.hasOwn(span.attributes, key)) ||
+    (marks.scopes ?? []).includes(span.scope.name) ||
+    (marks.namePrefixes ?? []).some((prefix) => span.name.startsWith(prefix));
+  const spanFiles = readdirSync(dir).filter((name) => /\.(otlp\.json|jsonl)$/.test(name));
+
+  // Spans without any mark are not offered to conventions that declare marks: a convention
+  // that claimed such a span would silently stop reading it.
+  it.each(spanFiles)('%s: every convention claims only spans bearing its marks', (name) => {
+    const read = readStoredTraces(readFileSync(new URL(name, dir), 'utf8'), name);
+    if (!read.input || !('spans' in read.input)) throw new Error(`${name}: ${JSON.stringify(read.errors)}`);
+    for (const span of read.input.spans) {
+      for (const convention of CONVENTIONS) {
+        if (convention.read(span) === undefined) continue;
+        expect(bearsOwnMark(span, convention), `${convention.name} claims ${span.name}`).toBe(true);
+      }
     }
   });
 });

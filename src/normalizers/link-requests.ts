@@ -1,0 +1,193 @@
+/**
+ * Linking each tool call to the turn that asked for it: by call id, else by tool name and
+ * arguments; and the calls a turn asked for that no span records. Part of assembly.
+ */
+import { canonicalJson, isJsonObject, type JsonValue } from '../model/json.js';
+import type { SpanRecord } from '../model/span-record.js';
+import type { Assembly, CallNode, RunNode, TurnNode } from './assemble.js';
+import type { ToolCallDraft } from './convention.js';
+
+/** Tool spans with a call id: the request carrying that id (see {@link latestRequestBefore}). */
+export function linkByCallId(assembly: Assembly): void {
+  const requests = new Map<string, { turn: TurnNode; index: number }[]>();
+  for (const turn of assembly.turns) {
+    turn.draft.requested.forEach((request, index) => {
+      if (request.callId === undefined) return;
+      const list = requests.get(request.callId);
+      if (list) list.push({ turn, index });
+      else requests.set(request.callId, [{ turn, index }]);
+    });
+  }
+  for (const node of assembly.calls) {
+    if (node.draft.callId === undefined) continue;
+    const candidates = (requests.get(node.draft.callId) ?? []).filter(
+      ({ turn, index }) => !turn.issued[index],
+    );
+    const pick = latestRequestBefore(candidates, node, assembly.resolution) ?? candidates[0];
+    if (pick) link(node, pick.turn, pick.index);
+  }
+}
+
+/**
+ * Among the requests carrying a call's id, the one its span answered: in the same run, from the
+ * latest turn that started before the span did. Providers that number calls per turn (`call_0`
+ * in every turn) reuse ids, and the first request with the id would be another turn's.
+ */
+function latestRequestBefore(
+  candidates: readonly { turn: TurnNode; index: number }[],
+  node: CallNode,
+  resolution: bigint,
+): { turn: TurnNode; index: number } | undefined {
+  const start = node.span?.startTimeUnixNano;
+  let best: { turn: TurnNode; index: number } | undefined;
+  for (const candidate of candidates) {
+    if (candidate.turn.run !== node.run) continue;
+    if (start !== undefined && candidate.turn.span.startTimeUnixNano > start + resolution) continue;
+    if (!best || candidate.turn.span.startTimeUnixNano > best.turn.span.startTimeUnixNano) best = candidate;
+  }
+  return best ?? candidates.find(({ turn }) => turn.run === node.run);
+}
+
+/** How far back from the latest eligible request a span without a call id looks (bounds the work on huge traces). */
+const LINK_WINDOW = 256;
+
+type OpenRequest = { turn: TurnNode; index: number };
+
+/**
+ * Tool spans without a call id (OpenInference bridges, LangChain, decorators): the turn that
+ * asked for a call of that tool, in the same run, started before it; equal arguments first,
+ * then a turn under the same parent span, then the latest such turn. Requests are indexed by run
+ * and tool in turn order, and each span looks back from the latest turn that started before it.
+ */
+export function linkByNameAndArguments(assembly: Assembly): void {
+  // Most traces have a call id on every tool span: nothing left to link, so no index to build.
+  if (assembly.calls.every((node) => node.issuer || !node.span)) return;
+  const open = new Map<RunNode, Map<string, OpenRequest[]>>();
+  for (const run of assembly.runs) {
+    const byTool = new Map<string, OpenRequest[]>();
+    for (const turn of run.turns) {
+      turn.draft.requested.forEach((request, index) => {
+        if (turn.issued[index]) return;
+        const list = byTool.get(request.tool);
+        if (list) list.push({ turn, index });
+        else byTool.set(request.tool, [{ turn, index }]);
+      });
+    }
+    open.set(run, byTool);
+  }
+  for (const node of assembly.calls) {
+    if (node.issuer || !node.span) continue;
+    const best = bestOpenRequest(
+      open.get(node.run)?.get(node.draft.tool) ?? [],
+      node,
+      node.span,
+      assembly.resolution,
+    );
+    if (best) link(node, best.turn, best.index);
+    else linkToEnclosingTurn(assembly, node);
+  }
+}
+
+function bestOpenRequest(
+  list: readonly OpenRequest[],
+  node: CallNode,
+  span: SpanRecord,
+  resolution: bigint,
+): OpenRequest | undefined {
+  // The last request whose turn started no later than the span (the list is in turn order).
+  const limit = span.startTimeUnixNano + resolution;
+  let low = 0;
+  let high = list.length;
+  while (low < high) {
+    const middle = (low + high) >> 1;
+    if ((list[middle] as OpenRequest).turn.span.startTimeUnixNano <= limit) low = middle + 1;
+    else high = middle;
+  }
+  let best: (OpenRequest & { score: number }) | undefined;
+  for (let at = low - 1, steps = 0; at >= 0 && steps < LINK_WINDOW; at--, steps++) {
+    const { turn, index } = list[at] as OpenRequest;
+    const request = turn.draft.requested[index];
+    if (!request || turn.issued[index]) continue;
+    if (request.callId !== undefined && node.draft.callId !== undefined) continue;
+    const score =
+      argumentScore(request.args, node.draft.args) * 2 +
+      (turn.span.parentSpanId === span.parentSpanId ? 1 : 0);
+    // Looking back: on a tie the later turn (met first) wins; within one turn, the earlier request
+    // (requests and tool spans come in the same order when nothing else tells them apart).
+    if (!best || score > best.score || (score === best.score && turn === best.turn && index < best.index)) {
+      best = { turn, index, score };
+    }
+  }
+  return best;
+}
+
+/**
+ * A tool span nested in a turn's span that matches none of its requests (the turn's output was
+ * not recorded) was still issued by that turn (Vercel legacy nests tool spans in the model call).
+ */
+function linkToEnclosingTurn(assembly: Assembly, node: CallNode): void {
+  if (!node.span) return;
+  const turnOfSpan = assembly.turnOfSpan;
+  const ancestor = assembly.tree.nearestAncestor(node.span, (span) => turnOfSpan.has(span));
+  const turn = ancestor && turnOfSpan.get(ancestor);
+  if (!turn) return;
+  node.issuer = turn;
+  turn.issued.push(node);
+}
+
+function argumentScore(a: ToolCallDraft['args'], b: ToolCallDraft['args']): number {
+  if (!a.captured || !b.captured) return 1;
+  if (isCollapsedForm(b.value, a.value)) return 2;
+  return canonicalJson(a.value) === canonicalJson(b.value) ? 2 : 0;
+}
+
+/**
+ * Some tracers record a one-key argument object as its bare string value (OpenInference's
+ * LangChain tracer: `{order_id: "A-1001"}` becomes `"A-1001"`); the tool got the object.
+ */
+function isCollapsedForm(recorded: JsonValue, requested: JsonValue): boolean {
+  if (typeof recorded !== 'string' || !isJsonObject(requested)) return false;
+  const values = Object.values(requested);
+  return values.length === 1 && values[0] === recorded;
+}
+
+function link(node: CallNode, turn: TurnNode, index: number): void {
+  node.issuer = turn;
+  node.requestIndex = index;
+  turn.issued[index] = node;
+  const request = turn.draft.requested[index];
+  if (!request) return;
+  if (node.draft.callId === undefined && request.callId !== undefined) node.draft.callId = request.callId;
+  const recorded = node.draft.args;
+  if (!recorded.captured || (request.args.captured && isCollapsedForm(recorded.value, request.args.value))) {
+    node.draft.args = request.args;
+  }
+}
+
+/** A call the model asked for that no tool span records (untraced tools, server-side tools) is still a call. */
+export function addRequestOnlyCalls(assembly: Assembly): void {
+  for (const turn of assembly.turns) {
+    turn.draft.requested.forEach((request, index) => {
+      if (turn.issued[index]) return;
+      const draft = { tool: request.tool } as ToolCallDraft;
+      if (request.callId !== undefined) draft.callId = request.callId;
+      draft.args = request.args;
+      draft.result = { captured: false };
+      draft.outcome = { status: 'no_result' };
+      if (turn.run.name) draft.agentName = turn.run.name;
+      draft.convention = turn.draft.convention;
+      const node: CallNode = {
+        spanIds: [],
+        draft,
+        run: turn.run,
+        issuer: turn,
+        requestIndex: index,
+        id: '',
+        vertex: -1,
+      };
+      turn.issued[index] = node;
+      turn.run.calls.push(node);
+      assembly.calls.push(node);
+    });
+  }
+}
