@@ -3,12 +3,12 @@
  * arguments that match. Reasons say what was expected and what each call had.
  */
 import type { ArgumentRule } from '../scenario/native.js';
-import type { RuleFamily } from './rule.js';
+import { type RuleFamily, ruleResult } from './rule.js';
 import { checkToolCallArgs } from './tool-call-args.js';
 
 /** Evaluates the `arguments` section. */
 export const argumentsFamily: RuleFamily<readonly ArgumentRule[]> = (trajectory, rules) =>
   rules.map((rule) => {
     const { result, calls } = checkToolCallArgs(trajectory, rule);
-    return { rule: 'arguments.match', dimension: 'arguments', ...result, calls };
+    return ruleResult('arguments.match', 'arguments', result, calls);
   });

@@ -61,13 +61,12 @@ interface IdenticalCalls {
  * is a group of its own without serializing its arguments, which is most calls of a usual trace.
  */
 function identicalCalls(trajectory: Trajectory): IdenticalCalls {
-  const captured = new Map<string, number>();
-  for (const call of trajectory.calls) {
-    if (call.args.captured) captured.set(call.tool, (captured.get(call.tool) ?? 0) + 1);
-  }
   const groups: ToolCall[][] = [];
-  const byKey = new Map<string, ToolCall[]>();
   const blind = new Map<string, ToolCall[]>();
+  /** Per tool with several captured calls: its groups by canonical arguments. */
+  const byArgs = new Map<string, Map<string, ToolCall[]>>();
+  /** Captured calls per tool, counted for tools called more than once. */
+  const captured = new Map<string, number>();
   for (const call of trajectory.calls) {
     if (!call.args.captured) {
       const list = blind.get(call.tool);
@@ -75,21 +74,39 @@ function identicalCalls(trajectory: Trajectory): IdenticalCalls {
       else blind.set(call.tool, [call]);
       continue;
     }
-    if (captured.get(call.tool) === 1) {
+    if (capturedCalls(trajectory, call.tool, captured) === 1) {
       groups.push([call]);
       continue;
     }
+    let ofTool = byArgs.get(call.tool);
+    if (!ofTool) {
+      ofTool = new Map();
+      byArgs.set(call.tool, ofTool);
+    }
     // Unparsable arguments are kept as their raw text: the same text is the same call.
-    const key = `${call.tool}\u0000${canonicalJson(call.args.value)}`;
-    const group = byKey.get(key);
+    const key = canonicalJson(call.args.value);
+    const group = ofTool.get(key);
     if (group) group.push(call);
     else {
       const created = [call];
-      byKey.set(key, created);
+      ofTool.set(key, created);
       groups.push(created);
     }
   }
   return { groups, blind };
+}
+
+/** How many calls of `tool` had their arguments captured; a tool called once is not counted. */
+function capturedCalls(trajectory: Trajectory, tool: string, counted: Map<string, number>): number {
+  const calls = callsOfTool(trajectory, tool);
+  if (calls.length <= 1) return calls.length;
+  let count = counted.get(tool);
+  if (count === undefined) {
+    count = 0;
+    for (const call of calls) if (call.args.captured) count++;
+    counted.set(tool, count);
+  }
+  return count;
 }
 
 /** The identical call before `call` failed, and `call` was made once that failure was seen. */

@@ -17,6 +17,7 @@ import type { Scenario } from '../scenario/scenario.js';
 import { FAMILIES } from './families.js';
 import { type OutcomeResult, outcomeHookResults } from './outcome-hooks.js';
 import type { RuleFamily, RuleResult } from './rule.js';
+import { releaseIndex } from './trajectory-index.js';
 
 /** What a caller adds to an evaluation beyond the trajectory and the scenario. */
 export interface EvaluateOptions {
@@ -35,9 +36,14 @@ export interface EvaluateOptions {
  */
 export function evaluate(trajectory: Trajectory, scenario: Scenario, options: EvaluateOptions = {}): Report {
   const results: RuleResult[] = [];
-  for (const [section, family] of FAMILY_LIST) {
-    const config = scenario.rules[section];
-    if (config !== undefined) for (const result of family(trajectory, config)) results.push(result);
+  try {
+    for (const [section, family] of FAMILY_LIST) {
+      const config = scenario.rules[section];
+      if (config !== undefined) for (const result of family(trajectory, config)) results.push(result);
+    }
+  } finally {
+    // The families are done with the trajectory: its index must not keep it alive.
+    releaseIndex(trajectory);
   }
   // After the trajectory's families: the final state is judged apart from what the agent attempted.
   const hooks = scenario.rules.outcome;
@@ -45,17 +51,21 @@ export function evaluate(trajectory: Trajectory, scenario: Scenario, options: Ev
 
   const assertions: AssertionResult[] = [];
   const findings: Finding[] = [];
-  const tally = new Map<Dimension, { passed: number; total: number }>();
+  // Per dimension, in order of first appearance: a handful at most, so parallel lists, not a Map.
+  const dimensions: Dimension[] = [];
+  const passed: number[] = [];
+  const total: number[] = [];
   for (const result of results) {
     assertions.push({ name: result.name, status: result.status, reason: result.reason });
-    let counts = tally.get(result.dimension);
-    if (!counts) {
-      counts = { passed: 0, total: 0 };
-      tally.set(result.dimension, counts);
+    let slot = dimensions.indexOf(result.dimension);
+    if (slot === -1) {
+      slot = dimensions.push(result.dimension) - 1;
+      passed.push(0);
+      total.push(0);
     }
-    counts.total++;
+    total[slot] = (total[slot] as number) + 1;
     if (result.status === 'pass') {
-      counts.passed++;
+      passed[slot] = (passed[slot] as number) + 1;
       continue;
     }
     const calls: string[] = [];
@@ -78,7 +88,10 @@ export function evaluate(trajectory: Trajectory, scenario: Scenario, options: Ev
   for (const issue of trajectory.issues) findings.push(issueFinding(issue));
 
   const scores: Partial<Record<Dimension, number>> = {};
-  for (const [dimension, { passed, total }] of tally) scores[dimension] = total === 0 ? 1 : passed / total;
+  for (let slot = 0; slot < dimensions.length; slot++) {
+    const of = total[slot] as number;
+    scores[dimensions[slot] as Dimension] = of === 0 ? 1 : (passed[slot] as number) / of;
+  }
   const verdict = decideVerdict(findings);
   return {
     traceId: trajectory.traceId,

@@ -13,7 +13,7 @@
 import type { JsonValue } from '../model/json.js';
 import type { ToolCall, Trajectory } from '../model/trajectory.js';
 import type { GroundingRule } from '../scenario/native.js';
-import { jsonValues, type PathHit, readPath } from './json-path.js';
+import { holdsScalar, jsonValues, type PathHit, readPath, sameValueZero } from './json-path.js';
 import { deepEqualJson, renderValue } from './match-args.js';
 import { callIds, capList, MAX_LISTED, times } from './outcome.js';
 import { fail, pass, type RuleFamily, type RuleResult, undecided } from './rule.js';
@@ -82,9 +82,9 @@ export function checkGrounding(trajectory: Trajectory, rule: GroundingRule): Rul
   const grounder = new Grounder(trajectory, rule);
   const problems: Problem[] = [];
   for (const call of targets) grounder.check(call, problems);
+  if (problems.length === 0) return pass(RULE, DIMENSION, name, targets);
   const failures = problems.filter((problem) => problem.status === 'fail');
   const shown = failures.length > 0 ? failures : problems;
-  if (shown.length === 0) return pass(RULE, DIMENSION, name, targets);
   const listed = shown.slice(0, MAX_LISTED).map((problem) => problem.explain());
   const rest = shown.length - listed.length;
   const reason = listed.map((entry) => entry.text).join('; ') + (rest > 0 ? `; and ${rest} more` : '');
@@ -99,7 +99,8 @@ export function checkGrounding(trajectory: Trajectory, rule: GroundingRule): Rul
 /** One rule's view of the trajectory: which calls can ground a value, each result read once. */
 class Grounder {
   readonly #sources: readonly ToolCall[];
-  readonly #fields = new Map<ToolCall, SourceFields>();
+  /** Each source's result as read, made on first use. */
+  #fields: Map<ToolCall, SourceFields> | undefined;
   /**
    * Which sources hold each scalar value, built on first use: `equals` is one lookup per value.
    * Keyed by the value itself: Map keys compare like JSON scalars (40 and 40.0 alike, never 40 and "40").
@@ -309,6 +310,14 @@ class Grounder {
   #scanHolders(value: JsonScalar): readonly ToolCall[] {
     const holders: ToolCall[] = [];
     for (const source of this.#sources) {
+      if (this.#fromPath === undefined) {
+        // Any field of the result: walked with an early exit, nothing collected or kept, as
+        // most rules look up one value.
+        const { result } = source;
+        if (result.captured && result.parseError === undefined && holdsScalar(result.value, value))
+          holders.push(source);
+        continue;
+      }
       const read = this.#read(source);
       if (!read.readable) continue;
       for (const field of read.values) {
@@ -334,6 +343,7 @@ class Grounder {
   }
 
   #read(source: ToolCall): SourceFields {
+    this.#fields ??= new Map();
     let read = this.#fields.get(source);
     if (read) return read;
     const { result } = source;
@@ -361,11 +371,6 @@ class Grounder {
 }
 
 const NO_CALLS: readonly ToolCall[] = [];
-
-/** Equality as Map keys have it: `===`, except that NaN equals NaN. */
-function sameValueZero(a: JsonValue, b: JsonValue): boolean {
-  return a === b || (typeof a === 'number' && typeof b === 'number' && Number.isNaN(a) && Number.isNaN(b));
-}
 
 /** `issue_refund (call c3)`: the call a grounding rule checks, as reasons name it. */
 function which(rule: GroundingRule, call: ToolCall): string {

@@ -153,6 +153,39 @@ export function jsonValues(document: JsonValue): JsonValue[] {
 }
 
 /**
+ * Whether {@link jsonValues} of `document` has `scalar` (equal as Map keys are: `===`, except
+ * that NaN equals NaN), found without collecting the values: stops at the first.
+ */
+export function holdsScalar(document: JsonValue, scalar: JsonValue): boolean {
+  if (sameValueZero(document, scalar)) return true;
+  if (document === null || typeof document !== 'object') return false;
+  // An explicit stack: a deeply nested result cannot overflow the call stack.
+  const stack: JsonValue[] = [document];
+  while (stack.length > 0) {
+    const value = stack.pop() as JsonValue;
+    if (Array.isArray(value)) {
+      for (let index = 0; index < value.length; index++) {
+        const item = value[index] as JsonValue;
+        if (sameValueZero(item, scalar)) return true;
+        if (item !== null && typeof item === 'object') stack.push(item);
+      }
+    } else if (isJsonObject(value)) {
+      for (const key of Object.keys(value)) {
+        const item = value[key] as JsonValue;
+        if (sameValueZero(item, scalar)) return true;
+        if (item !== null && typeof item === 'object') stack.push(item);
+      }
+    }
+  }
+  return false;
+}
+
+/** Equality as Map keys have it: `===`, except that NaN equals NaN. */
+export function sameValueZero(a: JsonValue, b: JsonValue): boolean {
+  return a === b || (typeof a === 'number' && typeof b === 'number' && Number.isNaN(a) && Number.isNaN(b));
+}
+
+/**
  * True when a concrete path (`items.0.sku`) is matched by a pattern (`items.*.sku`): same
  * number of segments, each equal or `*`. For `ignore` lists and the like.
  */

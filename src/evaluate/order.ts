@@ -6,7 +6,7 @@
 import type { ToolCall, Trajectory } from '../model/trajectory.js';
 import type { OrderSection } from '../scenario/native.js';
 import { callIds, capList, MAX_LISTED } from './outcome.js';
-import { alwaysHard, fail, pass, type RuleFamily, type RuleResult, undecided } from './rule.js';
+import { alwaysHard, fail, pass, type RuleFamily, type RuleResult, ruleResult, undecided } from './rule.js';
 import { checkExactToolSequence, checkToolSequence } from './tool-sequence.js';
 import { toolSetOf } from './tool-set.js';
 import { callPositions } from './trajectory-index.js';
@@ -37,7 +37,7 @@ export const orderFamily: RuleFamily<OrderSection> = (trajectory, section) => {
     const { mode, steps } = section.sequence;
     const check = mode === 'exact' ? checkExactToolSequence : checkToolSequence;
     const { result, calls } = check(trajectory, steps);
-    results.push({ rule: 'order.sequence', dimension: 'order', ...result, calls });
+    results.push(ruleResult('order.sequence', 'order', result, calls));
   }
   return results;
 };
@@ -46,7 +46,7 @@ export const orderFamily: RuleFamily<OrderSection> = (trajectory, section) => {
 function checkBefore(precedence: Precedence, constraint: BeforeConstraint, index: number): RuleResult {
   const { trajectory } = precedence;
   const { calls: listing } = trajectory;
-  const name = `order.before[${index}]`;
+  const name = beforeName(index);
   const beforeTools = toolSetOf(constraint.before);
   const afterTools = toolSetOf(constraint.after);
   // One walk down the causal listing: only a call listed earlier can happen-before a call, so
@@ -99,6 +99,20 @@ function checkBefore(precedence: Precedence, constraint: BeforeConstraint, index
   const offending = new Set(unwitnessed);
   const calls = [...unwitnessed, ...inCausalOrder(trajectory, mentioned).filter((c) => !offending.has(c))];
   return fail('order.before', 'order', name, capClauses(clauses, unwitnessed.length), calls);
+}
+
+/** `order.before[i]` names, made once per index rather than once per evaluation. */
+const beforeNames: string[] = [];
+const MAX_CACHED_NAMES = 256;
+
+function beforeName(index: number): string {
+  if (index >= MAX_CACHED_NAMES) return `order.before[${index}]`;
+  let name = beforeNames[index];
+  if (name === undefined) {
+    name = `order.before[${index}]`;
+    beforeNames[index] = name;
+  }
+  return name;
 }
 
 /**

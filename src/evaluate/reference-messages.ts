@@ -20,6 +20,39 @@ export type ReferenceReading = { ok: true; turns: ReferenceCall[][] } | { ok: fa
 
 const ASSISTANT_ROLES = new Set(['assistant', 'ai']);
 
+/** A reference call with its 1-based number in the whole reference, as reasons name it. */
+export interface NumberedCall extends ReferenceCall {
+  number: number;
+}
+
+/** The reference's turns with numbered calls, and all its calls in one list; or why it cannot be read. */
+export type NumberedReference =
+  | { ok: true; turns: readonly NumberedCall[][]; calls: readonly NumberedCall[] }
+  | { ok: false; problem: string };
+
+/** Read and numbered once per reference section: a scenario is loaded once and evaluated against every trace. */
+const numberedReferences = new WeakMap<object, NumberedReference>();
+
+/** The reference of a section (given as `turns` or as `messages`), read and numbered; cached by the section. */
+export function numberedReference(section: {
+  turns?: readonly (readonly ReferenceCall[])[];
+  messages?: readonly Record<string, unknown>[];
+}): NumberedReference {
+  let numbered = numberedReferences.get(section);
+  if (numbered) return numbered;
+  const reading = section.turns
+    ? { ok: true as const, turns: section.turns }
+    : readReferenceMessages(section.messages ?? []);
+  if (!reading.ok) numbered = reading;
+  else {
+    let number = 0;
+    const turns = reading.turns.map((turn) => turn.map((call) => ({ ...call, number: ++number })));
+    numbered = { ok: true, turns, calls: turns.flat() };
+  }
+  numberedReferences.set(section, numbered);
+  return numbered;
+}
+
 /** Reads a chat message list into reference turns. Never throws: a bad message is a `problem`. */
 export function readReferenceMessages(messages: readonly Record<string, unknown>[]): ReferenceReading {
   const turns: ReferenceCall[][] = [];

@@ -15,7 +15,7 @@ import { type Matching, maximumMatching } from './bipartite.js';
 import { deepEqualJson, renderValue } from './match-args.js';
 import { callIds, capList, MAX_LISTED } from './outcome.js';
 import { argumentDistance, classifyPair, comparePair, MATCH, type PairVerdict } from './reference-args.js';
-import { type ReferenceCall, readReferenceMessages } from './reference-messages.js';
+import { type NumberedCall, numberedReference, type ReferenceCall } from './reference-messages.js';
 import { fail, pass, type RuleFamily, type RuleResult, undecided } from './rule.js';
 
 const NAME = 'reference';
@@ -24,21 +24,17 @@ const DIMENSION = 'order';
 /** Evaluates the `reference` section: one result, rule `reference.<mode>`. */
 export const referenceFamily: RuleFamily<ReferenceSection> = (trajectory, section) => {
   const rule = `reference.${section.mode}`;
-  const reading = section.turns
-    ? { ok: true as const, turns: section.turns }
-    : readReferenceMessages(section.messages ?? []);
+  const reading = numberedReference(section);
   if (!reading.ok)
     return [fail(rule, DIMENSION, NAME, `the reference cannot be read: ${reading.problem}`, [])];
-  let number = 0;
-  const turns = reading.turns.map((turn) => turn.map((call) => ({ ...call, number: ++number })));
   const compare: Compare = {
     classify: (call, reference) => classifyPair(call, reference, section),
     explain: (call, reference) => comparePair(call, reference, section),
   };
   return [
     section.mode === 'strict'
-      ? checkStrict(rule, trajectoryTurns(trajectory), turns, compare)
-      : checkCalls(rule, trajectory.calls, turns.flat(), NEEDS[section.mode], compare),
+      ? checkStrict(rule, trajectoryTurns(trajectory), reading.turns, compare)
+      : checkCalls(rule, trajectory.calls, reading.calls, NEEDS[section.mode], compare),
   ];
 };
 
@@ -71,11 +67,6 @@ export function trajectoryTurns(trajectory: Trajectory): ToolCall[][] {
   if (batch.length > 0) groups.push(batch);
   const first = (group: ToolCall[]) => position.get(group[0]?.id ?? '') ?? 0;
   return groups.sort((a, b) => first(a) - first(b));
-}
-
-/** A reference call with its 1-based number in the whole reference, as reasons name it. */
-interface NumberedCall extends ReferenceCall {
-  number: number;
 }
 
 /** Pair comparison: a cheap status for every pair, the explained verdict for those a reason shows. */
@@ -174,7 +165,7 @@ function checkCalls(
     if (needs.calls) parts.push(`${size} of ${calls.length} calls`);
     return `matched ${parts.join(' and ')}`;
   };
-  if (covers(pairing, pairing.sure, needs)) return pass(rule, DIMENSION, NAME, pairedCalls([pairing]));
+  if (covers(pairing, pairing.sure, needs)) return pass(rule, DIMENSION, NAME, pairedCalls(pairing));
   if (covers(pairing, pairing.possible, needs)) {
     const doubts = doubtfulPairs([pairing]);
     const reason = `${doubts.reason}; ${count(pairing.sure.size)} with arguments compared`;
@@ -363,14 +354,12 @@ function doubtfulPairs(pairings: readonly Pairing[]): { reason: string; calls: T
   return { reason, calls };
 }
 
-function pairedCalls(pairings: readonly Pairing[]): ToolCall[] {
-  const calls = pairings.flatMap((pairing) =>
-    pairing.calls.filter((_, right) => pairing.sure.leftOf[right] !== -1),
-  );
-  return inOrder(
-    pairings.flatMap((pairing) => pairing.calls),
-    calls,
-  );
+/** The calls a pairing paired for sure, in its order. */
+function pairedCalls(pairing: Pairing): ToolCall[] {
+  const paired: ToolCall[] = [];
+  for (let right = 0; right < pairing.calls.length; right++)
+    if (pairing.sure.leftOf[right] !== -1) paired.push(pairing.calls[right] as ToolCall);
+  return inOrder(pairing.calls, paired);
 }
 
 /** `calls` without duplicates, in the order of `all` (causal order). */

@@ -2,7 +2,7 @@
  * What every rule family hands the evaluator: one result per check, with the calls it is about.
  * Families are pure functions of a trajectory and their section of the scenario.
  */
-import type { Dimension, Severity } from '../model/report.js';
+import type { AssertionResult, Dimension, Severity } from '../model/report.js';
 import type { ToolCall, Trajectory } from '../model/trajectory.js';
 
 /** The outcome of one check. */
@@ -66,4 +66,17 @@ export function undecided(
 export function alwaysHard(result: RuleResult): RuleResult {
   result.alwaysHard = true;
   return result;
+}
+
+/**
+ * A rule result from an assertion's result (the seed-001 checks): its fields copied one by one,
+ * as a spread into a literal with more keys is a slow path in V8.
+ */
+export function ruleResult(
+  rule: string,
+  dimension: Dimension,
+  result: AssertionResult,
+  calls: readonly ToolCall[],
+): RuleResult {
+  return { rule, dimension, name: result.name, status: result.status, reason: result.reason, calls };
 }

@@ -8,7 +8,7 @@ import type { ToolsSection } from '../scenario/native.js';
 import { checkAllowedTools } from './allowed-tools.js';
 import { checkExpectedToolCalls } from './expected-tool-calls.js';
 import { callIds, capList, times } from './outcome.js';
-import { alwaysHard, fail, pass, type RuleFamily, type RuleResult } from './rule.js';
+import { alwaysHard, fail, pass, type RuleFamily, type RuleResult, ruleResult } from './rule.js';
 import { toolSetOf } from './tool-set.js';
 import { callsOfTool } from './trajectory-index.js';
 
@@ -17,12 +17,12 @@ export const toolsFamily: RuleFamily<ToolsSection> = (trajectory, section) => {
   const results: RuleResult[] = [];
   if (section.allowed) {
     const { result, calls } = checkAllowedTools(trajectory, section.allowed);
-    results.push({ rule: 'tools.allowed', dimension: 'safety', ...result, calls, alwaysHard: true });
+    results.push(alwaysHard(ruleResult('tools.allowed', 'safety', result, calls)));
   }
   if (section.forbidden && section.forbidden.length > 0)
     results.push(forbidden(trajectory, section.forbidden));
   for (const { result, calls } of checkExpectedToolCalls(trajectory, section.required ?? [])) {
-    results.push({ rule: 'tools.required', dimension: 'structure', ...result, calls });
+    results.push(ruleResult('tools.required', 'structure', result, calls));
   }
   for (const [tool, { min, max }] of Object.entries(section.counts ?? {}))
     results.push(count(trajectory, tool, min, max));

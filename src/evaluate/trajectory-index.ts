@@ -1,33 +1,41 @@
 /**
  * Lookups every rule family asks of a trajectory (the calls of a tool, a call's place in the
- * causal listing), built once per trajectory and shared by every family and every scenario
- * evaluated against it. A Trajectory never changes once built, so the index never goes stale;
- * a WeakMap lets it go with the trajectory.
+ * causal listing), built once per evaluation and shared by every family. A Trajectory never
+ * changes once built, so the index never goes stale.
+ *
+ * The index of the one trajectory being evaluated is held in a single slot, not a WeakMap: a
+ * WeakMap entry keyed by a short-lived object costs about 2 µs (the collector's ephemeron work),
+ * more than building the index of a usual trace. `evaluate` lets the slot go when it is done, so
+ * no trajectory outlives its evaluation here.
  */
 import type { ToolCall, Trajectory } from '../model/trajectory.js';
 
 interface TrajectoryIndex {
+  readonly trajectory: Trajectory;
   /** The calls of each tool, in causal order. */
   byTool: Map<string, ToolCall[]>;
   /** Each call's position in `trajectory.calls` (the causal listing), built on first use. */
   positions?: Map<ToolCall, number>;
 }
 
-const indexes = new WeakMap<Trajectory, TrajectoryIndex>();
+let current: TrajectoryIndex | undefined;
 const NO_CALLS: readonly ToolCall[] = [];
 
 function indexOf(trajectory: Trajectory): TrajectoryIndex {
-  let index = indexes.get(trajectory);
-  if (index) return index;
+  if (current?.trajectory === trajectory) return current;
   const byTool = new Map<string, ToolCall[]>();
   for (const call of trajectory.calls) {
     const ofTool = byTool.get(call.tool);
     if (ofTool) ofTool.push(call);
     else byTool.set(call.tool, [call]);
   }
-  index = { byTool };
-  indexes.set(trajectory, index);
-  return index;
+  current = { trajectory, byTool };
+  return current;
+}
+
+/** Lets go of the index of `trajectory` (called when its evaluation is done). */
+export function releaseIndex(trajectory: Trajectory): void {
+  if (current?.trajectory === trajectory) current = undefined;
 }
 
 /**

@@ -56,7 +56,11 @@ export function resultAttributes(report: Report): OtelAttributes {
   };
   if (report.scenario.version !== undefined)
     attributes['toolpath.scenario.version'] = report.scenario.version;
-  for (const [dimension, score] of Object.entries(report.scores)) attributes[scoreKey(dimension)] = score;
+  const { scores } = report;
+  for (const dimension in scores) {
+    if (Object.hasOwn(scores, dimension))
+      attributes[scoreKey(dimension)] = scores[dimension as keyof Report['scores']] as number;
+  }
   const explanation = explain(report);
   if (explanation !== '') attributes['gen_ai.evaluation.explanation'] = explanation;
   if (report.incomplete !== undefined) attributes['toolpath.trace.incomplete'] = report.incomplete;

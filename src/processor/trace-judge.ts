@@ -119,6 +119,7 @@ export class TraceJudge {
         results.push((reportEventList[0] as EvaluationEvent).attributes);
         for (const event of reportEventList) events.push(event);
       }
+      this.redactor.release();
       this.metrics.recordTrajectory(trajectory.calls.length, (performance.now() - started) / 1000);
     }
     const evaluatedSpanId = trajectory ? evaluatedSpanOf(trajectory) : undefined;
