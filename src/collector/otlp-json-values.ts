@@ -32,8 +32,6 @@ const MAX_VALUE_DEPTH = 64;
 const MAX_UINT64 = 2n ** 64n - 1n;
 const DECIMAL_INTEGER = /^-?\d+$/;
 const JSON_NUMBER = /^-?(?:0|[1-9]\d*)(?:\.\d+)?(?:[eE][+-]?\d+)?$/;
-const HEX = /^[0-9a-fA-F]+$/;
-const ALL_ZERO = /^0+$/;
 const BASE64 = /^[A-Za-z0-9+/_-]+={0,2}$/;
 const ANY_VALUE_FIELDS = new Set([
   'stringValue',
@@ -80,17 +78,43 @@ export function decodeId(raw: unknown, at: string, hexLength: 16 | 32): string |
       `expected a ${what} of ${hexLength} hex characters, got ${raw === '' ? 'an empty string' : describe(raw)}`,
     );
   }
-  if (raw.length !== hexLength || !HEX.test(raw)) {
-    // A generic proto3-JSON writer base64-encodes ids; say so, since that is the usual cause.
-    const base64Length = hexLength === 32 ? 24 : 12;
-    const hint = raw.length === base64Length && BASE64.test(raw) ? '; OTLP JSON ids are hex, not base64' : '';
-    return new Invalid(
-      at,
-      `expected ${hexLength} hex characters, got ${preview(raw)} (${raw.length} characters)${hint}`,
-    );
+  if (raw.length === hexLength) {
+    const checked = checkHex(raw);
+    // The common case, valid lowercase hex, is returned as is: no regexes, no lowercased copy.
+    if (checked === LOWER_HEX) return raw;
+    if (checked === UPPER_HEX) return raw.toLowerCase();
+    if (checked === ZERO_HEX) return new Invalid(at, `an all-zero ${what} is invalid`);
   }
-  if (ALL_ZERO.test(raw)) return new Invalid(at, `an all-zero ${what} is invalid`);
-  return raw.toLowerCase();
+  // A generic proto3-JSON writer base64-encodes ids; say so, since that is the usual cause.
+  const base64Length = hexLength === 32 ? 24 : 12;
+  const hint = raw.length === base64Length && BASE64.test(raw) ? '; OTLP JSON ids are hex, not base64' : '';
+  return new Invalid(
+    at,
+    `expected ${hexLength} hex characters, got ${preview(raw)} (${raw.length} characters)${hint}`,
+  );
+}
+
+const LOWER_HEX = 0;
+const UPPER_HEX = 1;
+const ZERO_HEX = 2;
+const NOT_HEX = 3;
+
+/** One pass over an id: not hex, all zero, hex with an uppercase digit, or lowercase hex. */
+function checkHex(raw: string): number {
+  let upper = false;
+  let nonZero = false;
+  for (let i = 0; i < raw.length; i++) {
+    const code = raw.charCodeAt(i);
+    if (code >= 0x30 && code <= 0x39) {
+      if (code !== 0x30) nonZero = true;
+    } else if (code >= 0x61 && code <= 0x66) nonZero = true;
+    else if (code >= 0x41 && code <= 0x46) {
+      nonZero = true;
+      upper = true;
+    } else return NOT_HEX;
+  }
+  if (!nonZero) return ZERO_HEX;
+  return upper ? UPPER_HEX : LOWER_HEX;
 }
 
 /**
@@ -169,6 +193,9 @@ function decodeAnyValue(raw: unknown, depth: number): AttributeValue | Invalid {
   if (raw == null) return null;
   if (!isObject(raw))
     return new Invalid('', `expected an AnyValue object (e.g. {"stringValue": "..."}), got ${describe(raw)}`);
+  // Most values are strings: when no other field is set, skip the walk over the keys.
+  const text = raw.stringValue;
+  if (typeof text === 'string' && holdsOnlyString(raw)) return text;
   let field: string | undefined;
   for (const key in raw) {
     if (!ANY_VALUE_FIELDS.has(key) || raw[key] == null) continue;
@@ -210,6 +237,18 @@ function decodeAnyValue(raw: unknown, depth: number): AttributeValue | Invalid {
     items[i] = item;
   }
   return items;
+}
+
+/** No AnyValue field but stringValue is set (a field set elsewhere falls back to the key walk, which names both). */
+function holdsOnlyString(raw: Record<string, unknown>): boolean {
+  return (
+    raw.boolValue == null &&
+    raw.intValue == null &&
+    raw.doubleValue == null &&
+    raw.arrayValue == null &&
+    raw.kvlistValue == null &&
+    raw.bytesValue == null
+  );
 }
 
 /** A `[{key, value}]` list (attributes, kvlistValue) as an object; a repeated key keeps its last value. */

@@ -23,7 +23,8 @@ export function checkToolCallArgs(trajectory: Trajectory, assertion: ArgumentRul
   const name = toolCallArgsName(assertion);
   const { tool } = assertion;
   const calls = trajectory.callsOf(tool);
-  const expectation = describeExpectation(assertion.match);
+  // Described only for a reason: a passing check (the usual one) never renders the expectation.
+  const expectation = () => describeExpectation(assertion.match);
   const index = assertion.call;
 
   if (index !== undefined) {
@@ -37,11 +38,11 @@ export function checkToolCallArgs(trajectory: Trajectory, assertion: ArgumentRul
     const which = `${tool} call #${index} (call ${call.id})`;
     if (outcome.status === 'match') return passed(name, [call]);
     if (outcome.status === 'undecided') {
-      return undecided(name, `${which} could not be checked against ${expectation}: ${outcome.detail}`, [
+      return undecided(name, `${which} could not be checked against ${expectation()}: ${outcome.detail}`, [
         call,
       ]);
     }
-    return failed(name, `${which} did not match ${expectation}: ${outcome.detail}`, [call]);
+    return failed(name, `${which} did not match ${expectation()}: ${outcome.detail}`, [call]);
   }
 
   if (calls.length === 0) return failed(name, `${tool} was never called`, []);
@@ -54,9 +55,13 @@ export function checkToolCallArgs(trajectory: Trajectory, assertion: ArgumentRul
   }
   const seen = `saw ${calls.length === 1 ? '1 call' : `${calls.length} calls`}: ${describeCalls(outcomes)}`;
   if (outcomes.some((entry) => entry.outcome.status === 'undecided')) {
-    return undecided(name, `could not decide whether ${tool} was called with ${expectation}; ${seen}`, calls);
+    return undecided(
+      name,
+      `could not decide whether ${tool} was called with ${expectation()}; ${seen}`,
+      calls,
+    );
   }
-  return failed(name, `no call to ${tool} matched ${expectation}; ${seen}`, calls);
+  return failed(name, `no call to ${tool} matched ${expectation()}; ${seen}`, calls);
 }
 
 /** `#1 (call c3) amount_cents: expected 5000, saw 4000; #2 (call c5) arguments were not captured`. */

@@ -73,11 +73,17 @@ export function readExchange(
     outputText.charCodeAt(0) === OPEN_BRACKET &&
     outputText.charCodeAt(outputText.length - 1) === CLOSE_BRACKET
   ) {
+    // A reply rarely holds tool results: then the history's results stand as they are, not
+    // copied (a copy of every earlier result per turn, quadratic in a conversation).
+    const replied = shownResults(output);
     remember({
       head: inputText,
       tail: outputText,
       length: inputText.length + outputText.length - 1,
-      reading: { length: history.length + output.length, shown: history.shown.concat(shownResults(output)) },
+      reading: {
+        length: history.length + output.length,
+        shown: replied.length === 0 ? history.shown : history.shown.concat(replied),
+      },
     });
   }
   return { input, output };
@@ -117,9 +123,11 @@ function extendRecent(text: string): HistoryReading | undefined {
     }
     // `[a,b,]` is not JSON: only a history that adds messages extends a known one.
     if (!Array.isArray(added) || added.length === 0) continue;
+    const shown = shownResults(added);
     return {
       length: recent.reading.length + added.length,
-      shown: recent.reading.shown.concat(shownResults(added)),
+      // Not copied when nothing was added (as for a reply), and shared as readings are.
+      shown: shown.length === 0 ? recent.reading.shown : recent.reading.shown.concat(shown),
     };
   }
   return undefined;
