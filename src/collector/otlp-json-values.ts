@@ -130,9 +130,10 @@ export function decodeTimestamp(raw: unknown, at: string): bigint | Invalid {
   if (typeof raw === 'string' && DECIMAL_INTEGER.test(raw)) {
     const value = BigInt(raw);
     if (value >= 0n && value <= MAX_UINT64) return value;
-  } else if (typeof raw === 'number' && Number.isInteger(raw) && raw >= 0) {
-    if (raw > Number.MAX_SAFE_INTEGER) unsafeIntegers.seen++;
-    return BigInt(raw);
+  } else if (typeof raw === 'number' && Number.isInteger(raw)) {
+    // Counted even when negative, so the error quotes the value as written, not rounded.
+    if (!Number.isSafeInteger(raw)) unsafeIntegers.seen++;
+    if (raw >= 0) return BigInt(raw);
   }
   return new Invalid(
     at,
@@ -140,12 +141,15 @@ export function decodeTimestamp(raw: unknown, at: string): bigint | Invalid {
   );
 }
 
-/** A uint32 count (the dropped counts), as a number or a decimal string; absent is 0. */
-export function decodeCount(raw: unknown, at: string): number | Invalid {
-  if (raw == null) return 0;
+/**
+ * A uint32 count (the dropped counts), as a number or a decimal string; absent, or not such a
+ * count, is 0: the judge never reads these, so a bad one costs the count, never the span.
+ */
+export function readCount(raw: unknown): number {
   const value = typeof raw === 'string' && DECIMAL_INTEGER.test(raw) ? Number(raw) : raw;
-  if (typeof value === 'number' && Number.isInteger(value) && value >= 0 && value <= MAX_UINT32) return value;
-  return new Invalid(at, `expected an unsigned 32-bit integer, got ${preview(raw)}`);
+  return typeof value === 'number' && Number.isInteger(value) && value >= 0 && value <= MAX_UINT32
+    ? value
+    : 0;
 }
 
 /**

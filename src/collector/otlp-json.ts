@@ -14,7 +14,6 @@ import type {
 } from '../model/span-record.js';
 import { addError, type DecodeState, finishDecoding, startDecoding } from './decode-state.js';
 import {
-  decodeCount,
   decodeEnum,
   decodeId,
   decodeKeyValues,
@@ -25,6 +24,7 @@ import {
   hasKeys,
   Invalid,
   isObject,
+  readCount,
   SPAN_KINDS,
   STATUS_CODES,
   unsafeIntegers,
@@ -311,10 +311,7 @@ function decodeSpan(raw: unknown, resource: Attributes, scope: ScopeRecord): Spa
   if (events instanceof Invalid) return events;
   const links = decodeList(raw.links, '.links', decodeLink);
   if (links instanceof Invalid) return links;
-  const traceState = decodeString(raw.traceState, '.traceState');
-  if (traceState instanceof Invalid) return traceState;
-  const dropped = decodeDropped(raw);
-  if (dropped instanceof Invalid) return dropped;
+  const dropped = readDropped(raw);
   const span: SpanRecord = {
     traceId,
     spanId,
@@ -332,19 +329,17 @@ function decodeSpan(raw: unknown, resource: Attributes, scope: ScopeRecord): Spa
     scope,
   };
   // Left out when empty or zero (proto3 defaults), as the protobuf decoder does.
-  if (traceState !== '') span.traceState = traceState;
+  // Kept to forward as received; a malformed one (not a string) is left out, never the span.
+  if (typeof raw.traceState === 'string' && raw.traceState !== '') span.traceState = raw.traceState;
   if (dropped) span.dropped = dropped;
   return span;
 }
 
-/** The span's dropped counts, or undefined when nothing was dropped. */
-function decodeDropped(raw: Record<string, unknown>): DroppedCounts | undefined | Invalid {
-  const attributes = decodeCount(raw.droppedAttributesCount, '.droppedAttributesCount');
-  if (attributes instanceof Invalid) return attributes;
-  const events = decodeCount(raw.droppedEventsCount, '.droppedEventsCount');
-  if (events instanceof Invalid) return events;
-  const links = decodeCount(raw.droppedLinksCount, '.droppedLinksCount');
-  if (links instanceof Invalid) return links;
+/** The span's dropped counts, or undefined when nothing was dropped (see {@link readCount}). */
+function readDropped(raw: Record<string, unknown>): DroppedCounts | undefined {
+  const attributes = readCount(raw.droppedAttributesCount);
+  const events = readCount(raw.droppedEventsCount);
+  const links = readCount(raw.droppedLinksCount);
   return attributes + events + links === 0 ? undefined : { attributes, events, links };
 }
 
@@ -377,9 +372,10 @@ function decodeLink(raw: unknown): SpanLinkRecord | Invalid {
   if (spanId instanceof Invalid) return spanId;
   const attributes = decodeKeyValues(raw.attributes, '.attributes', 0);
   if (attributes instanceof Invalid) return attributes;
-  const traceState = decodeString(raw.traceState, '.traceState');
-  if (traceState instanceof Invalid) return traceState;
-  return traceState === '' ? { traceId, spanId, attributes } : { traceId, spanId, attributes, traceState };
+  const traceState = raw.traceState;
+  return typeof traceState === 'string' && traceState !== ''
+    ? { traceId, spanId, attributes, traceState }
+    : { traceId, spanId, attributes };
 }
 
 function decodeList<T>(raw: unknown, at: string, decodeItem: (item: unknown) => T | Invalid): T[] | Invalid {

@@ -12,6 +12,7 @@ import {
   type SpanKind,
   type SpanStatusCode,
   TraceFlags,
+  type TraceState,
 } from '@opentelemetry/api';
 import { type Resource, resourceFromAttributes } from '@opentelemetry/resources';
 import type { ReadableSpan } from '@opentelemetry/sdk-trace-base';
@@ -54,7 +55,7 @@ export function toReadableSpan(record: SpanRecord, extraAttributes?: Attributes)
     spanId: record.spanId,
     traceFlags: TraceFlags.SAMPLED,
   };
-  if (record.traceState !== undefined) context.traceState = createTraceState(record.traceState);
+  if (record.traceState !== undefined) context.traceState = receivedTraceState(record.traceState);
   const parent =
     record.parentSpanId === undefined
       ? undefined
@@ -83,7 +84,7 @@ export function toReadableSpan(record: SpanRecord, extraAttributes?: Attributes)
         traceId: link.traceId,
         spanId: link.spanId,
         traceFlags: TraceFlags.SAMPLED,
-        traceState: link.traceState === undefined ? undefined : createTraceState(link.traceState),
+        traceState: link.traceState === undefined ? undefined : receivedTraceState(link.traceState),
       },
       attributes: link.attributes as Attributes,
     })),
@@ -98,6 +99,21 @@ export function toReadableSpan(record: SpanRecord, extraAttributes?: Attributes)
     droppedAttributesCount: record.dropped?.attributes ?? 0,
     droppedEventsCount: record.dropped?.events ?? 0,
     droppedLinksCount: record.dropped?.links ?? 0,
+  };
+}
+
+/**
+ * A tracestate that serializes exactly as received. The API's parser drops what is not W3C
+ * tracestate (uppercase keys, over 32 members, ...), and an adapter passing spans on should
+ * not rewrite them; reads and changes go to the parsed form.
+ */
+function receivedTraceState(raw: string): TraceState {
+  const parsed = createTraceState(raw);
+  return {
+    get: (key) => parsed.get(key),
+    set: (key, value) => parsed.set(key, value),
+    unset: (key) => parsed.unset(key),
+    serialize: () => raw,
   };
 }
 

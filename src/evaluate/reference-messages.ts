@@ -30,27 +30,22 @@ export type NumberedReference =
   | { ok: true; turns: readonly NumberedCall[][]; calls: readonly NumberedCall[] }
   | { ok: false; problem: string };
 
-/** Read and numbered once per reference section: a scenario is loaded once and evaluated against every trace. */
-const numberedReferences = new WeakMap<object, NumberedReference>();
-
-/** The reference of a section (given as `turns` or as `messages`), read and numbered; cached by the section. */
+/**
+ * The reference of a section (given as `turns` or as `messages`), read and numbered. Not cached
+ * by the section: a parsed scenario is a plain object a caller may still change, and numbering a
+ * reference costs little beside matching it.
+ */
 export function numberedReference(section: {
   turns?: readonly (readonly ReferenceCall[])[];
   messages?: readonly Record<string, unknown>[];
 }): NumberedReference {
-  let numbered = numberedReferences.get(section);
-  if (numbered) return numbered;
   const reading = section.turns
     ? { ok: true as const, turns: section.turns }
     : readReferenceMessages(section.messages ?? []);
-  if (!reading.ok) numbered = reading;
-  else {
-    let number = 0;
-    const turns = reading.turns.map((turn) => turn.map((call) => ({ ...call, number: ++number })));
-    numbered = { ok: true, turns, calls: turns.flat() };
-  }
-  numberedReferences.set(section, numbered);
-  return numbered;
+  if (!reading.ok) return reading;
+  let number = 0;
+  const turns = reading.turns.map((turn) => turn.map((call) => ({ ...call, number: ++number })));
+  return { ok: true, turns, calls: turns.flat() };
 }
 
 /** Reads a chat message list into reference turns. Never throws: a bad message is a `problem`. */

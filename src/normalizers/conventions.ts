@@ -83,7 +83,10 @@ function bearsMark(span: SpanRecord, screen: MarkScreen): boolean {
   return false;
 }
 
-/** The first reading any convention makes of this span. */
+/**
+ * The first reading any convention makes of this span. A list of conventions is screened by
+ * its marks once, by identity: pass a new array rather than changing one already in use.
+ */
 export function readSpan(
   span: SpanRecord,
   conventions: readonly Convention[] = CONVENTIONS,

@@ -90,6 +90,8 @@ describe('parseOtlpJsonText', () => {
       parse.mockRestore();
     }
     expect(() => decodeOtlpJsonText('{"resourceSpans":[}')).toThrow(SyntaxError);
+    // A bad time beyond 2^53 is quoted in the error as written, not as JSON.parse rounded it.
+    expect(decodeOtlpJsonText(body('-9007199254740993')).errors[0]?.message).toContain('"-9007199254740993"');
   });
 
   it('throws JSON.parse’s error with positions in the original text', () => {

@@ -269,14 +269,26 @@ describe('decodeExportTraceRequest field rules', () => {
     expect(decodeExportTraceRequest(encodeOtlpJson([kept])).spans).toEqual([kept]);
   });
 
-  it('rejects a span with a bad dropped count or tracestate by its path', () => {
-    expect(errorOf({ droppedEventsCount: -1 })).toMatchObject({
-      path: `${SPAN_PATH}.droppedEventsCount`,
-      message: expect.stringContaining('unsigned 32-bit integer'),
+  it('keeps a span whose tracestate or dropped counts are malformed, leaving those out', () => {
+    for (const bad of [
+      { droppedEventsCount: -1 },
+      { droppedLinksCount: 2 ** 32 },
+      { droppedAttributesCount: 1.5 },
+      { droppedAttributesCount: 'many' },
+      { traceState: 7 },
+      { traceState: {} },
+    ]) {
+      const span = decodeOne({ ...bad, links: [{ traceId: TRACE, spanId: SPAN_B, traceState: 5 }] });
+      expect(span.spanId).toBe(SPAN_A);
+      expect(span).not.toHaveProperty('traceState');
+      expect(span).not.toHaveProperty('dropped');
+      expect(span.links[0]).not.toHaveProperty('traceState');
+    }
+    expect(decodeOne({ droppedEventsCount: -1, droppedLinksCount: 2 }).dropped).toEqual({
+      attributes: 0,
+      events: 0,
+      links: 2,
     });
-    expect(errorOf({ droppedLinksCount: 2 ** 32 })?.path).toBe(`${SPAN_PATH}.droppedLinksCount`);
-    expect(errorOf({ droppedAttributesCount: 1.5 })?.path).toBe(`${SPAN_PATH}.droppedAttributesCount`);
-    expect(errorOf({ traceState: 7 })?.path).toBe(`${SPAN_PATH}.traceState`);
   });
 
   it('decodes every AnyValue form', () => {

@@ -241,6 +241,22 @@ describe('what a forwarded span carries on', () => {
     expect(proto.spans).toEqual([received]);
     expect(json.spans).toEqual([received]);
   });
+
+  it('forwards a tracestate exactly as received, even one the W3C parser would rewrite', () => {
+    const raw = 'Vendor=Value,a=1,a=2';
+    const record = {
+      ...(decodeExportTraceProtobuf(encodeRequest({ traceState: raw })).spans[0] as SpanRecord),
+      links: [{ traceId: TRACE, spanId: SPAN_B, attributes: {}, traceState: raw }],
+    };
+    expect(record.traceState).toBe(raw);
+    const forwarded = toReadableSpan(record);
+    expect(forwarded.spanContext().traceState?.serialize()).toBe(raw);
+    const { proto, json } = bothWays([forwarded]);
+    for (const { spans } of [proto, json]) {
+      expect(spans[0]?.traceState).toBe(raw);
+      expect(spans[0]?.links[0]?.traceState).toBe(raw);
+    }
+  });
 });
 
 /** Hand-built ReadableSpans (nested values and bad ids the SDK would not make) for both serializers. */

@@ -62,3 +62,15 @@ describe('expected_tool_calls', () => {
     );
   });
 });
+
+describe('a scenario changed after it was evaluated', () => {
+  it('is evaluated as it is now: tool lists are not served from a stale cache', () => {
+    const trajectory = buildTrajectory(['lookup_account', 'admin_reset']);
+    const allowed = ['lookup_account'];
+    expect(checkAllowedTools(trajectory, allowed).result.status).toBe('fail');
+    allowed.push('admin_reset');
+    expect(checkAllowedTools(trajectory, allowed).result.status).toBe('pass');
+    allowed[1] = 'other';
+    expect(checkAllowedTools(trajectory, allowed).result.status).toBe('fail');
+  });
+});
