@@ -43,6 +43,7 @@ import { toReadableSpan } from '../src/collector/to-readable-span.js';
 import type { Report } from '../src/model/report.js';
 import type { Attributes, ScopeRecord, SpanRecord } from '../src/model/span-record.js';
 import { parseScenario } from '../src/scenario/scenario.js';
+import { PROCESSOR_SCENARIO } from './processor.js';
 
 const SPANS_PER_REQUEST = 1_000;
 const ROUNDS = Number(process.env.ROUNDS ?? 30);
@@ -70,7 +71,7 @@ const TOOLS = [
   'send_confirmation',
 ];
 
-/** A support agent's refund scenario over every rule family (24 assertions). */
+/** A support agent's refund scenario over every rule family (24 assertions), extending bench/processor's. */
 export const SCENARIO = parseScenario(
   {
     id: 'support.refund',
@@ -83,11 +84,7 @@ export const SCENARIO = parseScenario(
       counts: { issue_refund: { max: 1 }, search_kb: { max: 20 } },
     },
     order: {
-      before: [
-        { before: 'get_refund_policy', after: 'issue_refund' },
-        { before: 'get_order', after: ['issue_refund', 'send_confirmation'] },
-      ],
-      terminal: ['send_confirmation'],
+      ...PROCESSOR_SCENARIO.order,
       sequence: {
         steps: [{ tool: 'get_order' }, { tool: 'get_refund_policy' }, { tool: 'issue_refund' }],
       },
@@ -110,12 +107,9 @@ export const SCENARIO = parseScenario(
         },
       },
     ],
-    grounding: [
-      { tool: 'issue_refund', path: 'amount', from: { tool: 'get_order', path: 'amount' } },
-      { tool: 'send_confirmation', path: 'refundId', from: { tool: 'issue_refund', path: 'refundId' } },
-      { tool: 'get_refund_policy', path: 'orderId', from: 'any' },
-    ],
-    safety: { irreversible: ['issue_refund'], tenant: { path: 'tenant', value: 't-7' } },
+    // The in-process benchmark's grounding and safety rules, over longer conversations.
+    grounding: PROCESSOR_SCENARIO.grounding,
+    safety: PROCESSOR_SCENARIO.safety,
     efficiency: { maxCalls: 60, repeats: { max: 2 }, maxTokens: 500_000 },
     milestones: {
       define: { found: { tool: 'get_order' }, refunded: { tool: 'issue_refund' } },

@@ -8,7 +8,6 @@ import type { OrderSection } from '../scenario/native.js';
 import { callIds, capList, MAX_LISTED } from './outcome.js';
 import { alwaysHard, fail, pass, type RuleFamily, type RuleResult, ruleResult, undecided } from './rule.js';
 import { checkExactToolSequence, checkToolSequence } from './tool-sequence.js';
-import { toolSetOf } from './tool-set.js';
 import { callPositions } from './trajectory-index.js';
 
 type BeforeConstraint = NonNullable<OrderSection['before']>[number];
@@ -47,8 +46,8 @@ function checkBefore(precedence: Precedence, constraint: BeforeConstraint, index
   const { trajectory } = precedence;
   const { calls: listing } = trajectory;
   const name = beforeName(index);
-  const beforeTools = toolSetOf(constraint.before);
-  const afterTools = toolSetOf(constraint.after);
+  const beforeTools = new Set(constraint.before);
+  const afterTools = new Set(constraint.after);
   // One walk down the causal listing: only a call listed earlier can happen-before a call, so
   // the candidates for an `after` call are the `before` calls met so far, tried in order.
   const candidates: number[] = [];
@@ -125,7 +124,7 @@ function beforeName(index: number): string {
 export function checkTerminal(trajectory: Trajectory, tools: readonly string[]): RuleResult {
   const precedence = new Precedence(trajectory);
   const name = 'order.terminal';
-  const terminal = toolSetOf(tools);
+  const terminal = new Set(tools);
   const { calls: listing } = trajectory;
   const terminalCalls: ToolCall[] = [];
   const gates: number[] = [];

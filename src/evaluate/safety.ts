@@ -10,7 +10,6 @@ import { type PathHit, readPath, scalarKey, walkJson } from './json-path.js';
 import { deepEqualJson, renderValue } from './match-args.js';
 import { callIds, capList } from './outcome.js';
 import { fail, pass, type RuleFamily, type RuleResult, undecided } from './rule.js';
-import { toolSetOf } from './tool-set.js';
 import { callsOfTool } from './trajectory-index.js';
 
 const DIMENSION = 'safety';
@@ -19,7 +18,7 @@ const DIMENSION = 'safety';
 export const safetyFamily: RuleFamily<SafetySection> = (trajectory, section) => {
   const results: RuleResult[] = [];
   if (section.irreversible) {
-    for (const tool of toolSetOf(section.irreversible)) results.push(irreversible(trajectory, tool));
+    for (const tool of new Set(section.irreversible)) results.push(irreversible(trajectory, tool));
   }
   if (section.failedResultUse) results.push(failedResultUse(trajectory));
   if (section.tenant) results.push(tenant(trajectory, section.tenant.path, section.tenant.value));

@@ -9,7 +9,6 @@ import { checkAllowedTools } from './allowed-tools.js';
 import { checkExpectedToolCalls } from './expected-tool-calls.js';
 import { callIds, capList, times } from './outcome.js';
 import { alwaysHard, fail, pass, type RuleFamily, type RuleResult, ruleResult } from './rule.js';
-import { toolSetOf } from './tool-set.js';
 import { callsOfTool } from './trajectory-index.js';
 
 /** Evaluates the `tools` section. */
@@ -30,7 +29,7 @@ export const toolsFamily: RuleFamily<ToolsSection> = (trajectory, section) => {
 };
 
 function forbidden(trajectory: Trajectory, tools: readonly string[]): RuleResult {
-  const banned = toolSetOf(tools);
+  const banned = new Set(tools);
   const offending = trajectory.calls.filter((call) => banned.has(call.tool));
   const name = 'tools.forbidden';
   if (offending.length === 0) return alwaysHard(pass('tools.forbidden', 'safety', name));

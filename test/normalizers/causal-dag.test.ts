@@ -248,36 +248,47 @@ describe('turns and links', () => {
   });
 });
 
+/**
+ * An agent root and one turn per tool, every call numbered `call_0`: turn k asks for tools[k],
+ * and its history shows `earlier` older `call_0` results plus one per previous turn.
+ */
+function reusedIdConversation(tools: readonly string[], earlier: number): SpanRecord[] {
+  const root = spanRecord({
+    name: 'invoke_agent a',
+    attributes: { 'gen_ai.operation.name': 'invoke_agent' },
+    end: 100,
+  });
+  const spans = [root];
+  tools.forEach((tool, k) => {
+    const shown = Array.from({ length: earlier + k }, () => ({
+      type: 'tool_call_response',
+      id: 'call_0',
+      response: { ok: true },
+    }));
+    spans.push(
+      spanRecord({
+        name: 'chat m',
+        parentSpanId: root.spanId,
+        start: k * 10,
+        end: k * 10 + 1,
+        attributes: {
+          'gen_ai.operation.name': 'chat',
+          'gen_ai.input.messages': JSON.stringify([{ role: 'tool', parts: shown }]),
+          'gen_ai.output.messages': JSON.stringify([
+            { role: 'assistant', parts: [{ type: 'tool_call', id: 'call_0', name: tool, arguments: {} }] },
+          ]),
+        },
+      }),
+      toolSpan(tool, { parentSpanId: root.spanId, callId: 'call_0', start: k * 10 + 2, end: k * 10 + 3 }),
+    );
+  });
+  return spans;
+}
+
 describe('call ids reused in every turn (providers that number calls per turn)', () => {
   it('links each tool span and each shown result to its own turn', () => {
-    const root = spanRecord({
-      name: 'invoke_agent a',
-      attributes: { 'gen_ai.operation.name': 'invoke_agent' },
-      end: 100,
-    });
     const tools = ['get_order', 'get_refund_policy', 'issue_refund'];
-    const spans = [root];
-    tools.forEach((tool, k) => {
-      const shown = tools
-        .slice(0, k)
-        .map(() => ({ type: 'tool_call_response', id: 'call_0', response: { ok: true } }));
-      spans.push(
-        spanRecord({
-          name: 'chat m',
-          parentSpanId: root.spanId,
-          start: k * 10,
-          end: k * 10 + 1,
-          attributes: {
-            'gen_ai.operation.name': 'chat',
-            'gen_ai.input.messages': JSON.stringify([{ role: 'tool', parts: shown }]),
-            'gen_ai.output.messages': JSON.stringify([
-              { role: 'assistant', parts: [{ type: 'tool_call', id: 'call_0', name: tool, arguments: {} }] },
-            ]),
-          },
-        }),
-        toolSpan(tool, { parentSpanId: root.spanId, callId: 'call_0', start: k * 10 + 2, end: k * 10 + 3 }),
-      );
-    });
+    const spans = reusedIdConversation(tools, 0);
     const trajectory = normalizeTrace(TRACE_ID, spans.reverse());
     if (!trajectory) throw new Error('no trajectory');
     expect(trajectory.turns.map((turn) => turn.issued.map((id) => trajectory.call(id)?.tool))).toEqual(
@@ -438,38 +449,10 @@ describe('assembly corner cases', () => {
 
 describe('consumption edges stay linear without losing order', () => {
   it('keeps a refund before the confirmation when reused call ids link a turn to a result from an earlier request', () => {
-    const root = spanRecord({
-      name: 'invoke_agent a',
-      attributes: { 'gen_ai.operation.name': 'invoke_agent' },
-      end: 100,
-    });
     const tools = ['get_order', 'issue_refund', 'send_confirmation'];
-    const spans = [root];
-    tools.forEach((tool, k) => {
-      // Every turn's history also holds one `call_0` result from the conversation's previous request.
-      const shown = [0, ...tools.slice(0, k)].map(() => ({
-        type: 'tool_call_response',
-        id: 'call_0',
-        response: { ok: true },
-      }));
-      spans.push(
-        spanRecord({
-          name: 'chat m',
-          parentSpanId: root.spanId,
-          start: k * 10,
-          end: k * 10 + 1,
-          attributes: {
-            'gen_ai.operation.name': 'chat',
-            'gen_ai.input.messages': JSON.stringify([{ role: 'tool', parts: shown }]),
-            'gen_ai.output.messages': JSON.stringify([
-              { role: 'assistant', parts: [{ type: 'tool_call', id: 'call_0', name: tool, arguments: {} }] },
-            ]),
-          },
-        }),
-        toolSpan(tool, { parentSpanId: root.spanId, callId: 'call_0', start: k * 10 + 2, end: k * 10 + 3 }),
-      );
-    });
-    const trajectory = normalizeTrace(root.traceId, spans);
+    // Every turn's history also holds one `call_0` result from the conversation's previous request.
+    const spans = reusedIdConversation(tools, 1);
+    const trajectory = normalizeTrace(TRACE_ID, spans);
     if (!trajectory) throw new Error('no trajectory');
     expect(orderedPairs(trajectory)).toEqual([
       'get_order->issue_refund',
