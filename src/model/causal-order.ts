@@ -100,7 +100,11 @@ export class CausalGraph implements CausalOrder {
   /** Per node, its bit in the reachability sets: -1 for nodes that are not calls. */
   readonly #callSlot: number[] = [];
   #calls = 0;
-  #rank: Int32Array | undefined;
+  /**
+   * Per node, its place in the causal listing. Plain arrays for per-trace sizes: a typed array
+   * of a few dozen entries still costs a backing store of its own.
+   */
+  #rank: number[] | undefined;
   #reach: Int32Array | Uint32Array[] | undefined;
   readonly #dropped: [string, string][] = [];
 
@@ -219,15 +223,28 @@ export class CausalGraph implements CausalOrder {
   }
 
   /**
+   * The items sorted by {@link compareNodes} of their node numbers (a stable sort): the array
+   * itself when it is in that order already, as it mostly is, without a sort.
+   */
+  inListingOrder<T>(items: readonly T[], nodeOf: (item: T) => number): readonly T[] {
+    const rank = this.#ranks();
+    for (let i = 1; i < items.length; i++) {
+      if ((rank[nodeOf(items[i - 1] as T)] ?? 0) > (rank[nodeOf(items[i] as T)] ?? 0))
+        return [...items].sort((a, b) => (rank[nodeOf(a)] ?? 0) - (rank[nodeOf(b)] ?? 0));
+    }
+    return items;
+  }
+
+  /**
    * A topological order, earliest time first among ready nodes. Edges that would close a cycle
    * (possible only with contradictory input, e.g. reused call ids) are dropped and recorded.
    */
-  #ranks(): Int32Array {
+  #ranks(): number[] {
     if (this.#rank) return this.#rank;
     const n = this.#keys.length;
-    const indegree = new Int32Array(n);
-    for (const targets of this.#out) for (const t of targets) indegree[t] = (indegree[t] ?? 0) + 1;
-    const rank = new Int32Array(n).fill(-1);
+    const indegree: number[] = new Array(n).fill(0);
+    for (const targets of this.#out) for (const t of targets) indegree[t] = (indegree[t] as number) + 1;
+    const rank: number[] = new Array(n).fill(-1);
     const ready = new MinHeap((x, y) => this.#before(x, y));
     for (let i = 0; i < n; i++) if (indegree[i] === 0) ready.push(i);
     let next = 0;
@@ -240,7 +257,7 @@ export class CausalGraph implements CausalOrder {
       }
       rank[node] = next++;
       for (const t of this.#out[node] ?? []) {
-        indegree[t] = (indegree[t] ?? 0) - 1;
+        indegree[t] = (indegree[t] as number) - 1;
         if (indegree[t] === 0 && rank[t] === -1) ready.push(t);
       }
     }
@@ -254,14 +271,14 @@ export class CausalGraph implements CausalOrder {
     return tx === ty ? x < y : tx < ty;
   }
 
-  #earliestUnplaced(rank: Int32Array): number {
+  #earliestUnplaced(rank: readonly number[]): number {
     let best = -1;
     for (let i = 0; i < rank.length; i++)
       if (rank[i] === -1 && (best === -1 || this.#before(i, best))) best = i;
     return best;
   }
 
-  #dropEdgesInto(node: number, rank: Int32Array): void {
+  #dropEdgesInto(node: number, rank: readonly number[]): void {
     for (let from = 0; from < this.#out.length; from++) {
       if (rank[from] !== -1) continue;
       const targets = this.#out[from] as number[];
@@ -281,13 +298,13 @@ export class CausalGraph implements CausalOrder {
     if (this.#reach) return this.#reach;
     const rank = this.#ranks();
     const n = this.#keys.length;
-    const byRank = new Int32Array(n);
+    const byRank: number[] = new Array(n).fill(0);
     for (let i = 0; i < n; i++) byRank[rank[i] as number] = i;
     this.#reach = this.#calls <= 32 ? this.#reachMasks(byRank) : this.#reachSets(byRank);
     return this.#reach;
   }
 
-  #reachMasks(byRank: Int32Array): Int32Array {
+  #reachMasks(byRank: readonly number[]): Int32Array {
     const reach = new Int32Array(byRank.length);
     for (let r = byRank.length - 1; r >= 0; r--) {
       const node = byRank[r] as number;
@@ -302,7 +319,7 @@ export class CausalGraph implements CausalOrder {
     return reach;
   }
 
-  #reachSets(byRank: Int32Array): Uint32Array[] {
+  #reachSets(byRank: readonly number[]): Uint32Array[] {
     const n = byRank.length;
     const words = Math.ceil(this.#calls / 32);
     const reach: Uint32Array[] = new Array(n);

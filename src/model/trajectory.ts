@@ -111,6 +111,11 @@ export interface TrajectoryInit {
   calls: ToolCall[];
   /** Happens-before between the calls; or give `timing` for positions on one clock. */
   order?: CausalOrder;
+  /**
+   * The calls are already in the order's causal listing (`order.compare` never puts a later one
+   * first): they are kept as given instead of sorted again.
+   */
+  callsInOrder?: boolean;
   timing?: Map<string, CallTiming>;
   turns?: Turn[];
   agents?: AgentRun[];
@@ -142,8 +147,9 @@ export class Trajectory {
     const order = init.order ?? (init.timing && new TimingOrder(init.timing));
     if (!order) throw new Error(`trajectory ${init.traceId}: give an order or timing`);
     this.#order = order;
-    this.calls = [...init.calls].sort((a, b) => order.compare(a.id, b.id));
-    this.#byId = new Map(this.calls.map((call) => [call.id, call]));
+    this.calls = init.callsInOrder ? init.calls : [...init.calls].sort((a, b) => order.compare(a.id, b.id));
+    this.#byId = new Map();
+    for (const call of this.calls) this.#byId.set(call.id, call);
     this.turns = init.turns ?? [];
     this.agents = init.agents ?? [];
     this.root = init.root;

@@ -14,6 +14,8 @@ import { SpanTree } from './span-tree.js';
 /** A tool call under assembly. */
 export interface CallNode {
   span?: SpanRecord;
+  /** Its span's position in the trace's SpanTree; -1 for a call no span records. */
+  spanIndex: number;
   /** Every span merged into this node (client + server, tool span + nested MCP span). */
   spanIds: string[];
   draft: ToolCallDraft;
@@ -23,6 +25,10 @@ export interface CallNode {
   id: string;
   /** Its node in the causal graph, once that is built. */
   vertex: number;
+  /** The turn last found to have been shown its result, while consumption is linked. */
+  shownTo?: TurnNode;
+  /** The turns its consumption edges go to, once consumption is linked (see causal-edges). */
+  consumers?: TurnNode[];
 }
 
 /** An LLM turn under assembly. */
@@ -33,7 +39,8 @@ export interface TurnNode {
   run: RunNode;
   /** Per requested call: the node it became. */
   issued: (CallNode | undefined)[];
-  consumed: Set<CallNode>;
+  /** The calls whose results it was shown, in the order it was found to have been shown them. */
+  consumed: CallNode[];
   /** Its place in its run's turns, once they are in conversation order. */
   position: number;
   /** Its node in the causal graph, once that is built. */
@@ -44,6 +51,8 @@ export interface TurnNode {
 export interface RunNode {
   id: string;
   span?: SpanRecord;
+  /** Its agent span's position in the trace's SpanTree; -1 for the trace-wide run. */
+  spanIndex: number;
   name?: string;
   parent?: RunNode;
   /** The tool call whose span encloses this run (agent used as a tool). */
@@ -55,7 +64,7 @@ export interface RunNode {
   endVertex: number;
 }
 
-/** Everything assembly found, for the causal graph. */
+/** Everything assembly found, for the causal graph. Spans are known by their SpanTree position. */
 export interface Assembly {
   traceId: string;
   tree: SpanTree;
@@ -63,12 +72,24 @@ export interface Assembly {
   turns: TurnNode[];
   calls: CallNode[];
   issues: TrajectoryIssue[];
-  /** The call node enclosing a span, for nesting edges. */
-  enclosingCall(span: SpanRecord): CallNode | undefined;
+  /** Per span, what it is to assembly (the `*_MARK` bits), for walks up the tree. */
+  marks: number[];
+  /** Per span, the call node it belongs to (tool spans). */
+  nodeOfSpan: (CallNode | undefined)[];
+  /** Per span, its turn node (turn spans). */
+  turnOfSpan: (TurnNode | undefined)[];
   /** Clock resolution of span start times in ns (1 ms for SDKs that start spans from Date.now()). */
   resolution: bigint;
-  turnOfSpan: Map<SpanRecord, TurnNode>;
+  /** The call nodes carrying each call id, in call order; filled once ids are final (assignIds). */
+  callsById: Map<string, CallNode[]>;
 }
+
+/** An agent span. */
+export const AGENT_MARK = 1;
+/** A turn span. */
+export const TURN_MARK = 2;
+/** A span a call node holds: set as nodes are made, for merging looks only at calls made before. */
+export const CALL_MARK = 4;
 
 const ROOT_RUN = 'run:trace';
 
@@ -85,12 +106,17 @@ export function assembleTrajectory(
   conventions: readonly Convention[] = CONVENTIONS,
 ): Trajectory | undefined {
   const tree = new SpanTree(spans);
-  const readings = new Map<SpanRecord, ContentReading>();
+  // Per span, by position: arrays, not maps keyed by span, for every later step looks them up.
+  const readings: (ContentReading | undefined)[] = [];
+  let claimed = false;
   for (const span of tree.spans) {
     const reading = readSpan(span, conventions);
-    if (reading && reading.kind !== 'structure') readings.set(span, reading);
+    if (reading && reading.kind !== 'structure') {
+      readings.push(reading);
+      claimed = true;
+    } else readings.push(undefined);
   }
-  if (readings.size === 0) return undefined;
+  if (!claimed) return undefined;
   const assembly = collect(traceId, tree, readings);
   linkByCallId(assembly);
   linkByNameAndArguments(assembly);
@@ -99,67 +125,43 @@ export function assembleTrajectory(
   return buildTrajectory(assembly);
 }
 
-function collect(traceId: string, tree: SpanTree, readings: Map<SpanRecord, ContentReading>): Assembly {
-  const issues: TrajectoryIssue[] = [...tree.issues];
-  const runs = new Map<SpanRecord | undefined, RunNode>();
-  const isAgent = (span: SpanRecord) => readings.get(span)?.kind === 'agent';
-  const runOf = (span: SpanRecord): RunNode => {
-    const agentSpan = isAgent(span) ? span : tree.nearestAncestor(span, isAgent);
-    let run = runs.get(agentSpan);
-    if (run) return run;
-    const reading = agentSpan && readings.get(agentSpan);
-    const name = reading?.kind === 'agent' ? reading.name : undefined;
-    run = {
-      id: agentSpan ? `run:${agentSpan.spanId}` : ROOT_RUN,
-      turns: [],
-      calls: [],
-      startVertex: -1,
-      endVertex: -1,
-    };
-    if (agentSpan) run.span = agentSpan;
-    if (name) run.name = name;
-    runs.set(agentSpan, run);
-    if (agentSpan) {
-      const parentSpan = tree.parent(agentSpan);
-      if (parentSpan) run.parent = runOf(parentSpan);
-    }
-    return run;
-  };
+function collect(traceId: string, tree: SpanTree, readings: (ContentReading | undefined)[]): Assembly {
+  const spans = tree.spans;
+  const marks: number[] = [];
+  for (const reading of readings)
+    marks.push(reading?.kind === 'agent' ? AGENT_MARK : reading?.kind === 'turn' ? TURN_MARK : 0);
+  const runs = new Runs(tree, readings, marks);
+  const nodeOfSpan: (CallNode | undefined)[] = new Array(spans.length).fill(undefined);
+  const turnOfSpan: (TurnNode | undefined)[] = new Array(spans.length).fill(undefined);
 
   // Tool spans nested in a tool span of the same tool (MCP client -> server, execute_tool ->
   // tools/call) are one call: merge inward spans into the outermost.
-  const nodeOfSpan = new Map<SpanRecord, CallNode>();
   const calls: CallNode[] = [];
   const turns: TurnNode[] = [];
-  for (const { span, reading } of outermostFirst(tree, readings)) {
+  for (const index of outermostFirst(tree, readings)) {
+    const span = spans[index] as SpanRecord;
+    const reading = readings[index] as ContentReading;
     if (reading.kind === 'agent') {
-      runOf(span);
+      runs.of(index);
     } else if (reading.kind === 'turn') {
-      const run = runOf(span);
-      const turn: TurnNode = {
-        id: `turn:${span.spanId}`,
-        span,
-        draft: reading.turn,
-        run,
-        issued: [],
-        consumed: new Set(),
-        position: -1,
-        vertex: -1,
-      };
-      run.turns.push(turn);
+      const turn = newTurn(span, reading.turn, runs.of(index));
       turns.push(turn);
+      turnOfSpan[index] = turn;
     } else {
-      const outer = enclosingToolNode(tree, readings, nodeOfSpan, span, true);
+      // A sub-agent's call of a same-named tool is its own call, not the outer one again.
+      const outer = nodeAt(nodeOfSpan, tree.nearestAncestor(index, marks, CALL_MARK | AGENT_MARK));
+      marks[index] = (marks[index] as number) | CALL_MARK;
       if (outer && sameCall(outer.draft, reading.call)) {
         mergeInto(outer, reading.call, span);
-        nodeOfSpan.set(span, outer);
+        nodeOfSpan[index] = outer;
         continue;
       }
-      const run = runOf(span);
+      const run = runs.of(index);
       // The reading's own draft, not a copy: each reading is made for this span alone and is
       // read only for its kind from here on.
       const node: CallNode = {
         span,
+        spanIndex: index,
         spanIds: [span.spanId],
         draft: reading.call,
         run,
@@ -168,69 +170,120 @@ function collect(traceId: string, tree: SpanTree, readings: Map<SpanRecord, Cont
       };
       run.calls.push(node);
       calls.push(node);
-      nodeOfSpan.set(span, node);
+      nodeOfSpan[index] = node;
     }
   }
-  for (const run of runs.values()) {
-    run.turns.sort(turnOrder);
-    run.turns.forEach((turn, k) => {
-      turn.position = k;
-    });
-    if (run.span) {
-      const enclosing = enclosingToolNode(tree, readings, nodeOfSpan, run.span);
-      if (enclosing) run.parentCall = enclosing;
-    }
-  }
+  const issues: TrajectoryIssue[] = [...tree.issues];
   reportUnparsableArguments(calls, issues);
-  const turnOfSpan = new Map<SpanRecord, TurnNode>();
-  for (const turn of turns) turnOfSpan.set(turn.span, turn);
-  return {
+  const assembly: Assembly = {
     traceId,
     tree,
-    runs: [...runs.values()],
+    runs: runs.list,
     turns,
     calls,
     issues,
-    enclosingCall: (span) => enclosingToolNode(tree, readings, nodeOfSpan, span),
-    resolution: startResolution(tree.spans),
+    marks,
+    nodeOfSpan,
     turnOfSpan,
+    resolution: startResolution(spans),
+    callsById: new Map(),
   };
+  for (const run of assembly.runs) finishRun(assembly, run);
+  return assembly;
 }
 
-/** The readings, spans nearer the root first (a stable sort by depth: arrival order among equals). */
+function newTurn(span: SpanRecord, draft: TurnDraft, run: RunNode): TurnNode {
+  const turn: TurnNode = {
+    id: `turn:${span.spanId}`,
+    span,
+    draft,
+    run,
+    issued: [],
+    consumed: [],
+    position: -1,
+    vertex: -1,
+  };
+  run.turns.push(turn);
+  return turn;
+}
+
+/** Puts a run's turns in conversation order, and finds the call that started it, if any. */
+function finishRun(assembly: Assembly, run: RunNode): void {
+  // Mostly in order already: checking is cheaper than setting up a sort.
+  if (!isSorted(run.turns, turnOrder)) run.turns.sort(turnOrder);
+  for (let k = 0; k < run.turns.length; k++) (run.turns[k] as TurnNode).position = k;
+  const enclosing = run.spanIndex === -1 ? undefined : enclosingCall(assembly, run.spanIndex);
+  if (enclosing) run.parentCall = enclosing;
+}
+
+/** The call node whose span is nearest above this span (a call nested in a call), if any. */
+export function enclosingCall(assembly: Assembly, spanIndex: number): CallNode | undefined {
+  return nodeAt(assembly.nodeOfSpan, assembly.tree.nearestAncestor(spanIndex, assembly.marks, CALL_MARK));
+}
+
+/** The node of the span at `index`; undefined for -1 (no such span). */
+function nodeAt<T>(nodes: readonly (T | undefined)[], index: number): T | undefined {
+  return index === -1 ? undefined : nodes[index];
+}
+
+/** The agent runs of a trace, each made when first needed: one per agent span, or the trace-wide run. */
+class Runs {
+  /** In the order they were made. */
+  readonly list: RunNode[] = [];
+  readonly #byAgentSpan: (RunNode | undefined)[];
+  #traceRun: RunNode | undefined;
+
+  constructor(
+    private readonly tree: SpanTree,
+    private readonly readings: readonly (ContentReading | undefined)[],
+    private readonly marks: readonly number[],
+  ) {
+    this.#byAgentSpan = new Array(tree.spans.length).fill(undefined);
+  }
+
+  /** The span's run: its own if it is an agent span, else its nearest agent ancestor's, else the trace's. */
+  of(index: number): RunNode {
+    const agent =
+      (this.marks[index] as number) & AGENT_MARK
+        ? index
+        : this.tree.nearestAncestor(index, this.marks, AGENT_MARK);
+    const run = agent === -1 ? this.#traceRun : this.#byAgentSpan[agent];
+    return run ?? this.#make(agent);
+  }
+
+  #make(agent: number): RunNode {
+    const span = agent === -1 ? undefined : this.tree.spans[agent];
+    const reading = agent === -1 ? undefined : this.readings[agent];
+    const name = reading?.kind === 'agent' ? reading.name : undefined;
+    const run: RunNode = {
+      id: span ? `run:${span.spanId}` : ROOT_RUN,
+      spanIndex: agent,
+      turns: [],
+      calls: [],
+      startVertex: -1,
+      endVertex: -1,
+    };
+    if (span) run.span = span;
+    if (name) run.name = name;
+    if (agent === -1) this.#traceRun = run;
+    else this.#byAgentSpan[agent] = run;
+    this.list.push(run);
+    if (agent !== -1) {
+      const parent = this.tree.parent(agent);
+      if (parent !== -1) run.parent = this.of(parent);
+    }
+    return run;
+  }
+}
+
+/** The spans with readings, nearer the root first (arrival order among equals). */
 function outermostFirst(
   tree: SpanTree,
-  readings: Map<SpanRecord, ContentReading>,
-): { span: SpanRecord; reading: ContentReading; depth: number }[] {
-  const byDepth: { span: SpanRecord; reading: ContentReading; depth: number }[] = [];
-  let sorted = true;
-  for (const [span, reading] of readings) {
-    const depth = tree.depth(span);
-    if (byDepth.length > 0 && depth < (byDepth[byDepth.length - 1] as { depth: number }).depth)
-      sorted = false;
-    byDepth.push({ span, reading, depth });
-  }
-  // Spans mostly arrive parents first, and then there is nothing to sort.
-  if (!sorted) byDepth.sort((a, b) => a.depth - b.depth);
-  return byDepth;
-}
-
-/**
- * The nearest tool-call node above a span. With `stopAtAgent`, an agent span in between ends
- * the search: a sub-agent's call of a same-named tool is its own call, not the outer one again.
- */
-function enclosingToolNode(
-  tree: SpanTree,
-  readings: Map<SpanRecord, ContentReading>,
-  nodeOfSpan: Map<SpanRecord, CallNode>,
-  span: SpanRecord,
-  stopAtAgent = false,
-): CallNode | undefined {
-  const found = tree.nearestAncestor(
-    span,
-    (ancestor) => nodeOfSpan.has(ancestor) || (stopAtAgent && readings.get(ancestor)?.kind === 'agent'),
-  );
-  return found && nodeOfSpan.get(found);
+  readings: readonly (ContentReading | undefined)[],
+): readonly number[] {
+  const read: number[] = [];
+  for (let i = 0; i < readings.length; i++) if (readings[i] !== undefined) read.push(i);
+  return tree.outermostFirst(read);
 }
 
 function sameCall(outer: ToolCallDraft, inner: ToolCallDraft): boolean {
@@ -248,6 +301,12 @@ function mergeInto(node: CallNode, inner: ToolCallDraft, span: SpanRecord): void
   if (draft.outcome.status === 'no_result') draft.outcome = inner.outcome;
 }
 
+/** Whether the items are in this order already (then a stable sort would leave them as they are). */
+function isSorted<T>(items: readonly T[], order: (a: T, b: T) => number): boolean {
+  for (let i = 1; i < items.length; i++) if (order(items[i - 1] as T, items[i] as T) > 0) return false;
+  return true;
+}
+
 /** Turns of one run in conversation order: start time, then the longer history (ties at ms clocks). */
 function turnOrder(a: TurnNode, b: TurnNode): number {
   if (a.span.startTimeUnixNano !== b.span.startTimeUnixNano)
@@ -255,25 +314,38 @@ function turnOrder(a: TurnNode, b: TurnNode): number {
   return a.draft.historyLength - b.draft.historyLength;
 }
 
-/** Node ids: the call id when it is unique in the trace, else the span id or the turn and position. */
+/**
+ * Node ids: the call id when it is unique in the trace, else the span id or the turn and position.
+ * Groups the calls by call id on the way, for linking consumption.
+ */
 function assignIds(assembly: Assembly): void {
-  const counts = new Map<string, number>();
-  for (const { draft } of assembly.calls)
-    if (draft.callId !== undefined) counts.set(draft.callId, (counts.get(draft.callId) ?? 0) + 1);
+  const byCallId = assembly.callsById;
   for (const node of assembly.calls) {
     const callId = node.draft.callId;
-    if (callId !== undefined && counts.get(callId) === 1) node.id = callId;
-    else if (node.span) node.id = `span:${node.span.spanId}`;
-    else node.id = `${node.issuer?.id ?? 'call'}#${node.requestIndex ?? 0}`;
+    if (callId === undefined) {
+      node.id = fallbackId(node);
+      continue;
+    }
+    const list = byCallId.get(callId);
+    if (list) list.push(node);
+    else byCallId.set(callId, [node]);
   }
-  for (const [callId, count] of counts) {
-    if (count < 2) continue;
+  for (const [callId, nodes] of byCallId) {
+    if (nodes.length === 1) {
+      (nodes[0] as CallNode).id = callId;
+      continue;
+    }
+    for (const node of nodes) node.id = fallbackId(node);
     assembly.issues.push({
       kind: 'call.duplicate_id',
-      message: `call id ${callId} is used by ${count} calls; they are told apart by span id or turn position`,
-      spanIds: assembly.calls.filter((n) => n.draft.callId === callId).flatMap((n) => n.spanIds),
+      message: `call id ${callId} is used by ${nodes.length} calls; they are told apart by span id or turn position`,
+      spanIds: nodes.flatMap((n) => n.spanIds),
     });
   }
+}
+
+function fallbackId(node: CallNode): string {
+  return node.span ? `span:${node.span.spanId}` : `${node.issuer?.id ?? 'call'}#${node.requestIndex ?? 0}`;
 }
 
 function reportUnparsableArguments(calls: readonly CallNode[], issues: TrajectoryIssue[]): void {

@@ -11,24 +11,27 @@
 import { CausalGraph } from '../model/causal-order.js';
 import type { SpanRecord } from '../model/span-record.js';
 import { type AgentRun, Trajectory, type TrajectoryRoot, type Turn } from '../model/trajectory.js';
-import { type Assembly, type CallNode, type RunNode, type TurnNode, toToolCall } from './assemble.js';
+import {
+  type Assembly,
+  type CallNode,
+  enclosingCall,
+  type RunNode,
+  type TurnNode,
+  toToolCall,
+} from './assemble.js';
 import type { ShownResult } from './convention.js';
-
-/** Adds a node for something that is not a call (a turn, a run's start or end, a time point). */
-type AddInternalNode = (label: string, time: bigint) => number;
 
 /** Builds the graph over the assembled pieces and wraps everything into a Trajectory. */
 export function buildTrajectory(assembly: Assembly): Trajectory {
-  const graph = new CausalGraph();
-  const addInternal = internalNodes(assembly, graph);
+  const graph = new TraceGraph(assembly);
   // Edges go between node numbers: building a key string per edge was most of the graph's cost.
   for (const run of assembly.runs) {
     const start = run.span?.startTimeUnixNano ?? 0n;
-    run.startVertex = addInternal(`\u0000start:${run.id}`, start);
-    run.endVertex = addInternal(`\u0000end:${run.id}`, run.span?.endTimeUnixNano ?? start);
+    run.startVertex = graph.addInternal(`\u0000start:${run.id}`, start);
+    run.endVertex = graph.addInternal(`\u0000end:${run.id}`, run.span?.endTimeUnixNano ?? start);
   }
   for (const turn of assembly.turns)
-    turn.vertex = addInternal(`\u0000${turn.id}`, turn.span.startTimeUnixNano);
+    turn.vertex = graph.addInternal(`\u0000${turn.id}`, turn.span.startTimeUnixNano);
   for (const node of assembly.calls) node.vertex = graph.addNode(node.id, callTime(node), true);
 
   for (const run of assembly.runs) {
@@ -46,11 +49,11 @@ export function buildTrajectory(assembly: Assembly): Trajectory {
   }
   for (const node of assembly.calls) if (node.issuer) graph.addEdgeBetween(node.issuer.vertex, node.vertex);
   linkConsumption(assembly);
-  const consumers = firstConsumers(assembly);
-  for (const [node, turns] of consumers)
-    for (const turn of turns) graph.addEdgeBetween(node.vertex, turn.vertex);
-  addNestingEdges(assembly, graph, consumers);
-  for (const run of assembly.runs) addTimeChain(assembly, run, graph, addInternal);
+  // The graph's order and reachability depend on which edges there are, not on the order they came in.
+  for (const node of assembly.calls)
+    if (node.consumers) for (const turn of node.consumers) graph.addEdgeBetween(node.vertex, turn.vertex);
+  addNestingEdges(assembly, graph);
+  for (const run of assembly.runs) addTimeChain(assembly, run, graph);
 
   for (const [from, to] of graph.droppedEdges()) {
     assembly.issues.push({
@@ -61,11 +64,12 @@ export function buildTrajectory(assembly: Assembly): Trajectory {
   }
   return new Trajectory({
     traceId: assembly.traceId,
-    // Already in causal order: the Trajectory's own sort then only confirms it.
-    calls: [...assembly.calls].sort((a, b) => graph.compareNodes(a.vertex, b.vertex)).map(toToolCall),
+    // Put in causal order here by node number, so the Trajectory need not sort them again by id.
+    calls: graph.inListingOrder(assembly.calls, vertexOf).map(toToolCall),
+    callsInOrder: true,
     order: graph,
     // Turns in causal order, like calls (spans arrive in any order).
-    turns: [...assembly.turns].sort((a, b) => graph.compareNodes(a.vertex, b.vertex)).map(toTurn),
+    turns: graph.inListingOrder(assembly.turns, vertexOf).map(toTurn),
     agents: assembly.runs.map(toAgentRun),
     issues: assembly.issues,
     spanCount: assembly.tree.spans.length,
@@ -73,19 +77,30 @@ export function buildTrajectory(assembly: Assembly): Trajectory {
   });
 }
 
+/** A node's number in the causal graph (for sorting by it without a closure per sort). */
+const vertexOf = (node: { vertex: number }): number => node.vertex;
+
 /**
- * Labels of nodes that are not calls start with NUL, which keeps them apart from call ids, and
- * they are unique, so they need no index (hashing them was a tenth of the graph's cost). Only a
- * trace whose own ids could collide with them (a call id starting with NUL, an agent span with
- * id `trace` beside the trace-wide run) gets them as keys, deduplicated as keys are.
+ * The causal graph of one trace, with a way to add nodes that are not calls. Their labels start
+ * with NUL, which keeps them apart from call ids, and they are unique, so they need no index
+ * (hashing them was a tenth of the graph's cost). Only a trace whose own ids could collide with
+ * them (a call id starting with NUL, an agent span with id `trace` beside the trace-wide run)
+ * gets them as keys, deduplicated as keys are.
  */
-function internalNodes(assembly: Assembly, graph: CausalGraph): AddInternalNode {
-  const collides =
-    assembly.calls.some((node) => node.id.charCodeAt(0) === 0) ||
-    assembly.runs.some((run) => run.span?.spanId === 'trace');
-  return collides
-    ? (label, time) => graph.addNode(label, time, false)
-    : (label, time) => graph.addLabelledNode(label, time);
+class TraceGraph extends CausalGraph {
+  readonly #collides: boolean;
+
+  constructor(assembly: Assembly) {
+    super();
+    this.#collides =
+      assembly.calls.some((node) => node.id.charCodeAt(0) === 0) ||
+      assembly.runs.some((run) => run.span?.spanId === 'trace');
+  }
+
+  /** Adds a node for something that is not a call (a turn, a run's start or end, a time point). */
+  addInternal(label: string, time: bigint): number {
+    return this.#collides ? this.addNode(label, time, false) : this.addLabelledNode(label, time);
+  }
 }
 
 function callTime(node: CallNode): bigint {
@@ -100,59 +115,122 @@ function callTime(node: CallNode): bigint {
 /**
  * Which results each turn was shown: by call id where its input names them; otherwise (input
  * not captured, or results without ids) the results of the previous turn's calls, which is what
- * an agent loop sends back before it asks the model again.
+ * an agent loop sends back before it asks the model again. Each history repeats every earlier
+ * result, so this is the one step that meets (turn, result) pairs by the square of a
+ * conversation's length: each pair costs a lookup and a mark, no set.
  */
 function linkConsumption(assembly: Assembly): void {
-  const byCallId = new Map<string, CallNode[]>();
-  for (const node of assembly.calls) {
-    const callId = node.draft.callId;
-    if (callId === undefined) continue;
-    const list = byCallId.get(callId);
-    if (list) list.push(node);
-    else byCallId.set(callId, [node]);
-  }
+  const byCallId = assembly.callsById;
+  // A history read incrementally holds the previous turn's result objects, in the same places:
+  // the calls carrying their ids were looked up then, and are taken from there.
+  let previousShown: readonly ShownResult[] = [];
+  let previousCandidates: (CallNode[] | undefined)[] = [];
   for (const run of assembly.runs) {
     for (let k = 0; k < run.turns.length; k++) {
       const turn = run.turns[k] as TurnNode;
       const shown = turn.draft.shown ?? [];
+      const shownCandidates: (CallNode[] | undefined)[] = [];
       let named = 0;
-      for (const result of shown) {
-        if (result.callId === undefined) continue;
+      for (let i = 0; i < shown.length; i++) {
+        const result = shown[i] as ShownResult;
+        if (result.callId === undefined) {
+          shownCandidates.push(undefined);
+          continue;
+        }
         named++;
-        const candidates = byCallId.get(result.callId) ?? [];
-        // Ids reused across turns (`call_0` in every turn): the call from the latest earlier
-        // turn of this run that this turn has not been shown yet is the one it was shown.
-        let node: CallNode | undefined;
-        let nodeTurn = -1;
-        for (const candidate of candidates) {
-          const issuer = candidate.issuer;
-          if (!issuer || candidate.run !== run || issuer.run !== run) continue;
-          const at = issuer.position;
-          if (at >= k || at <= nodeTurn || turn.consumed.has(candidate)) continue;
-          node = candidate;
-          nodeTurn = at;
-        }
-        node ??=
-          candidates.find((n) => n.issuer !== turn && n.run === run) ??
-          candidates.find((n) => n.issuer !== turn);
+        const candidates = previousShown[i] === result ? previousCandidates[i] : byCallId.get(result.callId);
+        shownCandidates.push(candidates);
+        const node = candidates && shownCall(candidates, turn, k);
         if (!node) continue;
-        turn.consumed.add(node);
-        if (!node.draft.result.captured && result.result.captured) node.draft.result = result.result;
-        // A call with no span of its own learns how it ended from what the model was shown.
-        if (node.draft.outcome.status === 'no_result' && result.result.captured) {
-          node.draft.outcome = result.isError
-            ? { status: 'error', ...errorMessage(result.result.value) }
-            : { status: 'ok' };
-        }
+        consume(turn, node);
+        learnFromShown(node, result);
       }
+      previousShown = shown;
+      previousCandidates = shownCandidates;
       const previous = run.turns[k - 1];
       if (named === 0 && previous) {
         const issued = previous.issued.filter((node): node is CallNode => node !== undefined);
-        for (const node of issued) if (node.draft.outcome.status !== 'no_result') turn.consumed.add(node);
+        for (const node of issued) if (node.draft.outcome.status !== 'no_result') consume(turn, node);
         fillResultsByTool(shown, issued);
       }
     }
   }
+}
+
+/**
+ * Which of the calls carrying a shown result's id the turn (at `k` in its run) was shown. One
+ * call (the usual case): that one, unless the turn issued it. Ids reused across turns (`call_0`
+ * in every turn): the call from the latest earlier turn of this run that this turn has not been
+ * shown yet; else one this turn did not issue, from its run first.
+ */
+function shownCall(candidates: readonly CallNode[], turn: TurnNode, k: number): CallNode | undefined {
+  if (candidates.length === 1) {
+    const only = candidates[0] as CallNode;
+    return only.issuer === turn ? undefined : only;
+  }
+  const run = turn.run;
+  let node: CallNode | undefined;
+  let nodeTurn = -1;
+  for (const candidate of candidates) {
+    const issuer = candidate.issuer;
+    if (!issuer || candidate.run !== run || issuer.run !== run) continue;
+    const at = issuer.position;
+    if (at >= k || at <= nodeTurn || candidate.shownTo === turn) continue;
+    node = candidate;
+    nodeTurn = at;
+  }
+  if (node) return node;
+  let other: CallNode | undefined;
+  for (const candidate of candidates) {
+    if (candidate.issuer === turn) continue;
+    if (candidate.run === run) return candidate;
+    other ??= candidate;
+  }
+  return other;
+}
+
+/** What the turn was shown fills in what the call's own span did not record. */
+function learnFromShown(node: CallNode, shown: ShownResult): void {
+  if (!node.draft.result.captured && shown.result.captured) node.draft.result = shown.result;
+  // A call with no span of its own learns how it ended from what the model was shown.
+  if (node.draft.outcome.status === 'no_result' && shown.result.captured) {
+    node.draft.outcome = shown.isError
+      ? { status: 'error', ...errorMessage(shown.result.value) }
+      : { status: 'ok' };
+  }
+}
+
+/**
+ * Records that the turn was shown the call's result, once per turn, and keeps the call's
+ * consumption edges: to the first turn of each run that was shown it, for later turns of a run
+ * see it too but already come after the first through the run's chain of turns (an edge to each
+ * would make the graph quadratic in the length of a conversation for no new order). A turn at or
+ * before the call's own issuing turn (reused call ids can link one) cannot stand for the later
+ * ones: its edge is kept as well, and the first turn after the issuer is kept apart from it.
+ */
+function consume(turn: TurnNode, node: CallNode): void {
+  if (node.shownTo === turn) return;
+  node.shownTo = turn;
+  turn.consumed.push(node);
+  const list = node.consumers;
+  if (!list) {
+    node.consumers = [turn];
+    return;
+  }
+  const issuer = node.issuer;
+  if (issuer && issuer.run === turn.run && turn.position <= issuer.position) {
+    list.push(turn);
+    return;
+  }
+  // The consumer kept for this turn's run, other than those at or before the issuer.
+  let k = 0;
+  for (; k < list.length; k++) {
+    const other = list[k] as TurnNode;
+    if (other.run === turn.run && !(issuer && issuer.run === other.run && other.position <= issuer.position))
+      break;
+  }
+  if (k === list.length) list.push(turn);
+  else if (turn.position < (list[k] as TurnNode).position) list[k] = turn;
 }
 
 /**
@@ -189,73 +267,23 @@ function errorMessage(value: unknown): { message?: string } {
 }
 
 /**
- * For each call, the first turn of each run that consumed its result. Later turns of a run see
- * it too, but they already come after the first through the run's chain of turns: an edge to each
- * would make the graph quadratic in the length of a conversation for no new order. A consumer at
- * or before the call's own issuing turn (reused call ids can link one) cannot stand for the later
- * ones: its edge is kept as well, as every edge was before, and the first consumer after the
- * issuer is looked for apart from it.
- */
-function firstConsumers(assembly: Assembly): Map<CallNode, TurnNode[]> {
-  const first = new Map<CallNode, TurnNode[]>();
-  for (const turn of assembly.turns) {
-    for (const node of turn.consumed) {
-      let list = first.get(node);
-      if (!list) {
-        list = [];
-        first.set(node, list);
-      }
-      const issuer = node.issuer;
-      if (issuer && issuer.run === turn.run && turn.position <= issuer.position) {
-        list.push(turn);
-        continue;
-      }
-      // The consumer kept for this turn's run, other than those at or before the issuer.
-      let k = 0;
-      for (; k < list.length; k++) {
-        const other = list[k] as TurnNode;
-        if (
-          other.run === turn.run &&
-          !(issuer && issuer.run === other.run && other.position <= issuer.position)
-        )
-          break;
-      }
-      if (k === list.length) list.push(turn);
-      else if (turn.position < (list[k] as TurnNode).position) list[k] = turn;
-    }
-  }
-  return first;
-}
-
-/**
  * A call's span may enclose a whole sub-agent run or other calls (an agent used as a tool, a
  * tool that calls a tool). What runs inside came after the call was issued and before its
  * result was consumed.
  */
-function addNestingEdges(
-  assembly: Assembly,
-  graph: CausalGraph,
-  consumers: ReadonlyMap<CallNode, TurnNode[]>,
-): void {
+function addNestingEdges(assembly: Assembly, graph: CausalGraph): void {
   for (const run of assembly.runs)
-    if (run.parentCall) addAround(graph, consumers, run.parentCall, run.startVertex, run.endVertex);
+    if (run.parentCall) addAround(graph, run.parentCall, run.startVertex, run.endVertex);
   for (const node of assembly.calls) {
-    const outer = node.span && assembly.enclosingCall(node.span);
-    if (outer && outer !== node && outer.run === node.run)
-      addAround(graph, consumers, outer, node.vertex, node.vertex);
+    const outer = node.spanIndex === -1 ? undefined : enclosingCall(assembly, node.spanIndex);
+    if (outer && outer !== node && outer.run === node.run) addAround(graph, outer, node.vertex, node.vertex);
   }
 }
 
 /** What runs inside `outer` (from `start` to `end`) comes after its issuing turn and before its consumers. */
-function addAround(
-  graph: CausalGraph,
-  consumers: ReadonlyMap<CallNode, TurnNode[]>,
-  outer: CallNode,
-  start: number,
-  end: number,
-): void {
+function addAround(graph: CausalGraph, outer: CallNode, start: number, end: number): void {
   if (outer.issuer) graph.addEdgeBetween(outer.issuer.vertex, start);
-  for (const turn of consumers.get(outer) ?? []) graph.addEdgeBetween(end, turn.vertex);
+  if (outer.consumers) for (const turn of outer.consumers) graph.addEdgeBetween(end, turn.vertex);
 }
 
 interface ChainItem {
@@ -272,12 +300,7 @@ interface ChainItem {
  * started in the same millisecond are never ordered. Linear in items: ends go to time points
  * chained in order, and each item hangs off the last point at or before its start.
  */
-function addTimeChain(
-  assembly: Assembly,
-  run: RunNode,
-  graph: CausalGraph,
-  addInternal: AddInternalNode,
-): void {
+function addTimeChain(assembly: Assembly, run: RunNode, graph: TraceGraph): void {
   const turnless = run.calls.filter((node) => !node.issuer && node.span);
   const childRuns = assembly.runs.filter((child) => child.parent === run && !child.parentCall && child.span);
   if (turnless.length === 0 && childRuns.length === 0) return;
@@ -297,7 +320,7 @@ function addTimeChain(
     else ends.set(effective, [item.endVertex]);
   }
   const points = [...ends.keys()].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
-  const pointVertices = points.map((time) => addInternal(`\u0000time:${run.id}:${time}`, time));
+  const pointVertices = points.map((time) => graph.addInternal(`\u0000time:${run.id}:${time}`, time));
   points.forEach((time, i) => {
     const point = pointVertices[i] as number;
     for (const vertex of ends.get(time) ?? []) graph.addEdgeBetween(vertex, point);

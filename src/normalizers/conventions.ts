@@ -41,6 +41,8 @@ interface MarkScreen {
   namePrefixes: string[];
   /** Whether any convention declares marks: when none does, there is nothing to screen. */
   any: boolean;
+  /** The conventions that declare no marks, in precedence: all a span bearing no mark is offered to. */
+  unmarked: Convention[];
 }
 
 const screens = new WeakMap<readonly Convention[], MarkScreen>();
@@ -59,9 +61,19 @@ function screenOf(conventions: readonly Convention[]): MarkScreen {
 
 /** Built once per list of conventions (lists are not changed once in use). */
 function newScreen(conventions: readonly Convention[]): MarkScreen {
-  const screen: MarkScreen = { keys: new Set(), scopes: new Set(), namePrefixes: [], any: false };
-  for (const { marks } of conventions) {
-    if (!marks) continue;
+  const screen: MarkScreen = {
+    keys: new Set(),
+    scopes: new Set(),
+    namePrefixes: [],
+    any: false,
+    unmarked: [],
+  };
+  for (const convention of conventions) {
+    const marks = convention.marks;
+    if (!marks) {
+      screen.unmarked.push(convention);
+      continue;
+    }
     screen.any = true;
     for (const key of marks.keys) screen.keys.add(key);
     for (const scope of marks.scopes ?? []) screen.scopes.add(scope);
@@ -92,9 +104,8 @@ export function readSpan(
   conventions: readonly Convention[] = CONVENTIONS,
 ): SpanReading | undefined {
   const screen = screenOf(conventions);
-  const marked = !screen.any || bearsMark(span, screen);
-  for (const convention of conventions) {
-    if (!marked && convention.marks) continue;
+  const offered = !screen.any || bearsMark(span, screen) ? conventions : screen.unmarked;
+  for (const convention of offered) {
     const reading = convention.read(span);
     if (reading) return reading;
   }

@@ -4,54 +4,64 @@
  */
 import { canonicalJson, isJsonObject, type JsonValue } from '../model/json.js';
 import type { SpanRecord } from '../model/span-record.js';
-import type { Assembly, CallNode, RunNode, TurnNode } from './assemble.js';
-import type { ToolCallDraft } from './convention.js';
+import { type Assembly, type CallNode, type RunNode, TURN_MARK, type TurnNode } from './assemble.js';
+import type { RequestedCall, ToolCallDraft } from './convention.js';
+
+/** A call a turn asked for: the turn and the request's position in its `requested`. */
+type TurnRequest = { turn: TurnNode; index: number };
 
 /** Tool spans with a call id: the request carrying that id (see {@link latestRequestBefore}). */
 export function linkByCallId(assembly: Assembly): void {
-  const requests = new Map<string, { turn: TurnNode; index: number }[]>();
+  const requests = new Map<string, TurnRequest[]>();
   for (const turn of assembly.turns) {
-    turn.draft.requested.forEach((request, index) => {
-      if (request.callId === undefined) return;
-      const list = requests.get(request.callId);
+    const requested = turn.draft.requested;
+    for (let index = 0; index < requested.length; index++) {
+      const callId = (requested[index] as RequestedCall).callId;
+      if (callId === undefined) continue;
+      const list = requests.get(callId);
       if (list) list.push({ turn, index });
-      else requests.set(request.callId, [{ turn, index }]);
-    });
+      else requests.set(callId, [{ turn, index }]);
+    }
   }
   for (const node of assembly.calls) {
     if (node.draft.callId === undefined) continue;
-    const candidates = (requests.get(node.draft.callId) ?? []).filter(
-      ({ turn, index }) => !turn.issued[index],
-    );
-    const pick = latestRequestBefore(candidates, node, assembly.resolution) ?? candidates[0];
+    const candidates = requests.get(node.draft.callId);
+    const pick = candidates && latestRequestBefore(candidates, node, assembly.resolution);
     if (pick) link(node, pick.turn, pick.index);
   }
 }
 
 /**
- * Among the requests carrying a call's id, the one its span answered: in the same run, from the
- * latest turn that started before the span did. Providers that number calls per turn (`call_0`
- * in every turn) reuse ids, and the first request with the id would be another turn's.
+ * Among the requests carrying a call's id that no call has taken yet, the one its span answered:
+ * in the same run, from the latest turn that started before the span did; else the first in the
+ * same run; else the first. Providers that number calls per turn (`call_0` in every turn) reuse
+ * ids, and the first request with the id would be another turn's.
  */
 function latestRequestBefore(
-  candidates: readonly { turn: TurnNode; index: number }[],
+  candidates: readonly TurnRequest[],
   node: CallNode,
   resolution: bigint,
-): { turn: TurnNode; index: number } | undefined {
+): TurnRequest | undefined {
   const start = node.span?.startTimeUnixNano;
-  let best: { turn: TurnNode; index: number } | undefined;
+  const limit = start === undefined ? undefined : start + resolution;
+  let best: TurnRequest | undefined;
+  let firstInRun: TurnRequest | undefined;
+  let first: TurnRequest | undefined;
   for (const candidate of candidates) {
-    if (candidate.turn.run !== node.run) continue;
-    if (start !== undefined && candidate.turn.span.startTimeUnixNano > start + resolution) continue;
-    if (!best || candidate.turn.span.startTimeUnixNano > best.turn.span.startTimeUnixNano) best = candidate;
+    const turn = candidate.turn;
+    if (turn.issued[candidate.index]) continue;
+    first ??= candidate;
+    if (turn.run !== node.run) continue;
+    firstInRun ??= candidate;
+    const started = turn.span.startTimeUnixNano;
+    if (limit !== undefined && started > limit) continue;
+    if (!best || started > best.turn.span.startTimeUnixNano) best = candidate;
   }
-  return best ?? candidates.find(({ turn }) => turn.run === node.run);
+  return best ?? firstInRun ?? first;
 }
 
 /** How far back from the latest eligible request a span without a call id looks (bounds the work on huge traces). */
 const LINK_WINDOW = 256;
-
-type OpenRequest = { turn: TurnNode; index: number };
 
 /**
  * Tool spans without a call id (OpenInference bridges, LangChain, decorators): the turn that
@@ -62,16 +72,18 @@ type OpenRequest = { turn: TurnNode; index: number };
 export function linkByNameAndArguments(assembly: Assembly): void {
   // Most traces have a call id on every tool span: nothing left to link, so no index to build.
   if (assembly.calls.every((node) => node.issuer || !node.span)) return;
-  const open = new Map<RunNode, Map<string, OpenRequest[]>>();
+  const open = new Map<RunNode, Map<string, TurnRequest[]>>();
   for (const run of assembly.runs) {
-    const byTool = new Map<string, OpenRequest[]>();
+    const byTool = new Map<string, TurnRequest[]>();
     for (const turn of run.turns) {
-      turn.draft.requested.forEach((request, index) => {
-        if (turn.issued[index]) return;
-        const list = byTool.get(request.tool);
+      const requested = turn.draft.requested;
+      for (let index = 0; index < requested.length; index++) {
+        if (turn.issued[index]) continue;
+        const tool = (requested[index] as RequestedCall).tool;
+        const list = byTool.get(tool);
         if (list) list.push({ turn, index });
-        else byTool.set(request.tool, [{ turn, index }]);
-      });
+        else byTool.set(tool, [{ turn, index }]);
+      }
     }
     open.set(run, byTool);
   }
@@ -89,23 +101,23 @@ export function linkByNameAndArguments(assembly: Assembly): void {
 }
 
 function bestOpenRequest(
-  list: readonly OpenRequest[],
+  list: readonly TurnRequest[],
   node: CallNode,
   span: SpanRecord,
   resolution: bigint,
-): OpenRequest | undefined {
+): TurnRequest | undefined {
   // The last request whose turn started no later than the span (the list is in turn order).
   const limit = span.startTimeUnixNano + resolution;
   let low = 0;
   let high = list.length;
   while (low < high) {
     const middle = (low + high) >> 1;
-    if ((list[middle] as OpenRequest).turn.span.startTimeUnixNano <= limit) low = middle + 1;
+    if ((list[middle] as TurnRequest).turn.span.startTimeUnixNano <= limit) low = middle + 1;
     else high = middle;
   }
-  let best: (OpenRequest & { score: number }) | undefined;
+  let best: (TurnRequest & { score: number }) | undefined;
   for (let at = low - 1, steps = 0; at >= 0 && steps < LINK_WINDOW; at--, steps++) {
-    const { turn, index } = list[at] as OpenRequest;
+    const { turn, index } = list[at] as TurnRequest;
     const request = turn.draft.requested[index];
     if (!request || turn.issued[index]) continue;
     if (request.callId !== undefined && node.draft.callId !== undefined) continue;
@@ -126,10 +138,9 @@ function bestOpenRequest(
  * not recorded) was still issued by that turn (Vercel legacy nests tool spans in the model call).
  */
 function linkToEnclosingTurn(assembly: Assembly, node: CallNode): void {
-  if (!node.span) return;
-  const turnOfSpan = assembly.turnOfSpan;
-  const ancestor = assembly.tree.nearestAncestor(node.span, (span) => turnOfSpan.has(span));
-  const turn = ancestor && turnOfSpan.get(ancestor);
+  if (node.spanIndex === -1) return;
+  const ancestor = assembly.tree.nearestAncestor(node.spanIndex, assembly.marks, TURN_MARK);
+  const turn = ancestor === -1 ? undefined : assembly.turnOfSpan[ancestor];
   if (!turn) return;
   node.issuer = turn;
   turn.issued.push(node);
@@ -167,8 +178,10 @@ function link(node: CallNode, turn: TurnNode, index: number): void {
 /** A call the model asked for that no tool span records (untraced tools, server-side tools) is still a call. */
 export function addRequestOnlyCalls(assembly: Assembly): void {
   for (const turn of assembly.turns) {
-    turn.draft.requested.forEach((request, index) => {
-      if (turn.issued[index]) return;
+    const requested = turn.draft.requested;
+    for (let index = 0; index < requested.length; index++) {
+      if (turn.issued[index]) continue;
+      const request = requested[index] as RequestedCall;
       const draft = { tool: request.tool } as ToolCallDraft;
       if (request.callId !== undefined) draft.callId = request.callId;
       draft.args = request.args;
@@ -177,6 +190,7 @@ export function addRequestOnlyCalls(assembly: Assembly): void {
       if (turn.run.name) draft.agentName = turn.run.name;
       draft.convention = turn.draft.convention;
       const node: CallNode = {
+        spanIndex: -1,
         spanIds: [],
         draft,
         run: turn.run,
@@ -188,6 +202,6 @@ export function addRequestOnlyCalls(assembly: Assembly): void {
       turn.issued[index] = node;
       turn.run.calls.push(node);
       assembly.calls.push(node);
-    });
+    }
   }
 }

@@ -1,5 +1,5 @@
 /** How a span's operation ended, by the OTel status and exception conventions every framework shares. */
-import type { SpanRecord } from '../model/span-record.js';
+import type { SpanEventRecord, SpanRecord } from '../model/span-record.js';
 import type { CallOutcome } from '../model/trajectory.js';
 import { stringAttribute } from './attributes.js';
 
@@ -12,7 +12,7 @@ import { stringAttribute } from './attributes.js';
 export function spanOutcome(span: SpanRecord): CallOutcome {
   if (span.endTimeUnixNano === undefined) return { status: 'no_result' };
   if (span.status.code === 'ok') return { status: 'ok' };
-  const exception = span.events.find((event) => event.name === 'exception');
+  const exception = firstException(span);
   const errorType =
     stringAttribute(span.attributes, 'error.type') ??
     (exception ? stringAttribute(exception.attributes, 'exception.type') : undefined);
@@ -25,4 +25,10 @@ export function spanOutcome(span: SpanRecord): CallOutcome {
   if (errorType) outcome.errorType = errorType;
   if (message) outcome.message = message;
   return outcome;
+}
+
+/** The span's first `exception` event (a loop: no closure made per span). */
+function firstException(span: SpanRecord): SpanEventRecord | undefined {
+  for (const event of span.events) if (event.name === 'exception') return event;
+  return undefined;
 }

@@ -5,89 +5,121 @@
 import type { SpanRecord } from '../model/span-record.js';
 import type { TrajectoryIssue } from '../model/trajectory.js';
 
-/** One trace's spans indexed by id, with the problems found while indexing. */
+/**
+ * One trace's spans with each one's parent, and the problems found while indexing. Spans are
+ * known by their position in {@link spans}: parents are looked up by id once, here, and every
+ * walk up the tree after that is array indexing.
+ */
 export class SpanTree {
   readonly spans: readonly SpanRecord[];
   readonly issues: TrajectoryIssue[] = [];
-  readonly #byId = new Map<string, SpanRecord>();
+  /**
+   * Per span, its parent's position in {@link spans}; -1 when the parent is not in this trace.
+   * Plain arrays here and in assembly: a typed array this small still costs a backing store.
+   */
+  readonly #parents: number[];
 
   constructor(spans: readonly SpanRecord[]) {
+    const byId = new Map<string, number>();
     const kept: SpanRecord[] = [];
     for (const span of spans) {
-      const first = this.#byId.get(span.spanId);
-      if (first !== undefined) {
-        this.issues.push({
-          kind: 'span.duplicate_id',
-          message: `span id ${span.spanId} appears more than once; kept the first ("${first.name}"), ignored "${span.name}"`,
-          spanIds: [span.spanId],
-        });
-        continue;
-      }
-      this.#byId.set(span.spanId, span);
-      kept.push(span);
+      // One map operation per span: a repeated id, which is rare, shows as a map that did not grow.
+      const size = byId.size;
+      byId.set(span.spanId, kept.length);
+      if (byId.size > size) kept.push(span);
+      else this.#keepFirst(kept, byId, span);
     }
     this.spans = kept;
+    this.#parents = parentPositions(kept, byId);
   }
 
-  /** The span with this id. */
-  get(spanId: string | undefined): SpanRecord | undefined {
-    return spanId === undefined ? undefined : this.#byId.get(spanId);
+  /** Puts back the first span of a repeated id in the index, and says which was kept. */
+  #keepFirst(kept: readonly SpanRecord[], byId: Map<string, number>, span: SpanRecord): void {
+    const first = kept.findIndex((other) => other.spanId === span.spanId);
+    byId.set(span.spanId, first);
+    this.issues.push({
+      kind: 'span.duplicate_id',
+      message: `span id ${span.spanId} appears more than once; kept the first ("${(kept[first] as SpanRecord).name}"), ignored "${span.name}"`,
+      spanIds: [span.spanId],
+    });
   }
 
-  /** The span's parent, when it is in this trace. */
-  parent(span: SpanRecord): SpanRecord | undefined {
-    return this.get(span.parentSpanId);
+  /** The position of the span's parent, or -1 when it is not in this trace. */
+  parent(index: number): number {
+    return this.#parents[index] as number;
   }
 
   /**
-   * Ancestors from the parent upwards. Stops at a missing parent and at a cycle, so a
-   * malformed trace never loops.
+   * How many ancestors the span has. Stops at a missing parent and at a cycle (counting the
+   * ancestors met before the first repeat), so a malformed trace never loops.
    */
-  ancestors(span: SpanRecord): SpanRecord[] {
-    const found: SpanRecord[] = [];
-    for (let current = this.parent(span); current; current = this.parent(current)) {
-      // More ancestors than spans: the chain loops. Only then is what was passed worth recording.
-      if (found.length === this.spans.length) return this.#ancestorsUpToCycle(span);
-      found.push(current);
-    }
-    return found;
-  }
-
-  /** `ancestors(span).length`, without building the list. */
-  depth(span: SpanRecord): number {
+  depth(index: number): number {
+    const parents = this.#parents;
     let depth = 0;
-    for (let current = this.parent(span); current; current = this.parent(current)) {
-      if (depth === this.spans.length) return this.#ancestorsUpToCycle(span).length;
+    for (let current = parents[index] as number; current !== -1; current = parents[current] as number) {
+      // More ancestors than spans: the chain loops. Only then is what was passed worth recording.
+      if (depth === parents.length) return this.#depthUpToCycle(index);
       depth++;
     }
     return depth;
   }
 
   /**
-   * `ancestors(span).find(test)`, without building the list. In a loop of parent ids every
-   * ancestor comes round again once all were passed, or the walk comes back to the span itself:
-   * either way nothing new is left to test.
+   * The nearest ancestor whose entry in `marks` has any bit of `mask` set, or -1. In a loop of
+   * parent ids every ancestor comes round again once all were passed, or the walk comes back to
+   * the span itself: either way nothing new is left to test.
    */
-  nearestAncestor(span: SpanRecord, test: (ancestor: SpanRecord) => boolean): SpanRecord | undefined {
+  nearestAncestor(index: number, marks: readonly number[], mask: number): number {
+    const parents = this.#parents;
     let steps = 0;
-    for (let current = this.parent(span); current; current = this.parent(current)) {
-      if (current === span || steps === this.spans.length) return undefined;
-      if (test(current)) return current;
+    for (let current = parents[index] as number; current !== -1; current = parents[current] as number) {
+      if (current === index || steps === parents.length) return -1;
+      if (((marks[current] as number) & mask) !== 0) return current;
       steps++;
     }
-    return undefined;
+    return -1;
   }
 
-  #ancestorsUpToCycle(span: SpanRecord): SpanRecord[] {
-    const found: SpanRecord[] = [];
-    const seen = new Set<string>([span.spanId]);
-    let current = this.parent(span);
-    while (current && !seen.has(current.spanId)) {
-      found.push(current);
-      seen.add(current.spanId);
-      current = this.parent(current);
+  /**
+   * These span positions, nearer the root first: a stable sort by depth, so spans of one depth
+   * keep the order given. Spans mostly arrive parents first, and then nothing is sorted; else
+   * a counting sort, depths being small integers.
+   */
+  outermostFirst(positions: readonly number[]): readonly number[] {
+    const depths: number[] = [];
+    let sorted = true;
+    let deepest = 0;
+    for (const index of positions) {
+      const depth = this.depth(index);
+      if (depth < (depths[depths.length - 1] ?? 0)) sorted = false;
+      if (depth > deepest) deepest = depth;
+      depths.push(depth);
     }
-    return found;
+    if (sorted) return positions;
+    // starts[d]: where the spans of depth d go, once the spans of every lower depth are placed.
+    const starts: number[] = new Array(deepest + 2).fill(0);
+    for (const depth of depths) starts[depth + 1] = (starts[depth + 1] as number) + 1;
+    for (let d = 1; d < starts.length; d++) starts[d] = (starts[d] as number) + (starts[d - 1] as number);
+    const out: number[] = new Array(positions.length).fill(0);
+    for (let k = 0; k < positions.length; k++) {
+      const depth = depths[k] as number;
+      out[starts[depth] as number] = positions[k] as number;
+      starts[depth] = (starts[depth] as number) + 1;
+    }
+    return out;
+  }
+
+  #depthUpToCycle(index: number): number {
+    const parents = this.#parents;
+    const seen: boolean[] = new Array(parents.length).fill(false);
+    seen[index] = true;
+    let depth = 0;
+    for (let current = parents[index] as number; current !== -1 && !seen[current]; ) {
+      seen[current] = true;
+      depth++;
+      current = parents[current] as number;
+    }
+    return depth;
   }
 
   /**
@@ -96,10 +128,28 @@ export class SpanTree {
    */
   root(): SpanRecord | undefined {
     let best: SpanRecord | undefined;
-    for (const span of this.spans) {
-      if (this.parent(span) !== undefined) continue;
+    for (let i = 0; i < this.spans.length; i++) {
+      if (this.#parents[i] !== -1) continue;
+      const span = this.spans[i] as SpanRecord;
       if (!best || span.startTimeUnixNano < best.startTimeUnixNano) best = span;
     }
     return best ?? this.spans[0];
   }
+}
+
+/** Per span, its parent's position in `spans`, or -1. */
+function parentPositions(spans: readonly SpanRecord[], byId: ReadonlyMap<string, number>): number[] {
+  const parents: number[] = [];
+  // Siblings mostly arrive together: the previous span's parent id is tried before the map.
+  let lastId: string | undefined;
+  let last = -1;
+  for (const span of spans) {
+    const parentId = span.parentSpanId;
+    if (parentId !== lastId && parentId !== undefined) {
+      lastId = parentId;
+      last = byId.get(parentId) ?? -1;
+    }
+    parents.push(parentId === undefined ? -1 : last);
+  }
+  return parents;
 }
