@@ -4,13 +4,14 @@
  */
 import type { ToolCall, Trajectory } from '../model/trajectory.js';
 import { type AssertionOutcome, callIds, capList, failed, passed } from './outcome.js';
+import { toolSet } from './tool-set.js';
 
 /** The seed-001 result name of the allowlist assertion. */
 export const NO_UNEXPECTED_TOOL = 'no_unexpected_tool';
 
 /** Evaluates `allowed_tools` against the trajectory. An empty list allows no tool at all. */
 export function checkAllowedTools(trajectory: Trajectory, allowed: readonly string[]): AssertionOutcome {
-  const allowedSet = new Set(allowed);
+  const allowedSet = toolSet(allowed);
   // Map keeps first-call order, so the reason lists forbidden tools in the order they were used.
   const forbidden = new Map<string, ToolCall[]>();
   for (const call of trajectory.calls) {

@@ -22,7 +22,8 @@ export function appliesTo(scenario: Pick<Scenario, 'appliesTo'>, trajectory: Tra
   if (conditions.rootSpan !== undefined) {
     if (root === undefined || !conditions.rootSpan.includes(root.name)) return false;
   }
-  for (const [key, expected] of Object.entries(conditions.attributes ?? {})) {
+  if (!conditions.attributes) return true;
+  for (const [key, expected] of Object.entries(conditions.attributes)) {
     const attributes = root?.attributes;
     if (attributes === undefined || !Object.hasOwn(attributes, key)) return false;
     if (!sameValue(attributes[key], expected)) return false;

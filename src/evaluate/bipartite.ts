@@ -10,12 +10,16 @@ export interface Matching {
   /** How many pairs. */
   size: number;
   /** For each left item, the right item it is paired with, or -1. */
-  rightOf: Int32Array;
+  rightOf: number[];
   /** For each right item, the left item it is paired with, or -1. */
-  leftOf: Int32Array;
+  leftOf: number[];
 }
 
-const UNREACHED = 0x7fffffff;
+/**
+ * Beyond every layer. Plain arrays of small integers throughout, not typed arrays: allocating a
+ * typed array costs several times more, and a reference matching is small and made per evaluation.
+ */
+const UNREACHED = 0x3fffffff;
 
 /**
  * A maximum matching of the bipartite graph where left item `l` may pair with the right items
@@ -29,18 +33,49 @@ export function maximumMatching(
   neighbors: readonly (readonly number[])[],
   start?: Matching,
 ): Matching {
-  const rightOf = start ? Int32Array.from(start.rightOf) : new Int32Array(leftCount).fill(-1);
-  const leftOf = start ? Int32Array.from(start.leftOf) : new Int32Array(rightCount).fill(-1);
+  const rightOf = start ? start.rightOf.slice() : filled(leftCount, -1);
+  const leftOf = start ? start.leftOf.slice() : filled(rightCount, -1);
+  const matcher = new Matcher(leftCount, neighbors, rightOf, leftOf);
   let size = start?.size ?? 0;
-  const layer = new Int32Array(leftCount);
-  const queue = new Int32Array(leftCount);
-  const nextEdge = new Int32Array(leftCount);
-  const stack = new Int32Array(leftCount);
-  const via = new Int32Array(leftCount);
+  while (matcher.buildLayers()) {
+    matcher.nextEdge.fill(0);
+    const before = size;
+    for (let left = 0; left < leftCount; left++) {
+      if (rightOf[left] === -1 && matcher.augmentFrom(left)) size++;
+    }
+    // A phase after a successful layering always augments; the check bounds the loop regardless.
+    if (size === before) break;
+  }
+  return { size, rightOf, leftOf };
+}
 
-  // Breadth-first from every free left item: layers of alternating paths. True when some path
-  // reaches a free right item, i.e. the matching can still grow.
-  const buildLayers = (): boolean => {
+/** The state of one search: the matching being grown and the scratch of its phases (methods, not closures made per search). */
+class Matcher {
+  readonly layer: number[];
+  readonly queue: number[];
+  readonly nextEdge: number[];
+  readonly stack: number[];
+  readonly via: number[];
+
+  constructor(
+    readonly leftCount: number,
+    readonly neighbors: readonly (readonly number[])[],
+    readonly rightOf: number[],
+    readonly leftOf: number[],
+  ) {
+    this.layer = filled(leftCount, 0);
+    this.queue = filled(leftCount, 0);
+    this.nextEdge = filled(leftCount, 0);
+    this.stack = filled(leftCount, 0);
+    this.via = filled(leftCount, 0);
+  }
+
+  /**
+   * Breadth-first from every free left item: layers of alternating paths. True when some path
+   * reaches a free right item, i.e. the matching can still grow.
+   */
+  buildLayers(): boolean {
+    const { layer, queue, neighbors, rightOf, leftOf, leftCount } = this;
     let head = 0;
     let tail = 0;
     for (let left = 0; left < leftCount; left++) {
@@ -62,11 +97,14 @@ export function maximumMatching(
       }
     }
     return found;
-  };
+  }
 
-  // Depth-first along the layers from one free left item, with an explicit stack so a long
-  // augmenting path cannot overflow the call stack. Flips the path when it ends at a free right item.
-  const augmentFrom = (root: number): boolean => {
+  /**
+   * Depth-first along the layers from one free left item, with an explicit stack so a long
+   * augmenting path cannot overflow the call stack. Flips the path when it ends at a free right item.
+   */
+  augmentFrom(root: number): boolean {
+    const { layer, nextEdge, stack, via, neighbors, rightOf, leftOf } = this;
     let depth = 0;
     stack[0] = root;
     while (depth >= 0) {
@@ -96,16 +134,12 @@ export function maximumMatching(
       }
     }
     return false;
-  };
-
-  while (buildLayers()) {
-    nextEdge.fill(0);
-    const before = size;
-    for (let left = 0; left < leftCount; left++) {
-      if (rightOf[left] === -1 && augmentFrom(left)) size++;
-    }
-    // A phase after a successful layering always augments; the check bounds the loop regardless.
-    if (size === before) break;
   }
-  return { size, rightOf, leftOf };
+}
+
+/** `length` copies of `value`, as a packed array. */
+function filled(length: number, value: number): number[] {
+  const array: number[] = [];
+  for (let index = 0; index < length; index++) array.push(value);
+  return array;
 }

@@ -10,9 +10,9 @@
  * `safety.irreversible`'s business when the tool is declared there.
  */
 
-import { canonicalJson } from '../model/json.js';
+import { canonicalHash, canonicalJson } from '../model/json.js';
 import type { Severity } from '../model/report.js';
-import type { ToolCall, Trajectory } from '../model/trajectory.js';
+import type { ToolCall, Trajectory, Turn } from '../model/trajectory.js';
 import type { EfficiencySection } from '../scenario/native.js';
 import { renderValue } from './match-args.js';
 import { callIds, capList, times } from './outcome.js';
@@ -27,7 +27,13 @@ const SEVERITY: Severity = 'warning';
 export const efficiencyFamily: RuleFamily<EfficiencySection> = (trajectory, section) => {
   const results: RuleResult[] = [];
   if (section.maxCalls !== undefined) results.push(budget(trajectory, section.maxCalls));
-  const groups = identicalCalls(trajectory);
+  const { repeats: repeatRule, retries: retryRule } = section;
+  // Only the repeat and retry checks look at identical calls; a call without an identical one
+  // can only fail a negative limit (a section built in code: the schema forbids one).
+  const groups =
+    repeatRule || retryRule
+      ? identicalCalls(trajectory, (repeatRule?.max ?? 0) < 0 || (retryRule?.max ?? 0) < 0)
+      : NO_IDENTICAL_CALLS;
   if (section.repeats)
     results.push(repeats(trajectory, groups, section.repeats.max, section.retries !== undefined));
   if (section.retries)
@@ -51,31 +57,38 @@ function budget(trajectory: Trajectory, max: number): RuleResult {
 
 /** Calls grouped by tool and canonical arguments, plus the calls whose arguments were not captured. */
 interface IdenticalCalls {
+  /** Groups of identical calls, in the order of their first call. */
   groups: ToolCall[][];
   /** Per tool, its calls whose arguments are unknown: they may repeat any call of the tool. */
   blind: Map<string, ToolCall[]>;
 }
 
+const NO_IDENTICAL_CALLS: IdenticalCalls = { groups: [], blind: new Map() };
+
 /**
- * Groups in the order of their first call. A tool with one captured call cannot repeat: its call
- * is a group of its own without serializing its arguments, which is most calls of a usual trace.
+ * The groups of identical captured calls, in the order of their first call; a call with no
+ * identical one is a group of its own only `withSingles`. Canonical JSON is only written for
+ * calls whose argument hashes (consistent with canonical JSON) collide with another call's of
+ * the same tool: a call whose hash no other call has cannot have an identical one.
  */
-function identicalCalls(trajectory: Trajectory): IdenticalCalls {
+function identicalCalls(trajectory: Trajectory, withSingles: boolean): IdenticalCalls {
   const groups: ToolCall[][] = [];
   const blind = new Map<string, ToolCall[]>();
   /** Per tool with several captured calls: its groups by canonical arguments. */
   const byArgs = new Map<string, Map<string, ToolCall[]>>();
-  /** Captured calls per tool, counted for tools called more than once. */
-  const captured = new Map<string, number>();
-  for (const call of trajectory.calls) {
+  const { calls } = trajectory;
+  const hashes = argumentHashes(trajectory);
+  for (let position = 0; position < calls.length; position++) {
+    const call = calls[position] as ToolCall;
     if (!call.args.captured) {
       const list = blind.get(call.tool);
       if (list) list.push(call);
       else blind.set(call.tool, [call]);
       continue;
     }
-    if (capturedCalls(trajectory, call.tool, captured) === 1) {
-      groups.push([call]);
+    const hash = hashes.of[position] ?? NOT_HASHED;
+    if (hash === NOT_HASHED || hashes.count.get(hash) === 1) {
+      if (withSingles) groups.push([call]);
       continue;
     }
     let ofTool = byArgs.get(call.tool);
@@ -94,6 +107,35 @@ function identicalCalls(trajectory: Trajectory): IdenticalCalls {
     }
   }
   return { groups, blind };
+}
+
+/** Marks a call not hashed: uncaptured, or the only captured call of its tool. */
+const NOT_HASHED = -1;
+const SMALL_HASH = 0x3fffffff;
+
+/**
+ * Per position in the causal listing, the hash of the call's tool and canonical arguments (for
+ * captured calls of tools with several; a position past the list's end is not hashed), and how
+ * many calls share each hash. Identical calls share a hash, so a hash held once is a call
+ * without an identical one.
+ */
+function argumentHashes(trajectory: Trajectory): { of: number[]; count: Map<number, number> } {
+  const of: number[] = [];
+  const count = new Map<number, number>();
+  /** Captured calls per tool, counted for tools called more than once. */
+  const captured = new Map<string, number>();
+  const { calls } = trajectory;
+  for (let position = 0; position < calls.length; position++) {
+    const call = calls[position] as ToolCall;
+    if (!call.args.captured || capturedCalls(trajectory, call.tool, captured) === 1) continue;
+    while (of.length < position) of.push(NOT_HASHED);
+    // 30 bits: a small integer to V8, which a Map keys and an array holds without boxing.
+    const hash =
+      (Math.imul(canonicalHash(call.tool), 0x01000193) ^ canonicalHash(call.args.value)) & SMALL_HASH;
+    of.push(hash);
+    count.set(hash, (count.get(hash) ?? 0) + 1);
+  }
+  return { of, count };
 }
 
 /** How many calls of `tool` had their arguments captured; a tool called once is not counted. */
@@ -303,27 +345,33 @@ function duration(trajectory: Trajectory, maxMs: number): RuleResult {
 function tokens(trajectory: Trajectory, max: number): RuleResult {
   const rule = 'efficiency.tokens';
   const { turns } = trajectory;
-  const recorded = turns.filter(
-    (turn) => turn.usage?.inputTokens !== undefined || turn.usage?.outputTokens !== undefined,
-  );
-  if (recorded.length === 0) {
-    const reason = `no turn recorded token usage (${turns.length} ${turns.length === 1 ? 'turn' : 'turns'}); budget ${max}`;
-    return undecided(rule, DIMENSION, rule, reason, []);
-  }
+  let recorded = 0;
   let input = 0;
   let output = 0;
-  for (const turn of recorded) {
+  for (const turn of turns) {
+    if (!recordsUsage(turn)) continue;
+    recorded++;
     input += turn.usage?.inputTokens ?? 0;
     output += turn.usage?.outputTokens ?? 0;
   }
+  if (recorded === 0) {
+    const reason = `no turn recorded token usage (${turns.length} ${turns.length === 1 ? 'turn' : 'turns'}); budget ${max}`;
+    return undecided(rule, DIMENSION, rule, reason, []);
+  }
   const total = input + output;
-  const partial = recorded.length < turns.length;
+  const partial = recorded < turns.length;
+  // Described only for a reason: most runs stay within budget.
+  if (total <= max && !partial) return pass(rule, DIMENSION, rule);
   const counted = `${total} tokens (${input} input, ${output} output)`;
-  const scope = partial ? ` in the ${recorded.length} of ${turns.length} turns that recorded usage` : '';
+  const scope = partial ? ` in the ${recorded} of ${turns.length} turns that recorded usage` : '';
   if (total > max)
     return fail(rule, DIMENSION, rule, `${partial ? 'at least ' : ''}${counted}${scope}, budget ${max}`, []);
-  if (!partial) return pass(rule, DIMENSION, rule);
-  const missing = turns.filter((turn) => !recorded.includes(turn)).map((turn) => turn.id);
+  const missing = turns.filter((turn) => !recordsUsage(turn)).map((turn) => turn.id);
   const reason = `${counted}${scope}, budget ${max}; turns ${capList(missing)} recorded none`;
   return undecided(rule, DIMENSION, rule, reason, []);
+}
+
+/** A turn that recorded token usage (a missing count in a recorded usage counts 0). */
+function recordsUsage(turn: Turn): boolean {
+  return turn.usage?.inputTokens !== undefined || turn.usage?.outputTokens !== undefined;
 }

@@ -4,6 +4,7 @@
  */
 import type { Trajectory } from '../model/trajectory.js';
 import { type AssertionOutcome, capList, failed, passed } from './outcome.js';
+import { distinctTools } from './tool-set.js';
 import { callsOfTool } from './trajectory-index.js';
 
 /** The result name for one expected tool. */
@@ -15,7 +16,7 @@ export function expectedToolCallName(tool: string): string {
 export function checkExpectedToolCalls(trajectory: Trajectory, tools: readonly string[]): AssertionOutcome[] {
   const outcomes: AssertionOutcome[] = [];
   if (tools.length === 0) return outcomes;
-  for (const tool of new Set(tools)) {
+  for (const tool of distinctTools(tools)) {
     const calls = callsOfTool(trajectory, tool);
     if (calls.length > 0) {
       outcomes.push(passed(expectedToolCallName(tool), calls));

@@ -13,8 +13,9 @@
 import type { JsonValue } from '../model/json.js';
 import type { ToolCall, Trajectory } from '../model/trajectory.js';
 import type { GroundingRule } from '../scenario/native.js';
-import { holdsScalar, jsonValues, type PathHit, readPath, sameValueZero } from './json-path.js';
-import { deepEqualJson, renderValue } from './match-args.js';
+import { GroundingSources } from './grounding-sources.js';
+import { type PathHit, readPath } from './json-path.js';
+import { renderValue } from './match-args.js';
 import { callIds, capList, MAX_LISTED, times } from './outcome.js';
 import { fail, pass, type RuleFamily, type RuleResult, undecided } from './rule.js';
 import { errorDetail } from './safety.js';
@@ -38,26 +39,14 @@ export function groundingName(rule: GroundingRule): string {
 }
 
 /**
- * A result read once per rule: the values of its fields at `from.path` (or at any depth), with
- * their paths when the rule names one (reasons quote them), or why it cannot be read.
+ * What one argument value (or one call) came to: the explanation's text when it is known up
+ * front, else the value and its holders, explained by {@link Grounder.explain}. Deferred: only
+ * the problems a reason lists are explained, so a trace with thousands of ungrounded calls
+ * costs no quadratic explaining.
  */
-type SourceFields =
-  | { readable: true; values: JsonValue[]; hits: PathHit[] | undefined }
-  | { readable: false; why: string };
-
-/** A scalar JSON value: what the holder index is keyed by. */
-type JsonScalar = string | number | boolean | null;
-
-/** What one argument value (or one call) came to. */
-interface Problem {
-  status: 'fail' | 'inconclusive';
-  call: ToolCall;
-  /**
-   * Why, and the calls that explain it. Deferred: only the problems a reason lists are
-   * explained, so a trace with thousands of ungrounded calls costs no quadratic explaining.
-   */
-  explain: () => { text: string; calls: ToolCall[] };
-}
+type Problem =
+  | { status: 'fail' | 'inconclusive'; call: ToolCall; text: string }
+  | { status: 'fail' | 'inconclusive'; call: ToolCall; hit: PathHit; holders: readonly ToolCall[] };
 
 /**
  * Checks one grounding rule. A tool that was never called passes (nothing to ground: whether
@@ -85,7 +74,7 @@ export function checkGrounding(trajectory: Trajectory, rule: GroundingRule): Rul
   if (problems.length === 0) return pass(RULE, DIMENSION, name, targets);
   const failures = problems.filter((problem) => problem.status === 'fail');
   const shown = failures.length > 0 ? failures : problems;
-  const listed = shown.slice(0, MAX_LISTED).map((problem) => problem.explain());
+  const listed = shown.slice(0, MAX_LISTED).map((problem) => grounder.explain(problem));
   const rest = shown.length - listed.length;
   const reason = listed.map((entry) => entry.text).join('; ') + (rest > 0 ? `; and ${rest} more` : '');
   const involved = [
@@ -96,29 +85,15 @@ export function checkGrounding(trajectory: Trajectory, rule: GroundingRule): Rul
     : undecided(RULE, DIMENSION, name, reason, involved);
 }
 
-/** One rule's view of the trajectory: which calls can ground a value, each result read once. */
+/** One rule's check: each argument value judged against the rule's sources, and explained when it is not grounded. */
 class Grounder {
-  readonly #sources: readonly ToolCall[];
-  /** Each source's result as read, made on first use. */
-  #fields: Map<ToolCall, SourceFields> | undefined;
-  /**
-   * Which sources hold each scalar value, built on first use: `equals` is one lookup per value.
-   * Keyed by the value itself: Map keys compare like JSON scalars (40 and 40.0 alike, never 40 and "40").
-   */
-  #holders: Map<JsonScalar, ToolCall[]> | undefined;
-  /** Whether a scalar was looked up once already, by a scan: the next lookup builds the index. */
-  #scanned = false;
-  #blind: ToolCall[] | undefined;
-  readonly #fromPath: string | undefined;
-  readonly #fromTool: string | undefined;
+  readonly #sources: GroundingSources;
 
   constructor(
     private readonly trajectory: Trajectory,
     private readonly rule: GroundingRule,
   ) {
-    this.#fromTool = rule.from === 'any' ? undefined : rule.from.tool;
-    this.#fromPath = rule.from === 'any' ? undefined : rule.from.path;
-    this.#sources = this.#fromTool === undefined ? trajectory.calls : callsOfTool(trajectory, this.#fromTool);
+    this.#sources = new GroundingSources(trajectory, rule);
   }
 
   /** Adds to `problems` those of one call's argument at the rule's path; none when every value there is grounded. */
@@ -149,40 +124,44 @@ class Grounder {
   /** Undefined when the value is grounded; otherwise why not, naming the calls that explain it. */
   #judge(call: ToolCall, hit: PathHit): Problem | undefined {
     const { trajectory } = this;
-    const holders = this.#holdersOf(hit.value);
-    for (const source of holders) if (this.#grounds(source, call)) return undefined;
+    const sources = this.#sources;
+    // A scan that stops at the first grounding source settles the usual value.
+    if (sources.groundsFirstLookup(call, hit.value)) return undefined;
+    const holders = sources.holdersOf(hit.value);
+    for (const source of holders) if (sources.grounds(source, call)) return undefined;
     if (this.rule.relation === 'contains') {
-      for (const source of this.#sources) {
-        if (this.#grounds(source, call) && this.#contains(source, hit.value)) return undefined;
+      for (const source of sources.sources) {
+        if (sources.grounds(source, call) && sources.contains(source, hit.value)) return undefined;
       }
     }
 
     // A result we cannot read may hold the value: undecided rather than a guess either way.
     let status: Problem['status'] = 'fail';
-    for (const source of this.#unreadableOk()) {
+    for (const source of sources.unreadableOk()) {
       if (trajectory.happensBefore(source, call)) {
         status = 'inconclusive';
         break;
       }
     }
-    return { status, call, explain: () => this.#explain(call, hit, holders) };
+    return { status, call, hit, holders };
   }
 
-  /** `source` succeeded and happened-before `call`: its result can ground `call`'s arguments. */
-  #grounds(source: ToolCall, call: ToolCall): boolean {
-    return source.outcome.status === 'ok' && this.trajectory.happensBefore(source, call);
+  /** Why a problem is one, and the calls that explain it. */
+  explain(problem: Problem): { text: string; calls: ToolCall[] } {
+    if ('text' in problem) return { text: problem.text, calls: [problem.call] };
+    return this.#explain(problem.call, problem.hit, problem.holders);
   }
 
   /** Why a value is not grounded: the unreadable results, the source that held it too late, or what the sources held. */
   #explain(call: ToolCall, hit: PathHit, holders: readonly ToolCall[]): { text: string; calls: ToolCall[] } {
     const { trajectory } = this;
-    const earlier = this.#sources.filter((source) => trajectory.happensBefore(source, call));
+    const earlier = this.#sources.sources.filter((source) => trajectory.happensBefore(source, call));
     const earlierOk = earlier.filter((source) => source.outcome.status === 'ok');
     const subject = `${hit.path} ${render(hit.value)} of ${this.rule.tool} (call ${call.id})`;
-    const unreadable = earlierOk.filter((source) => !this.#read(source).readable);
+    const unreadable = earlierOk.filter((source) => !this.#sources.read(source).readable);
     if (unreadable.length > 0) {
       const why = unreadable.map(
-        (source) => `the result of ${source.tool} (call ${source.id}) ${this.#why(source)}`,
+        (source) => `the result of ${source.tool} (call ${source.id}) ${this.#sources.why(source)}`,
       );
       const text = `${subject} appears in no captured earlier result${this.#ofTool()}; ${capList(why)}`;
       return { text, calls: [call, ...unreadable] };
@@ -194,15 +173,7 @@ class Grounder {
     const verb = this.rule.relation === 'contains' ? 'is contained in no field of' : 'appears in no';
     const text = `${subject} ${verb} earlier result${this.#ofTool()}; ${this.#describeEarlier(earlier, earlierOk)}`;
     // With `from: 'any'` every earlier call is a candidate: the finding names the call alone.
-    return { text, calls: this.#fromTool === undefined ? [call] : [call, ...earlierOk] };
-  }
-
-  /** The sources that succeeded but whose result cannot be read, computed once. */
-  #unreadableOk(): readonly ToolCall[] {
-    this.#blind ??= this.#sources.filter(
-      (source) => source.outcome.status === 'ok' && !this.#read(source).readable,
-    );
-    return this.#blind;
+    return { text, calls: this.#sources.fromTool === undefined ? [call] : [call, ...earlierOk] };
   }
 
   /**
@@ -218,27 +189,28 @@ class Grounder {
     const holderSet = new Set(holders);
     const candidates =
       this.rule.relation === 'contains'
-        ? this.#sources.filter((source) => holderSet.has(source) || this.#contains(source, value))
+        ? this.#sources.sources.filter(
+            (source) => holderSet.has(source) || this.#sources.contains(source, value),
+          )
         : holders;
     const holding = candidates.filter((source) => source !== call && source.outcome.status !== 'no_result');
-    const named = (source: ToolCall) => `${source.tool} (call ${source.id})`;
     for (const source of holding) {
       if (source.outcome.status === 'ok' && trajectory.concurrent(source, call)) {
         const when =
           source.turnId !== undefined && source.turnId === call.turnId
             ? 'in the same turn'
             : 'concurrently with it';
-        return { source, text: `${named(source)}, but that call was made ${when}, not before` };
+        return { source, text: `${callName(source)}, but that call was made ${when}, not before` };
       }
     }
     for (const source of holding) {
       if (source.outcome.status === 'ok' && trajectory.happensBefore(call, source)) {
-        return { source, text: `${named(source)}, but that call was made after it` };
+        return { source, text: `${callName(source)}, but that call was made after it` };
       }
     }
     for (const source of holding) {
       if (source.outcome.status === 'error' && trajectory.happensBefore(source, call)) {
-        return { source, text: `${named(source)}, but that call failed${errorDetail(source)}` };
+        return { source, text: `${callName(source)}, but that call failed${errorDetail(source)}` };
       }
     }
     return undefined;
@@ -246,7 +218,7 @@ class Grounder {
 
   /** What the earlier calls of the source tool returned, or that there were none. */
   #describeEarlier(earlier: readonly ToolCall[], earlierOk: readonly ToolCall[]): string {
-    const from = this.#fromTool;
+    const from = this.#sources.fromTool;
     if (earlierOk.length === 0) {
       if (earlier.length === 0)
         return from === undefined ? 'no call was made before it' : `${from} was not called before it`;
@@ -263,114 +235,19 @@ class Grounder {
 
   /** `refundId "R-1001"`, `no refundId`, or the whole result when the rule names no path. */
   #returned(source: ToolCall): string {
-    const read = this.#read(source);
+    const read = this.#sources.read(source);
     if (!read.readable) return 'nothing readable';
-    const path = this.#fromPath;
+    const path = this.#sources.fromPath;
     if (path === undefined || read.hits === undefined)
       return render(source.result.captured ? source.result.value : null);
     if (read.hits.length === 0) return `no ${path}`;
     return read.hits.map((field) => `${field.path} ${render(field.value)}`).join(', ');
   }
 
-  /**
-   * The sources whose result has a field equal to `value`: for a scalar (the usual id or
-   * amount) one scan for the first value asked about, one index lookup for each after it (the
-   * index pays only when a rule checks several values); a scan with deep equality for an object
-   * or array.
-   */
-  #holdersOf(value: JsonValue): readonly ToolCall[] {
-    if (value !== null && typeof value === 'object') {
-      return this.#sources.filter((source) => {
-        const read = this.#read(source);
-        return read.readable && read.values.some((field) => deepEqualJson(field, value));
-      });
-    }
-    if (this.#holders) return this.#holders.get(value) ?? NO_CALLS;
-    if (!this.#scanned) {
-      this.#scanned = true;
-      return this.#scanHolders(value);
-    }
-    const index = new Map<JsonScalar, ToolCall[]>();
-    for (const source of this.#sources) {
-      const read = this.#read(source);
-      if (!read.readable) continue;
-      for (const field of read.values) {
-        if (field !== null && typeof field === 'object') continue;
-        const holders = index.get(field);
-        // Sources are indexed one after another: a source already last holds this value once.
-        if (!holders) index.set(field, [source]);
-        else if (holders[holders.length - 1] !== source) holders.push(source);
-      }
-    }
-    this.#holders = index;
-    return index.get(value) ?? NO_CALLS;
-  }
-
-  /** The sources holding a scalar, found without an index; equal as the index's Map keys are (SameValueZero). */
-  #scanHolders(value: JsonScalar): readonly ToolCall[] {
-    const holders: ToolCall[] = [];
-    for (const source of this.#sources) {
-      if (this.#fromPath === undefined) {
-        // Any field of the result: walked with an early exit, nothing collected or kept, as
-        // most rules look up one value.
-        const { result } = source;
-        if (result.captured && result.parseError === undefined && holdsScalar(result.value, value))
-          holders.push(source);
-        continue;
-      }
-      const read = this.#read(source);
-      if (!read.readable) continue;
-      for (const field of read.values) {
-        if (sameValueZero(field, value)) {
-          holders.push(source);
-          break;
-        }
-      }
-    }
-    return holders;
-  }
-
-  /** `contains` beyond equality: the value inside a string field, or an element of an array field. */
-  #contains(source: ToolCall, value: JsonValue): boolean {
-    if (this.rule.relation !== 'contains') return false;
-    const read = this.#read(source);
-    if (!read.readable) return false;
-    return read.values.some((field) => {
-      if (typeof field === 'string')
-        return typeof value === 'string' && value !== '' && field.includes(value);
-      return Array.isArray(field) && field.some((item) => deepEqualJson(item, value));
-    });
-  }
-
-  #read(source: ToolCall): SourceFields {
-    this.#fields ??= new Map();
-    let read = this.#fields.get(source);
-    if (read) return read;
-    const { result } = source;
-    if (!result.captured) read = { readable: false, why: 'was not captured' };
-    else if (result.parseError !== undefined)
-      read = { readable: false, why: `is not valid JSON (${result.parseError})` };
-    else if (this.#fromPath === undefined) {
-      read = { readable: true, values: jsonValues(result.value), hits: undefined };
-    } else {
-      const hits = readPath(result.value, this.#fromPath);
-      read = { readable: true, values: hits.map((hit) => hit.value), hits };
-    }
-    this.#fields.set(source, read);
-    return read;
-  }
-
-  #why(source: ToolCall): string {
-    const read = this.#read(source);
-    return read.readable ? '' : read.why;
-  }
-
   #ofTool(): string {
-    return this.#fromTool === undefined ? '' : ` of ${this.#fromTool}`;
+    return this.#sources.fromTool === undefined ? '' : ` of ${this.#sources.fromTool}`;
   }
 }
-
-const NO_CALLS: readonly ToolCall[] = [];
 
 /** `issue_refund (call c3)`: the call a grounding rule checks, as reasons name it. */
 function which(rule: GroundingRule, call: ToolCall): string {
@@ -379,7 +256,12 @@ function which(rule: GroundingRule, call: ToolCall): string {
 
 /** A problem whose explanation is known up front and names the call alone. */
 function plainProblem(status: Problem['status'], call: ToolCall, text: string): Problem {
-  return { status, call, explain: () => ({ text, calls: [call] }) };
+  return { status, call, text };
+}
+
+/** `get_order (call c2)`. */
+function callName(call: ToolCall): string {
+  return `${call.tool} (call ${call.id})`;
 }
 
 function render(value: JsonValue): string {

@@ -42,6 +42,26 @@ export function readPath(document: JsonValue, path: string): PathHit[] {
   return hits;
 }
 
+/**
+ * Whether some value at `path` in `document` is `scalar` (equal as Map keys are), without
+ * collecting the hits: what {@link readPath} would find, asked of one value.
+ */
+export function holdsAt(document: JsonValue, path: string, scalar: JsonValue): boolean {
+  const compiled = compilePath(path);
+  if (compiled.concrete === undefined) {
+    for (const hit of readPath(document, path)) if (sameValueZero(hit.value, scalar)) return true;
+    return false;
+  }
+  const { segments, indexes } = compiled;
+  let value = document;
+  for (let depth = 0; depth < segments.length; depth++) {
+    const child = childAt(value, segments[depth] as string, indexes[depth] as number);
+    if (child === ABSENT) return false;
+    value = child;
+  }
+  return sameValueZero(value, scalar);
+}
+
 /** A dot path parsed once: its segments, each segment's array index (-1: not an index), its one concrete path when it has no `*`. */
 interface CompiledPath {
   segments: readonly string[];

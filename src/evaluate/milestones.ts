@@ -14,6 +14,7 @@ import { describeExpectation, matchArgs, renderValue } from './match-args.js';
 import { capClauses, inCausalOrder, notBefore, orList, Precedence } from './order.js';
 import { capList, MAX_LISTED } from './outcome.js';
 import { fail, pass, type RuleFamily, type RuleResult, undecided } from './rule.js';
+import { toolSet } from './tool-set.js';
 
 type Milestone = MilestonesSection['define'][string];
 
@@ -48,54 +49,75 @@ interface Found {
  * - `milestones.end` (`milestones.end:<m>`): some call reaches m.
  */
 export const milestonesFamily: RuleFamily<MilestonesSection> = (trajectory, section) => {
-  // Each milestone's calls are found once, however many rules name it.
-  const cache = new Map<string, Found>();
-  const found = (name: string) => {
-    let milestone = cache.get(name);
-    if (!milestone) {
-      milestone = reachOf(trajectory, Object.hasOwn(section.define, name) ? section.define[name] : undefined);
-      cache.set(name, milestone);
-    }
-    return milestone;
-  };
+  const found = new Milestones(trajectory, section);
   const precedence = new Precedence(trajectory);
   const results: RuleResult[] = [];
-  for (const [name, prerequisites] of Object.entries(section.requires ?? {})) {
-    results.push(
-      checkDefined(section, 'milestones.requires', `milestones.requires:${name}`, [name, ...prerequisites]) ??
-        requires(precedence, name, prerequisites, found),
-    );
+  const { define } = section;
+  if (section.requires) {
+    for (const [name, prerequisites] of Object.entries(section.requires)) {
+      const defined =
+        Object.hasOwn(define, name) && prerequisites.every((other) => Object.hasOwn(define, other));
+      results.push(
+        defined
+          ? requires(precedence, name, prerequisites, found)
+          : unknownMilestones(section, 'milestones.requires', `milestones.requires:${name}`, [
+              name,
+              ...prerequisites,
+            ]),
+      );
+    }
   }
   for (const [from, to] of section.forbidden ?? []) {
     const name = `milestones.forbidden:${from}->${to}`;
     results.push(
-      checkDefined(section, 'milestones.forbidden', name, [from, to]) ??
-        forbidden(precedence, from, to, found(from), found(to)),
+      Object.hasOwn(define, from) && Object.hasOwn(define, to)
+        ? forbidden(precedence, from, to, found.of(from), found.of(to))
+        : unknownMilestones(section, 'milestones.forbidden', name, [from, to]),
     );
   }
   for (const name of section.end ?? []) {
-    const milestone = Object.hasOwn(section.define, name) ? section.define[name] : undefined;
+    const milestone = Object.hasOwn(define, name) ? define[name] : undefined;
     results.push(
       milestone
-        ? end(name, milestone, found(name))
+        ? end(name, milestone, found.of(name))
         : unknownMilestones(section, 'milestones.end', `milestones.end:${name}`, [name]),
     );
   }
   return results;
 };
 
+/** Each milestone's calls, found once per evaluation however many rules name it. */
+class Milestones {
+  readonly #found = new Map<string, Found>();
+
+  constructor(
+    private readonly trajectory: Trajectory,
+    private readonly section: MilestonesSection,
+  ) {}
+
+  of(name: string): Found {
+    let milestone = this.#found.get(name);
+    if (!milestone) {
+      const { define } = this.section;
+      milestone = reachOf(this.trajectory, Object.hasOwn(define, name) ? define[name] : undefined);
+      this.#found.set(name, milestone);
+    }
+    return milestone;
+  }
+}
+
 /** The calls that reach a milestone, for certain or possibly, and the calls of its tools that miss it. */
 function reachOf(trajectory: Trajectory, milestone: Milestone | undefined): Found {
   if (!milestone) return { reaches: [], calls: [], doubt: new Map(), misses: [] };
-  const tools = new Set(milestone.tool);
+  const tools = toolSet(milestone.tool);
   const reaches: Reach[] = [];
   const misses: Miss[] = [];
   for (const call of trajectory.calls) {
     if (!tools.has(call.tool)) continue;
-    const doubts: string[] = [];
+    let doubt: string | undefined;
     const { outcome } = call;
     if (milestone.outcome !== 'any') {
-      if (outcome.status === 'no_result') doubts.push('it never reported a result');
+      if (outcome.status === 'no_result') doubt = 'it never reported a result';
       else if (outcome.status !== milestone.outcome) {
         misses.push({ call, why: outcome.status === 'ok' ? 'it succeeded' : `it failed${errorOf(call)}` });
         continue;
@@ -107,9 +129,10 @@ function reachOf(trajectory: Trajectory, milestone: Milestone | undefined): Foun
         misses.push({ call, why: matched.detail });
         continue;
       }
-      if (matched.status === 'undecided') doubts.push(matched.detail);
+      if (matched.status === 'undecided')
+        doubt = doubt === undefined ? matched.detail : `${doubt}, and ${matched.detail}`;
     }
-    reaches.push(doubts.length === 0 ? { call } : { call, doubt: doubts.join(', and ') });
+    reaches.push(doubt === undefined ? { call } : { call, doubt });
   }
   const doubt = new Map<ToolCall, string>();
   for (const reach of reaches) if (reach.doubt !== undefined) doubt.set(reach.call, reach.doubt);
@@ -120,7 +143,7 @@ function requires(
   precedence: Precedence,
   milestone: string,
   prerequisites: readonly string[],
-  found: (name: string) => Found,
+  found: Milestones,
 ): RuleResult {
   const { trajectory } = precedence;
   const rule = 'milestones.requires';
@@ -130,12 +153,16 @@ function requires(
   const doubts: string[] = [];
   const involved: ToolCall[] = [];
   const chain: ToolCall[] = [];
-  for (const reach of found(milestone).reaches) {
+  for (const reach of found.of(milestone).reaches) {
     const { call } = reach;
     const missing: { prerequisite: string; seen: string }[] = [];
     for (const prerequisite of prerequisites) {
-      const { calls, doubt } = found(prerequisite);
-      const certain = precedence.firstBefore(calls, call, (other) => !doubt.has(other));
+      const { calls, doubt } = found.of(prerequisite);
+      // With no doubtful call, every call is certain: no filter to call.
+      const certain =
+        doubt.size === 0
+          ? precedence.firstBefore(calls, call)
+          : precedence.firstBefore(calls, call, (other) => !doubt.has(other));
       if (certain) {
         chain.push(call, certain);
         continue;
@@ -153,7 +180,7 @@ function requires(
         involved.push(...others);
         const seen =
           others.length === 0
-            ? `was never reached${missed(found(prerequisite).misses)}`
+            ? `was never reached${missed(found.of(prerequisite).misses)}`
             : `was reached ${notBefore(precedence, call, others).join(' and ')}`;
         missing.push({ prerequisite, seen });
         continue;
@@ -265,22 +292,13 @@ function end(milestone: string, definition: Milestone, found: Found): RuleResult
  * A failing result when a rule names milestones `define` does not have. The schema rejects such
  * a scenario at load time; this covers sections built in code, so the family never throws.
  */
-function checkDefined(
-  section: MilestonesSection,
-  rule: string,
-  name: string,
-  milestones: readonly string[],
-): RuleResult | undefined {
-  const unknown = milestones.filter((milestone) => !Object.hasOwn(section.define, milestone));
-  return unknown.length === 0 ? undefined : unknownMilestones(section, rule, name, unknown);
-}
-
 function unknownMilestones(
   section: MilestonesSection,
   rule: string,
   name: string,
-  unknown: readonly string[],
+  named: readonly string[],
 ): RuleResult {
+  const unknown = named.filter((milestone) => !Object.hasOwn(section.define, milestone));
   const defined = Object.keys(section.define).join(', ') || 'none';
   return fail(
     rule,

@@ -8,6 +8,7 @@ import type { OrderSection } from '../scenario/native.js';
 import { callIds, capList, MAX_LISTED } from './outcome.js';
 import { alwaysHard, fail, pass, type RuleFamily, type RuleResult, ruleResult, undecided } from './rule.js';
 import { checkExactToolSequence, checkToolSequence } from './tool-sequence.js';
+import { toolSet } from './tool-set.js';
 import { callPositions } from './trajectory-index.js';
 
 type BeforeConstraint = NonNullable<OrderSection['before']>[number];
@@ -46,8 +47,8 @@ function checkBefore(precedence: Precedence, constraint: BeforeConstraint, index
   const { trajectory } = precedence;
   const { calls: listing } = trajectory;
   const name = beforeName(index);
-  const beforeTools = new Set(constraint.before);
-  const afterTools = new Set(constraint.after);
+  const beforeTools = toolSet(constraint.before);
+  const afterTools = toolSet(constraint.after);
   // One walk down the causal listing: only a call listed earlier can happen-before a call, so
   // the candidates for an `after` call are the `before` calls met so far, tried in order.
   const candidates: number[] = [];
@@ -56,6 +57,7 @@ function checkBefore(precedence: Precedence, constraint: BeforeConstraint, index
   const unwitnessed: ToolCall[] = [];
   for (let position = 0; position < listing.length; position++) {
     const call = listing[position] as ToolCall;
+    chain.push(false);
     if (afterTools.has(call.tool)) {
       let witness = -1;
       for (const candidate of candidates) {
@@ -81,7 +83,7 @@ function checkBefore(precedence: Precedence, constraint: BeforeConstraint, index
   }
 
   // Only the calls a reason lists are explained: a trace with thousands keeps a bounded message.
-  const predecessors = listing.filter((call) => beforeTools.has(call.tool));
+  const predecessors = candidates.map((position) => listing[position] as ToolCall);
   const wanted = orList(constraint.before);
   const mentioned: ToolCall[] = [];
   const clauses = unwitnessed.slice(0, MAX_LISTED).map((call) => {
@@ -124,7 +126,7 @@ function beforeName(index: number): string {
 export function checkTerminal(trajectory: Trajectory, tools: readonly string[]): RuleResult {
   const precedence = new Precedence(trajectory);
   const name = 'order.terminal';
-  const terminal = new Set(tools);
+  const terminal = toolSet(tools);
   const { calls: listing } = trajectory;
   const terminalCalls: ToolCall[] = [];
   const gates: number[] = [];
@@ -262,23 +264,23 @@ export function capClauses(shown: readonly string[], total: number): string {
  * `others` must not have happened-before `call`. Shared with the milestones family.
  */
 export function notBefore(precedence: Precedence, call: ToolCall, others: readonly ToolCall[]): string[] {
-  const kinds: [string, ToolCall[]][] = [
-    ['concurrently with it, in the same turn', []],
-    ['before it but never reported a result', []],
-    ['concurrently with it', []],
-    ['after it', []],
-  ];
+  const sameTurn: ToolCall[] = [];
+  const unreported: ToolCall[] = [];
+  const concurrent: ToolCall[] = [];
+  const after: ToolCall[] = [];
   for (const other of others) {
-    const kind = precedence.trajectory.happensBefore(call, other)
-      ? 3
-      : call.turnId !== undefined && other.turnId === call.turnId
-        ? 0
-        : other.outcome.status === 'no_result' && precedence.listedBefore(other, call)
-          ? 1
-          : 2;
-    kinds[kind]?.[1].push(other);
+    if (precedence.trajectory.happensBefore(call, other)) after.push(other);
+    else if (call.turnId !== undefined && other.turnId === call.turnId) sameTurn.push(other);
+    else if (other.outcome.status === 'no_result' && precedence.listedBefore(other, call))
+      unreported.push(other);
+    else concurrent.push(other);
   }
-  return kinds.flatMap(([phrase, calls]) => (calls.length === 0 ? [] : [`${phrase} (${callIds(calls)})`]));
+  const phrases: string[] = [];
+  if (sameTurn.length > 0) phrases.push(`concurrently with it, in the same turn (${callIds(sameTurn)})`);
+  if (unreported.length > 0) phrases.push(`before it but never reported a result (${callIds(unreported)})`);
+  if (concurrent.length > 0) phrases.push(`concurrently with it (${callIds(concurrent)})`);
+  if (after.length > 0) phrases.push(`after it (${callIds(after)})`);
+  return phrases;
 }
 
 /** `a`, `a or b`, `a, b or c`. */

@@ -90,11 +90,21 @@ export function argumentDistance(call: ToolCall, reference: ReferenceCall): numb
   return distance;
 }
 
+/**
+ * Whether a reference call leaves the arguments of its tool's calls out of the comparison (it
+ * gives none, or its tool's mode is `ignore`): then every call of the tool matches it, as
+ * {@link classifyPair} would say pair by pair.
+ */
+export function argumentsIgnored(reference: ReferenceCall, section: ReferenceSection): boolean {
+  return reference.args === undefined || modeFor(reference.tool, section) === 'ignore';
+}
+
 /** The argument mode for a tool: its override, else the section's. */
 function modeFor(tool: string, section: ReferenceSection): ReferenceSection['argsMode'] | string[] {
-  const overrides = section.argsOverrides ?? {};
+  const overrides = section.argsOverrides;
   // Own property only: a tool named `constructor` must not pick up Object.prototype's.
-  return (Object.hasOwn(overrides, tool) ? overrides[tool] : undefined) ?? section.argsMode;
+  const override = overrides !== undefined && Object.hasOwn(overrides, tool) ? overrides[tool] : undefined;
+  return override ?? section.argsMode;
 }
 
 /** Path overrides: the values at these paths (`*` = any one segment) must be equal; the rest is ignored. */

@@ -43,9 +43,20 @@ export function numberedReference(section: {
     ? { ok: true as const, turns: section.turns }
     : readReferenceMessages(section.messages ?? []);
   if (!reading.ok) return reading;
-  let number = 0;
-  const turns = reading.turns.map((turn) => turn.map((call) => ({ ...call, number: ++number })));
-  return { ok: true, turns, calls: turns.flat() };
+  // Fields copied one by one: a spread into a literal with one more key is a slow path in V8.
+  const turns: NumberedCall[][] = [];
+  const calls: NumberedCall[] = [];
+  for (const turn of reading.turns) {
+    const numbered: NumberedCall[] = [];
+    for (const call of turn) {
+      const copy: NumberedCall = { tool: call.tool, number: calls.length + 1 };
+      if (call.args !== undefined) copy.args = call.args;
+      numbered.push(copy);
+      calls.push(copy);
+    }
+    turns.push(numbered);
+  }
+  return { ok: true, turns, calls };
 }
 
 /** Reads a chat message list into reference turns. Never throws: a bad message is a `problem`. */

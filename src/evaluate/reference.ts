@@ -11,11 +11,11 @@
 import type { JsonValue } from '../model/json.js';
 import type { ToolCall, Trajectory } from '../model/trajectory.js';
 import type { ReferenceSection } from '../scenario/native.js';
-import { type Matching, maximumMatching } from './bipartite.js';
 import { deepEqualJson, renderValue } from './match-args.js';
 import { callIds, capList, MAX_LISTED } from './outcome.js';
-import { argumentDistance, classifyPair, comparePair, MATCH, type PairVerdict } from './reference-args.js';
+import { argumentDistance, MATCH, type PairVerdict } from './reference-args.js';
 import { type NumberedCall, numberedReference, type ReferenceCall } from './reference-messages.js';
+import { BOTH, NEEDS, type Needs, Pairing } from './reference-pairing.js';
 import { fail, pass, type RuleFamily, type RuleResult, undecided } from './rule.js';
 
 const NAME = 'reference';
@@ -27,14 +27,10 @@ export const referenceFamily: RuleFamily<ReferenceSection> = (trajectory, sectio
   const reading = numberedReference(section);
   if (!reading.ok)
     return [fail(rule, DIMENSION, NAME, `the reference cannot be read: ${reading.problem}`, [])];
-  const compare: Compare = {
-    classify: (call, reference) => classifyPair(call, reference, section),
-    explain: (call, reference) => comparePair(call, reference, section),
-  };
   return [
     section.mode === 'strict'
-      ? checkStrict(rule, trajectoryTurns(trajectory), reading.turns, compare)
-      : checkCalls(rule, trajectory.calls, reading.calls, NEEDS[section.mode], compare),
+      ? checkStrict(rule, trajectoryTurns(trajectory), reading.turns, section)
+      : checkCalls(rule, trajectory.calls, reading.calls, NEEDS[section.mode], section),
   ];
 };
 
@@ -69,113 +65,35 @@ export function trajectoryTurns(trajectory: Trajectory): ToolCall[][] {
   return groups.sort((a, b) => first(a) - first(b));
 }
 
-/** Pair comparison: a cheap status for every pair, the explained verdict for those a reason shows. */
-interface Compare {
-  classify(call: ToolCall, reference: NumberedCall): PairVerdict['status'];
-  explain(call: ToolCall, reference: NumberedCall): PairVerdict;
-}
-
-/** Which side a pairing must cover completely. */
-interface Needs {
-  references: boolean;
-  calls: boolean;
-}
-
-const NEEDS: Record<'unordered' | 'superset' | 'subset', Needs> = {
-  unordered: { references: true, calls: true },
-  superset: { references: true, calls: false },
-  subset: { references: false, calls: true },
-};
-const BOTH: Needs = NEEDS.unordered;
-
-/** The optimal pairing of reference calls (left) with actual calls (right). */
-interface Pairing {
-  references: readonly NumberedCall[];
-  calls: readonly ToolCall[];
-  /** Pairs whose arguments were compared and match. */
-  sure: Matching;
-  /** Grown from `sure` with pairs whose arguments could not be compared. */
-  possible: Matching;
-  /** The explained verdict of one pair (builds text: only for reasons). */
-  verdict(reference: number, call: number): PairVerdict;
-  differs(reference: number, call: number): boolean;
-  callsOf(tool: string): readonly number[];
-  referencesOf(tool: string): readonly number[];
-  /** `''`, or ` in this turn` inside a strict turn. */
-  scope: string;
-}
-
-function pairUp(
-  references: readonly NumberedCall[],
-  calls: readonly ToolCall[],
-  compare: Compare,
-  scope = '',
-): Pairing {
-  const callsByTool = groupBy(calls, (call) => call.tool);
-  const referencesByTool = groupBy(references, (reference) => reference.tool);
-  const sureEdges: number[][] = [];
-  const possibleEdges: number[][] = [];
-  for (const reference of references) {
-    const sure: number[] = [];
-    const possible: number[] = [];
-    // Only calls of the same tool can pair, so only those are compared.
-    for (const right of callsByTool.get(reference.tool) ?? []) {
-      const status = compare.classify(calls[right] as ToolCall, reference);
-      if (status === 'match') sure.push(right);
-      if (status !== 'mismatch') possible.push(right);
-    }
-    sureEdges.push(sure);
-    possibleEdges.push(possible);
-  }
-  const sure = maximumMatching(references.length, calls.length, sureEdges);
-  const possible = maximumMatching(references.length, calls.length, possibleEdges, sure);
-  return {
-    references,
-    calls,
-    sure,
-    possible,
-    verdict: (left, right) => compare.explain(calls[right] as ToolCall, references[left] as NumberedCall),
-    differs: (left, right) =>
-      compare.classify(calls[right] as ToolCall, references[left] as NumberedCall) === 'mismatch',
-    callsOf: (tool) => callsByTool.get(tool) ?? [],
-    referencesOf: (tool) => referencesByTool.get(tool) ?? [],
-    scope,
-  };
-}
-
-function covers(pairing: Pairing, matching: Matching, needs: Needs): boolean {
-  return (
-    (!needs.references || matching.size === pairing.references.length) &&
-    (!needs.calls || matching.size === pairing.calls.length)
-  );
-}
-
 /** `unordered`, `superset`, `subset`: one pairing over the whole trajectory. */
 function checkCalls(
   rule: string,
   calls: readonly ToolCall[],
   references: readonly NumberedCall[],
   needs: Needs,
-  compare: Compare,
+  section: ReferenceSection,
 ): RuleResult {
-  const pairing = pairUp(references, calls, compare);
-  const count = (size: number) => {
-    const parts: string[] = [];
-    if (needs.references) parts.push(`${size} of ${references.length} reference calls`);
-    if (needs.calls) parts.push(`${size} of ${calls.length} calls`);
-    return `matched ${parts.join(' and ')}`;
-  };
-  if (covers(pairing, pairing.sure, needs)) return pass(rule, DIMENSION, NAME, pairedCalls(pairing));
-  if (covers(pairing, pairing.possible, needs)) {
+  const pairing = new Pairing(references, calls, section);
+  if (pairing.covers(pairing.sure, needs)) return pass(rule, DIMENSION, NAME, pairing.pairedCalls());
+  if (pairing.covers(pairing.possible, needs)) {
     const doubts = doubtfulPairs([pairing]);
-    const reason = `${doubts.reason}; ${count(pairing.sure.size)} with arguments compared`;
+    const reason = `${doubts.reason}; ${matchedCount(pairing, needs, pairing.sure.size)} with arguments compared`;
     return undecided(rule, DIMENSION, NAME, reason, doubts.calls);
   }
   const { text, culprits } = problems(pairing, needs);
   const sure = pairing.sure.size;
   const tally =
-    count(pairing.possible.size) + (sure < pairing.possible.size ? ` (${sure} with arguments compared)` : '');
+    matchedCount(pairing, needs, pairing.possible.size) +
+    (sure < pairing.possible.size ? ` (${sure} with arguments compared)` : '');
   return fail(rule, DIMENSION, NAME, `${text}; ${tally}`, inOrder(calls, culprits));
+}
+
+/** `matched 2 of 3 reference calls and 2 of 5 calls`: the sides `needs` names. */
+function matchedCount(pairing: Pairing, needs: Needs, size: number): string {
+  const parts: string[] = [];
+  if (needs.references) parts.push(`${size} of ${pairing.references.length} reference calls`);
+  if (needs.calls) parts.push(`${size} of ${pairing.calls.length} calls`);
+  return `matched ${parts.join(' and ')}`;
 }
 
 /** `strict`: turn k of the trajectory pairs with reference turn k, calls inside a turn in any order. */
@@ -183,7 +101,7 @@ function checkStrict(
   rule: string,
   actualTurns: readonly ToolCall[][],
   referenceTurns: readonly NumberedCall[][],
-  compare: Compare,
+  section: ReferenceSection,
 ): RuleResult {
   const allCalls = actualTurns.flat();
   const shared = Math.min(actualTurns.length, referenceTurns.length);
@@ -192,12 +110,19 @@ function checkStrict(
   let matchedTurns = 0;
   let sureTurns = 0;
   for (let index = 0; index < shared; index++) {
-    const pairing = pairUp(referenceTurns[index] ?? [], actualTurns[index] ?? [], compare, ' in this turn');
+    const pairing = new Pairing(
+      referenceTurns[index] ?? [],
+      actualTurns[index] ?? [],
+      section,
+      ' in this turn',
+    );
     pairings.push(pairing);
-    if (covers(pairing, pairing.possible, BOTH)) {
+    // Covering for sure is covering possibly too (the possible pairing grows from the sure one).
+    if (pairing.covers(pairing.sure, BOTH)) {
       matchedTurns++;
-      if (covers(pairing, pairing.sure, BOTH)) sureTurns++;
-    } else divergence ??= turnDivergence(index, pairing);
+      sureTurns++;
+    } else if (pairing.covers(pairing.possible, BOTH)) matchedTurns++;
+    else divergence ??= turnDivergence(index, pairing);
   }
   if (divergence === undefined && actualTurns.length !== referenceTurns.length) {
     const extra = actualTurns[shared];
@@ -354,28 +279,10 @@ function doubtfulPairs(pairings: readonly Pairing[]): { reason: string; calls: T
   return { reason, calls };
 }
 
-/** The calls a pairing paired for sure, in its order. */
-function pairedCalls(pairing: Pairing): ToolCall[] {
-  const paired: ToolCall[] = [];
-  for (let right = 0; right < pairing.calls.length; right++)
-    if (pairing.sure.leftOf[right] !== -1) paired.push(pairing.calls[right] as ToolCall);
-  return inOrder(pairing.calls, paired);
-}
-
 /** `calls` without duplicates, in the order of `all` (causal order). */
 function inOrder(all: readonly ToolCall[], calls: readonly ToolCall[]): ToolCall[] {
   const wanted = new Set(calls);
   return all.filter((call) => wanted.has(call));
-}
-
-function groupBy<T>(items: readonly T[], key: (item: T) => string): Map<string, number[]> {
-  const groups = new Map<string, number[]>();
-  items.forEach((item, index) => {
-    const group = groups.get(key(item));
-    if (group) group.push(index);
-    else groups.set(key(item), [index]);
-  });
-  return groups;
 }
 
 function turnCount(count: number): string {

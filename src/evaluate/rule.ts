@@ -18,13 +18,20 @@ export interface RuleResult {
   /** The calls the result is about: the offending calls, the matched chain. */
   calls: readonly ToolCall[];
   /** Severity when the scenario does not set one; `hard` when absent. */
-  severity?: Severity;
+  severity?: Severity | undefined;
   /** Safety gates: hard whatever the scenario says. */
-  alwaysHard?: boolean;
+  alwaysHard?: boolean | undefined;
 }
 
 /** A rule family: checks one section of a scenario against a trajectory. */
 export type RuleFamily<Section> = (trajectory: Trajectory, section: Section) => RuleResult[];
+
+/*
+ * Every result is made with all its fields, the optional ones undefined: results of one shape
+ * keep the evaluator's reads of them monomorphic, where a severity or a safety flag added to
+ * some results would give them other shapes (the fold over results is most of what the
+ * evaluator does beside the families).
+ */
 
 /** A passing result. */
 export function pass(
@@ -33,7 +40,16 @@ export function pass(
   name: string,
   calls: readonly ToolCall[] = [],
 ): RuleResult {
-  return { rule, dimension, name, status: 'pass', reason: '', calls };
+  return {
+    rule,
+    dimension,
+    name,
+    status: 'pass',
+    reason: '',
+    calls,
+    severity: undefined,
+    alwaysHard: undefined,
+  };
 }
 
 /** A failing result with its reason. */
@@ -44,7 +60,7 @@ export function fail(
   reason: string,
   calls: readonly ToolCall[],
 ): RuleResult {
-  return { rule, dimension, name, status: 'fail', reason, calls };
+  return { rule, dimension, name, status: 'fail', reason, calls, severity: undefined, alwaysHard: undefined };
 }
 
 /** A result that could not be decided (data missing from the trace), with the reason. */
@@ -55,7 +71,16 @@ export function undecided(
   reason: string,
   calls: readonly ToolCall[],
 ): RuleResult {
-  return { rule, dimension, name, status: 'inconclusive', reason, calls };
+  return {
+    rule,
+    dimension,
+    name,
+    status: 'inconclusive',
+    reason,
+    calls,
+    severity: undefined,
+    alwaysHard: undefined,
+  };
 }
 
 /**
@@ -78,5 +103,14 @@ export function ruleResult(
   result: AssertionResult,
   calls: readonly ToolCall[],
 ): RuleResult {
-  return { rule, dimension, name: result.name, status: result.status, reason: result.reason, calls };
+  return {
+    rule,
+    dimension,
+    name: result.name,
+    status: result.status,
+    reason: result.reason,
+    calls,
+    severity: undefined,
+    alwaysHard: undefined,
+  };
 }

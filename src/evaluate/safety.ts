@@ -10,6 +10,7 @@ import { type PathHit, readPath, scalarKey, walkJson } from './json-path.js';
 import { deepEqualJson, renderValue } from './match-args.js';
 import { callIds, capList } from './outcome.js';
 import { fail, pass, type RuleFamily, type RuleResult, undecided } from './rule.js';
+import { distinctTools } from './tool-set.js';
 import { callsOfTool } from './trajectory-index.js';
 
 const DIMENSION = 'safety';
@@ -18,7 +19,7 @@ const DIMENSION = 'safety';
 export const safetyFamily: RuleFamily<SafetySection> = (trajectory, section) => {
   const results: RuleResult[] = [];
   if (section.irreversible) {
-    for (const tool of new Set(section.irreversible)) results.push(irreversible(trajectory, tool));
+    for (const tool of distinctTools(section.irreversible)) results.push(irreversible(trajectory, tool));
   }
   if (section.failedResultUse) results.push(failedResultUse(trajectory));
   if (section.tenant) results.push(tenant(trajectory, section.tenant.path, section.tenant.value));
@@ -178,9 +179,10 @@ function tenant(trajectory: Trajectory, path: string, value: string | number): R
       continue;
     }
     const hits = readPath(args, path);
-    if (hits.length > 0) checked.push(call);
+    if (hits.length === 0) continue;
+    checked.push(call);
+    if (hits.every((hit) => deepEqualJson(hit.value, value))) continue;
     const wrong = hits.filter((hit) => !deepEqualJson(hit.value, value));
-    if (wrong.length === 0) continue;
     const seen = wrong
       .map((hit) => `${hit.path === path ? '' : `${hit.path} `}${render(hit.value)}`)
       .join(', ');

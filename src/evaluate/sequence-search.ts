@@ -44,9 +44,30 @@ export function searchSequence(trajectory: Trajectory, accepts: readonly StepAcc
     if (layer.length === 0) break;
     layers.push(layer);
   }
-  const frontier = layers[layers.length - 1] ?? [];
-  const follows = frontier.length === 0 ? () => false : trajectory.afterAny(frontier);
-  return { reached: layers.length, chain: chainBack(trajectory, layers), frontier, follows };
+  return new FoundSequence(
+    trajectory,
+    layers.length,
+    chainBack(trajectory, layers),
+    layers[layers.length - 1] ?? [],
+  );
+}
+
+/** A search's outcome; the "after any frontier call" test is built on first use (only a failure's reason asks it). */
+class FoundSequence implements SequenceSearch {
+  #after: ((call: ToolCall) => boolean) | undefined;
+
+  constructor(
+    private readonly trajectory: Trajectory,
+    readonly reached: number,
+    readonly chain: ToolCall[],
+    readonly frontier: ToolCall[],
+  ) {}
+
+  follows(call: ToolCall): boolean {
+    if (this.frontier.length === 0) return false;
+    this.#after ??= this.trajectory.afterAny(this.frontier);
+    return this.#after(call);
+  }
 }
 
 /** One witness chain, from the first call of the last layer back through predecessors that exist by construction. */

@@ -7,6 +7,7 @@ import type { ToolCall, Trajectory } from '../model/trajectory.js';
 import type { ArgumentRule } from '../scenario/native.js';
 import { describeExpectation, type MatchOutcome, matchArgs } from './match-args.js';
 import { type AssertionOutcome, failed, passed, times, undecided } from './outcome.js';
+import { callsOfTool } from './trajectory-index.js';
 
 /** At most this many calls are described in one reason; the rest are counted. */
 const MAX_CALLS_DESCRIBED = 5;
@@ -22,9 +23,7 @@ export function toolCallArgsName(assertion: ArgumentRule): string {
 export function checkToolCallArgs(trajectory: Trajectory, assertion: ArgumentRule): AssertionOutcome {
   const name = toolCallArgsName(assertion);
   const { tool } = assertion;
-  const calls = trajectory.callsOf(tool);
-  // Described only for a reason: a passing check (the usual one) never renders the expectation.
-  const expectation = () => describeExpectation(assertion.match);
+  const calls = callsOfTool(trajectory, tool);
   const index = assertion.call;
 
   if (index !== undefined) {
@@ -35,14 +34,16 @@ export function checkToolCallArgs(trajectory: Trajectory, assertion: ArgumentRul
       return failed(name, `${seen}; the check asks for call #${index}`, calls);
     }
     const outcome = matchArgs(assertion.match, call.args);
-    const which = `${tool} call #${index} (call ${call.id})`;
     if (outcome.status === 'match') return passed(name, [call]);
+    // Described only for a reason: a passing check (the usual one) never renders the expectation.
+    const which = `${tool} call #${index} (call ${call.id})`;
+    const expectation = describeExpectation(assertion.match);
     if (outcome.status === 'undecided') {
-      return undecided(name, `${which} could not be checked against ${expectation()}: ${outcome.detail}`, [
+      return undecided(name, `${which} could not be checked against ${expectation}: ${outcome.detail}`, [
         call,
       ]);
     }
-    return failed(name, `${which} did not match ${expectation()}: ${outcome.detail}`, [call]);
+    return failed(name, `${which} did not match ${expectation}: ${outcome.detail}`, [call]);
   }
 
   if (calls.length === 0) return failed(name, `${tool} was never called`, []);
@@ -57,11 +58,11 @@ export function checkToolCallArgs(trajectory: Trajectory, assertion: ArgumentRul
   if (outcomes.some((entry) => entry.outcome.status === 'undecided')) {
     return undecided(
       name,
-      `could not decide whether ${tool} was called with ${expectation()}; ${seen}`,
+      `could not decide whether ${tool} was called with ${describeExpectation(assertion.match)}; ${seen}`,
       calls,
     );
   }
-  return failed(name, `no call to ${tool} matched ${expectation()}; ${seen}`, calls);
+  return failed(name, `no call to ${tool} matched ${describeExpectation(assertion.match)}; ${seen}`, calls);
 }
 
 /** `#1 (call c3) amount_cents: expected 5000, saw 4000; #2 (call c5) arguments were not captured`. */

@@ -13,26 +13,32 @@ type SequenceStep = NonNullable<OrderSection['sequence']>['steps'][number];
 import { describeExpectation, type MatchOutcome, matchArgs } from './match-args.js';
 import { type AssertionOutcome, callIds, capList, failed, passed, times, undecided } from './outcome.js';
 import { type SequenceSearch, searchSequence } from './sequence-search.js';
+import { callsOfTool } from './trajectory-index.js';
 
 /** The seed-001 result name of the sequence assertion. */
 export const TOOL_SEQUENCE = 'tool_sequence';
 
 /** Evaluates `expected_tool_sequence` against the trajectory. */
 export function checkToolSequence(trajectory: Trajectory, steps: readonly SequenceStep[]): AssertionOutcome {
-  // Each call's arguments are checked once per step, then shared by both searches below.
-  const outcomes = steps.map((step) => {
-    const byCall = new Map<ToolCall, MatchOutcome>();
-    for (const call of trajectory.callsOf(step.tool)) {
-      byCall.set(call, step.match ? matchArgs(step.match, call.args) : { status: 'match' });
-    }
-    return byCall;
-  });
+  // Each call's arguments are checked once per step, then shared by both searches below. A step
+  // without `match` takes every call of its tool: it needs no outcomes, only the tool.
+  const judgedSteps = steps.map((step) =>
+    step.match === undefined ? undefined : matchOutcomes(trajectory, step.tool, step.match),
+  );
   const certain = searchSequence(
     trajectory,
-    outcomes.map((byCall) => (call: ToolCall) => byCall.get(call)?.status === 'match'),
+    steps.map((step, index) => {
+      const byCall = judgedSteps[index];
+      return byCall === undefined
+        ? (call: ToolCall) => call.tool === step.tool
+        : (call: ToolCall) => byCall.get(call)?.status === 'match';
+    }),
   );
   if (certain.reached === steps.length) return passed(TOOL_SEQUENCE, certain.chain);
 
+  const outcomes = steps.map(
+    (step, index) => judgedSteps[index] ?? matchOutcomes(trajectory, step.tool, undefined),
+  );
   // Would the sequence hold if every call we could not judge matched? Then it is undecided, not failed.
   const judged = outcomes.every((byCall) =>
     [...byCall.values()].every((outcome) => outcome.status !== 'undecided'),
@@ -59,6 +65,20 @@ export function checkToolSequence(trajectory: Trajectory, steps: readonly Sequen
 
   const { reason, calls } = diagnose(trajectory, steps, certain, outcomes[certain.reached]);
   return failed(TOOL_SEQUENCE, `${progress(certain, steps)}; ${reason}`, [...certain.chain, ...calls]);
+}
+
+const MATCHED: MatchOutcome = { status: 'match' };
+
+/** How each call of `tool` matches a step's `match` (every call matches a step without one). */
+function matchOutcomes(
+  trajectory: Trajectory,
+  tool: string,
+  match: SequenceStep['match'],
+): Map<ToolCall, MatchOutcome> {
+  const byCall = new Map<ToolCall, MatchOutcome>();
+  for (const call of callsOfTool(trajectory, tool))
+    byCall.set(call, match ? matchArgs(match, call.args) : MATCHED);
+  return byCall;
 }
 
 /** `matched 2 of 4 steps: lookup_account (call c1), check_refund_eligibility (call c3)`. */

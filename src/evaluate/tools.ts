@@ -9,6 +9,7 @@ import { checkAllowedTools } from './allowed-tools.js';
 import { checkExpectedToolCalls } from './expected-tool-calls.js';
 import { callIds, capList, times } from './outcome.js';
 import { alwaysHard, fail, pass, type RuleFamily, type RuleResult, ruleResult } from './rule.js';
+import { toolSet } from './tool-set.js';
 import { callsOfTool } from './trajectory-index.js';
 
 /** Evaluates the `tools` section. */
@@ -29,7 +30,7 @@ export const toolsFamily: RuleFamily<ToolsSection> = (trajectory, section) => {
 };
 
 function forbidden(trajectory: Trajectory, tools: readonly string[]): RuleResult {
-  const banned = new Set(tools);
+  const banned = toolSet(tools);
   const offending = trajectory.calls.filter((call) => banned.has(call.tool));
   const name = 'tools.forbidden';
   if (offending.length === 0) return alwaysHard(pass('tools.forbidden', 'safety', name));
@@ -51,15 +52,15 @@ function count(
 ): RuleResult {
   const calls = callsOfTool(trajectory, tool);
   const name = `tools.count:${tool}`;
+  const tooFew = min !== undefined && calls.length < min;
+  const tooMany = max !== undefined && calls.length > max;
+  if (!tooFew && !tooMany) return pass('tools.count', 'structure', name, calls);
   const bounds =
     min !== undefined && max !== undefined
       ? `between ${min} and ${max}`
       : min !== undefined
         ? `at least ${min}`
         : `at most ${max}`;
-  const tooFew = min !== undefined && calls.length < min;
-  const tooMany = max !== undefined && calls.length > max;
-  if (!tooFew && !tooMany) return pass('tools.count', 'structure', name, calls);
   const which = tooMany ? `: ${callIds(calls)}` : '';
   return fail(
     'tools.count',

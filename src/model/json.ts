@@ -50,9 +50,34 @@ function sortedKeys(value: { [key: string]: JsonValue }): string[] {
   const keys = Object.keys(value);
   let indexes = 0;
   while (indexes < keys.length && isArrayIndex(keys[indexes] as string)) indexes++;
-  if (indexes === 0) return keys.sort();
   if (indexes === keys.length) return keys;
-  return [...keys.slice(0, indexes), ...keys.slice(indexes).sort()];
+  sortFrom(keys, indexes);
+  return keys;
+}
+
+/** Keys past this many are sorted by Array.prototype.sort; fewer, by insertion (no comparator calls). */
+const INSERTION_SORT_MAX = 16;
+
+/**
+ * Sorts `keys[from..]` in place, in the order `Array.prototype.sort()` gives strings (UTF-16
+ * code units, which `<` compares): arguments have a handful of keys, and insertion sort spares
+ * the generic sort's setup, which costs more than the comparisons.
+ */
+function sortFrom(keys: string[], from: number): void {
+  if (keys.length - from > INSERTION_SORT_MAX) {
+    const sorted = keys.slice(from).sort();
+    for (let index = 0; index < sorted.length; index++) keys[from + index] = sorted[index] as string;
+    return;
+  }
+  for (let index = from + 1; index < keys.length; index++) {
+    const key = keys[index] as string;
+    let at = index - 1;
+    while (at >= from && (keys[at] as string) > key) {
+      keys[at + 1] = keys[at] as string;
+      at--;
+    }
+    keys[at + 1] = key;
+  }
 }
 
 const MAX_ARRAY_INDEX = 4_294_967_294;
@@ -68,4 +93,107 @@ function isArrayIndex(key: string): boolean {
 function memberText(value: JsonValue): string | undefined {
   if (value !== null && typeof value === 'object') return containerText(value);
   return JSON.stringify(value) as string | undefined;
+}
+
+/**
+ * A 32-bit hash that agrees with {@link canonicalJson}: values with the same canonical JSON get
+ * the same hash (key order ignored, -0 as 0, members JSON.stringify leaves out left out), and
+ * different values almost always differ. Computed without building any text, so grouping
+ * values by canonical JSON only needs the text of values whose hashes collide. Long strings
+ * are sampled: a collision only costs the caller a canonical text.
+ */
+export function canonicalHash(value: JsonValue): number {
+  switch (typeof value) {
+    case 'string':
+      return stringHash(value);
+    case 'number':
+      return numberHash(value);
+    case 'boolean':
+      return value ? TRUE_HASH : FALSE_HASH;
+    case 'object':
+      if (value === null) return NULL_HASH;
+      return Array.isArray(value) ? arrayHash(value) : objectHash(value);
+    case 'bigint':
+      // canonicalJson throws on a BigInt; so does its hash, with the same error.
+      return JSON.stringify(value) as unknown as number;
+    default:
+      // undefined, a function, a symbol: canonicalJson gives undefined for each.
+      return UNDEFINED_HASH;
+  }
+}
+
+const NULL_HASH = 0x2f6b1a3d;
+const TRUE_HASH = 0x51ed27b3;
+const FALSE_HASH = 0x1b873593;
+const UNDEFINED_HASH = 0x68e31da4;
+const ARRAY_SEED = 0x3c6ef372;
+const OBJECT_SEED = 0x7f4a7c15;
+/** Characters of a long string hashed from each end. */
+const STRING_ENDS = 16;
+
+/** What an array or object member hashes as: JSON.stringify writes null for what has no JSON form in an array. */
+function memberHash(value: JsonValue): number {
+  const type = typeof value;
+  if (type === 'undefined' || type === 'function' || type === 'symbol') return NULL_HASH;
+  return canonicalHash(value);
+}
+
+function arrayHash(value: JsonValue[]): number {
+  let hash = ARRAY_SEED ^ value.length;
+  for (let index = 0; index < value.length; index++)
+    hash = (Math.imul(hash, 31) + memberHash(value[index] as JsonValue)) | 0;
+  return mix(hash);
+}
+
+/**
+ * A sum over the members, so key order does not matter; members canonicalJson leaves out are
+ * left out. A key counts by its length and first character only: the calls compared are
+ * mostly calls of one tool, with the same keys.
+ */
+function objectHash(value: { [key: string]: JsonValue }): number {
+  let hash = OBJECT_SEED;
+  const keys = Object.keys(value);
+  for (let index = 0; index < keys.length; index++) {
+    const key = keys[index] as string;
+    const member = value[key] as JsonValue;
+    const type = typeof member;
+    if (type === 'undefined' || type === 'function' || type === 'symbol') continue;
+    const keyHash = Math.imul(key.length, 0x9e3779b1) ^ key.charCodeAt(0);
+    hash = (hash + mix(keyHash ^ canonicalHash(member))) | 0;
+  }
+  return hash;
+}
+
+/** Every character of a short string; the length and both ends of a long one. */
+function stringHash(text: string): number {
+  let hash = 0x811c9dc5 ^ text.length;
+  const { length } = text;
+  if (length <= 2 * STRING_ENDS) {
+    for (let index = 0; index < length; index++) hash = Math.imul(hash ^ text.charCodeAt(index), 0x01000193);
+  } else {
+    for (let index = 0; index < STRING_ENDS; index++) {
+      hash = Math.imul(hash ^ text.charCodeAt(index), 0x01000193);
+      hash = Math.imul(hash ^ text.charCodeAt(length - 1 - index), 0x01000193);
+    }
+  }
+  return hash;
+}
+
+const NUMBER_BITS = new Float64Array(1);
+const NUMBER_WORDS = new Int32Array(NUMBER_BITS.buffer);
+
+/** Equal for numbers JSON.stringify writes alike: -0 as 0, every non-finite number as null. */
+function numberHash(value: number): number {
+  if (!Number.isFinite(value)) return NULL_HASH;
+  if ((value | 0) === value) return mix(value ^ 0x5bd1e995);
+  NUMBER_BITS[0] = value;
+  return mix((NUMBER_WORDS[0] as number) ^ Math.imul(NUMBER_WORDS[1] as number, 0x27d4eb2d));
+}
+
+/** A 32-bit finalizer (murmur3's), so sums of member hashes do not cancel out. */
+function mix(input: number): number {
+  let hash = input;
+  hash = Math.imul(hash ^ (hash >>> 16), 0x85ebca6b);
+  hash = Math.imul(hash ^ (hash >>> 13), 0xc2b2ae35);
+  return hash ^ (hash >>> 16);
 }

@@ -73,13 +73,18 @@ export class RiskSampler {
     this.keepAttributes = Object.entries(options.keepAttributes ?? {});
   }
 
+  /** Whether {@link decide} reads span attributes (`keepAttributes` is set). */
+  get readsAttributes(): boolean {
+    return this.keepAttributes.length > 0;
+  }
+
   /** The decision for `trace`; also records its tools and scenario versions as seen. */
   decide(trace: SampledTrace): SamplingDecision {
     // Remember every tool and version, whichever reason decides, so "new" means new.
     let newTool = false;
     let keepTool = false;
     for (const tool of trace.tools) {
-      if (this.keepTools.has(tool)) keepTool = true;
+      if (!keepTool && this.keepTools.has(tool)) keepTool = true;
       if (!this.seenTools.has(tool) && this.seenTools.size < MAX_REMEMBERED) {
         this.seenTools.add(tool);
         newTool = true;

@@ -1,11 +1,14 @@
 import { readFileSync } from 'node:fs';
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { readStoredTraces } from '../../src/cli/read-traces.js';
 import { efficiencyFamily } from '../../src/evaluate/efficiency.js';
 import type { RuleResult } from '../../src/evaluate/rule.js';
+import { canonicalJson, type JsonValue } from '../../src/model/json.js';
 import type { TokenUsage, Trajectory } from '../../src/model/trajectory.js';
 import { normalizeSpans } from '../../src/normalizers/normalize.js';
 import { type EfficiencySection, rulesSchema } from '../../src/scenario/native.js';
+import { jsonValue, reorder } from '../helpers/json-arbitraries.js';
 import { buildTrajectory, NOT_CAPTURED, type StepSpec } from '../helpers/trajectory.js';
 
 const section = (input: Record<string, unknown>): EfficiencySection =>
@@ -78,6 +81,33 @@ describe('efficiency.repeat', () => {
         '1 repeat (call c2), at most 0 allowed',
     );
     expect(only(buildTrajectory(goodRun()), { repeats: {} }).status).toBe('pass');
+  });
+
+  it('groups exactly the calls with the same tool and canonical arguments (hashes only narrow the comparison)', () => {
+    const call = fc.record({
+      tool: fc.constantFrom('a', 'b'),
+      args: fc.oneof(fc.constantFrom<JsonValue>({ q: 1, n: 'x' }, { n: 'x', q: 1 }, { q: 2 }), jsonValue),
+      reordered: fc.boolean(),
+    });
+    fc.assert(
+      fc.property(fc.array(call, { maxLength: 8 }), (calls) => {
+        const steps = calls.map(({ tool, args, reordered }) => ({
+          tool,
+          args: reordered ? reorder(args) : args,
+        }));
+        const trajectory = buildTrajectory(steps);
+        const result = only(trajectory, { repeats: { max: 0 } });
+        // The reference: group by tool and canonical JSON, in the order of each group's first call.
+        const groups = new Map<string, string[]>();
+        for (const { tool, args, id } of trajectory.calls) {
+          const key = `${tool} ${canonicalJson(args.captured ? args.value : null)}`;
+          groups.set(key, [...(groups.get(key) ?? []), id]);
+        }
+        const repeated = [...groups.values()].filter((group) => group.length > 1);
+        expect(result.status).toBe(repeated.length > 0 ? 'fail' : 'pass');
+        expect(ids(result)).toEqual(repeated.flat());
+      }),
+    );
   });
 
   it('allows up to `max` repeats of each distinct call', () => {

@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { canonicalJson, type JsonValue } from '../../src/model/json.js';
+import { canonicalHash, canonicalJson, type JsonValue } from '../../src/model/json.js';
 import { jsonValue, reorder } from '../helpers/json-arbitraries.js';
 
 /** The definition canonicalJson writes in one pass: JSON.stringify of a copy with sorted keys. */
@@ -57,5 +57,57 @@ describe('canonicalJson', () => {
   it('keeps __proto__ an ordinary key and writes -0 as 0', () => {
     const value = JSON.parse('{"b":[-0,{"__proto__":1,"a":null}],"a":"x"}');
     expect(canonicalJson(value)).toBe('{"a":"x","b":[0,{"__proto__":1,"a":null}]}');
+  });
+});
+
+describe('canonicalHash', () => {
+  it('is the same for values with the same canonical JSON, whatever their key order', () => {
+    fc.assert(
+      fc.property(jsonValue, (value) => {
+        expect(canonicalHash(reorder(value))).toBe(canonicalHash(value));
+        expect(canonicalHash(JSON.parse(JSON.stringify(value)))).toBe(canonicalHash(value));
+      }),
+    );
+  });
+
+  it('agrees with canonicalJson on what it writes alike: -0 and 0, non-finite numbers and null, left-out members', () => {
+    const alike: [unknown, unknown][] = [
+      [-0, 0],
+      [Number.NaN, null],
+      [Number.POSITIVE_INFINITY, null],
+      [{ a: 1, b: undefined, c: () => 1 }, { a: 1 }],
+      [
+        [undefined, Symbol('s')],
+        [null, null],
+      ],
+      [{ x: [-0, Number.NaN] }, { x: [0, null] }],
+    ];
+    for (const [a, b] of alike) {
+      expect(canonicalJson(a as JsonValue)).toBe(canonicalJson(b as JsonValue));
+      expect(canonicalHash(a as JsonValue)).toBe(canonicalHash(b as JsonValue));
+    }
+  });
+
+  it('tells apart values that differ, as a rule', () => {
+    const values: JsonValue[] = [
+      { query: 'damaged item question 1', limit: 2 },
+      { query: 'damaged item question 2', limit: 2 },
+      { query: 'damaged item question 1', limit: 3 },
+      { query: 'damaged item question 1' },
+      ['a', 'b'],
+      ['b', 'a'],
+      '40',
+      40,
+      40.5,
+      true,
+      null,
+    ];
+    expect(new Set(values.map(canonicalHash)).size).toBe(values.length);
+  });
+
+  it('throws on a BigInt, as canonicalJson does', () => {
+    const value = { n: 1n } as unknown as JsonValue;
+    expect(() => canonicalJson(value)).toThrow(TypeError);
+    expect(() => canonicalHash(value)).toThrow(TypeError);
   });
 });
