@@ -29,10 +29,11 @@ export const efficiencyFamily: RuleFamily<EfficiencySection> = (trajectory, sect
   if (section.maxCalls !== undefined) results.push(budget(trajectory, section.maxCalls));
   const { repeats: repeatRule, retries: retryRule } = section;
   // Only the repeat and retry checks look at identical calls; a call without an identical one
-  // can only fail a negative limit (a section built in code: the schema forbids one).
+  // can only fail a limit that is not a count (negative, NaN or missing: a section built in
+  // code, as the schema allows none of them).
   const groups =
     repeatRule || retryRule
-      ? identicalCalls(trajectory, (repeatRule?.max ?? 0) < 0 || (retryRule?.max ?? 0) < 0)
+      ? identicalCalls(trajectory, notACount(repeatRule) || notACount(retryRule))
       : NO_IDENTICAL_CALLS;
   if (section.repeats)
     results.push(repeats(trajectory, groups, section.repeats.max, section.retries !== undefined));
@@ -360,8 +361,9 @@ function tokens(trajectory: Trajectory, max: number): RuleResult {
   }
   const total = input + output;
   const partial = recorded < turns.length;
-  // Described only for a reason: most runs stay within budget.
-  if (total <= max && !partial) return pass(rule, DIMENSION, rule);
+  // Described only for a reason: most runs stay within budget. (`!(total > max)`, not
+  // `total <= max`: a NaN budget passes, as it always has.)
+  if (!partial && !(total > max)) return pass(rule, DIMENSION, rule);
   const counted = `${total} tokens (${input} input, ${output} output)`;
   const scope = partial ? ` in the ${recorded} of ${turns.length} turns that recorded usage` : '';
   if (total > max)
@@ -369,6 +371,11 @@ function tokens(trajectory: Trajectory, max: number): RuleResult {
   const missing = turns.filter((turn) => !recordsUsage(turn)).map((turn) => turn.id);
   const reason = `${counted}${scope}, budget ${max}; turns ${capList(missing)} recorded none`;
   return undecided(rule, DIMENSION, rule, reason, []);
+}
+
+/** Whether a repeat or retry limit is set but is no count of calls (only a section built in code). */
+function notACount(limit: { max?: number } | undefined): boolean {
+  return limit !== undefined && !((limit.max as number) >= 0);
 }
 
 /** A turn that recorded token usage (a missing count in a recorded usage counts 0). */

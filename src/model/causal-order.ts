@@ -216,14 +216,8 @@ export class CausalGraph implements CausalOrder {
     return (rank[this.#index.get(a) ?? -1] ?? 0) - (rank[this.#index.get(b) ?? -1] ?? 0);
   }
 
-  /** {@link compare} between node numbers from {@link addNode}. */
-  compareNodes(a: number, b: number): number {
-    const rank = this.#ranks();
-    return (rank[a] ?? 0) - (rank[b] ?? 0);
-  }
-
   /**
-   * The items sorted by {@link compareNodes} of their node numbers (a stable sort): the array
+   * The items sorted by the causal listing of their node numbers (a stable sort): the array
    * itself when it is in that order already, as it mostly is, without a sort.
    */
   inListingOrder<T>(items: readonly T[], nodeOf: (item: T) => number): readonly T[] {

@@ -114,8 +114,8 @@ export function canonicalHash(value: JsonValue): number {
       if (value === null) return NULL_HASH;
       return Array.isArray(value) ? arrayHash(value) : objectHash(value);
     case 'bigint':
-      // canonicalJson throws on a BigInt; so does its hash, with the same error.
-      return JSON.stringify(value) as unknown as number;
+      // canonicalJson throws on a BigInt (JSON.stringify does); so does its hash.
+      throw new TypeError('Do not know how to serialize a BigInt');
     default:
       // undefined, a function, a symbol: canonicalJson gives undefined for each.
       return UNDEFINED_HASH;

@@ -113,7 +113,8 @@ export interface TrajectoryInit {
   order?: CausalOrder;
   /**
    * The calls are already in the order's causal listing (`order.compare` never puts a later one
-   * first): they are kept as given instead of sorted again.
+   * first): they are kept as given instead of sorted again. For the normalizer, which builds them
+   * in that order; nothing checks it, and a wrong `true` leaves the calls out of order.
    */
   callsInOrder?: boolean;
   timing?: Map<string, CallTiming>;

@@ -23,25 +23,20 @@ export class SpanTree {
     const byId = new Map<string, number>();
     const kept: SpanRecord[] = [];
     for (const span of spans) {
-      // One map operation per span: a repeated id, which is rare, shows as a map that did not grow.
-      const size = byId.size;
-      byId.set(span.spanId, kept.length);
-      if (byId.size > size) kept.push(span);
-      else this.#keepFirst(kept, byId, span);
+      const first = byId.get(span.spanId);
+      if (first === undefined) {
+        byId.set(span.spanId, kept.length);
+        kept.push(span);
+      } else {
+        this.issues.push({
+          kind: 'span.duplicate_id',
+          message: `span id ${span.spanId} appears more than once; kept the first ("${(kept[first] as SpanRecord).name}"), ignored "${span.name}"`,
+          spanIds: [span.spanId],
+        });
+      }
     }
     this.spans = kept;
     this.#parents = parentPositions(kept, byId);
-  }
-
-  /** Puts back the first span of a repeated id in the index, and says which was kept. */
-  #keepFirst(kept: readonly SpanRecord[], byId: Map<string, number>, span: SpanRecord): void {
-    const first = kept.findIndex((other) => other.spanId === span.spanId);
-    byId.set(span.spanId, first);
-    this.issues.push({
-      kind: 'span.duplicate_id',
-      message: `span id ${span.spanId} appears more than once; kept the first ("${(kept[first] as SpanRecord).name}"), ignored "${span.name}"`,
-      spanIds: [span.spanId],
-    });
   }
 
   /** The position of the span's parent, or -1 when it is not in this trace. */

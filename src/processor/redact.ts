@@ -57,9 +57,9 @@ export class Redactor {
    */
   redact(report: Report, trajectory: Trajectory): Report {
     if (this.setting === false) return report;
-    const texts = textsOf(report);
-    if (texts.length === 0) return report;
-    const values = this.valuesFor(trajectory, texts);
+    const hasText = report.findings.length > 0 || report.assertions.some((a) => a.reason !== '');
+    if (!hasText) return report;
+    const values = this.valuesOf(trajectory);
     if (values.replacements.size === 0) return report;
     // An assertion's reason is its finding's message: scrub each distinct text once.
     const scrubbed = new Map<string, string>();
@@ -88,60 +88,15 @@ export class Redactor {
    * collector about 2 µs); {@link release} lets it go.
    */
   private collected: { trajectory: Trajectory; values: CapturedValues } | undefined;
-  /** The trajectory whose values were last collected for one report's texts only. */
-  private narrowed: Trajectory | undefined;
 
   /** Forgets the values collected for the last trajectory: call when done with it. */
   release(): void {
     this.collected = undefined;
-    this.narrowed = undefined;
   }
 
-  /**
-   * The values that can change `texts`. The first report of a trajectory gets only those whose
-   * text the report's texts could ask about (see {@link Found}); a second report of the
-   * same trajectory collects and keeps them all, as then it pays to share them.
-   */
-  private valuesFor(trajectory: Trajectory, texts: readonly string[]): CapturedValues {
+  private valuesOf(trajectory: Trajectory): CapturedValues {
     if (this.collected?.trajectory === trajectory) return this.collected.values;
-    if (this.narrowed !== trajectory && !this.hashAny) {
-      const text = texts.join('\n');
-      // A cut literal (`"abc…`) is matched against every value's start: no narrowing then. Nor
-      // for long texts, where looking for each value in them costs more than collecting it.
-      if (text.length <= MAX_NARROWED_TEXT && !text.includes('…')) {
-        const values = this.collect(trajectory, text);
-        if (values !== undefined) {
-          this.narrowed = trajectory;
-          return values;
-        }
-      }
-    }
-    const values = this.collect(trajectory, undefined) as CapturedValues;
-    this.collected = { trajectory, values };
-    return values;
-  }
-
-  /**
-   * The trajectory's values: all of them, or only those `narrowedTo` could ask about (undefined
-   * when there are too many phrases to narrow exactly).
-   */
-  private collect(trajectory: Trajectory, narrowedTo: string | undefined): CapturedValues | undefined {
-    const found: Found = {
-      replacements: new Map(),
-      narrowedTo,
-      escapesAsked: narrowedTo?.includes('\\') === true,
-      longStrings: 0,
-    };
-    for (const call of trajectory.calls) {
-      if (call.args.captured) this.visit(call.args.value, undefined, 0, found);
-      if (call.result.captured) this.visit(call.result.value, undefined, 0, found);
-      // A tool's error message is part of its result ("no record for Ana Lima").
-      if (call.outcome.status === 'error' && call.outcome.message)
-        this.visit(call.outcome.message, undefined, 0, found);
-    }
-    // Narrowed, the longest phrases are kept only if no phrase is left out of all of them.
-    if (narrowedTo !== undefined && found.longStrings > MAX_PHRASES) return undefined;
-    const { replacements } = found;
+    const replacements = this.replacementsFor(trajectory);
     // Values with spaces or punctuation are not one token: find them anywhere, longest first.
     let phrases: string[] = [];
     for (const text of replacements.keys()) {
@@ -150,95 +105,50 @@ export class Redactor {
     }
     if (phrases.length > 1) phrases.sort((a, b) => b.length - a.length);
     if (phrases.length > MAX_PHRASES) phrases = phrases.slice(0, MAX_PHRASES);
-    return { replacements, phrases };
+    const values = { replacements, phrases };
+    this.collected = { trajectory, values };
+    return values;
+  }
+
+  /** Text of every captured value (as quoted JSON and bare) -> what it reads as in output. */
+  private replacementsFor(trajectory: Trajectory): Map<string, string> {
+    const replacements = new Map<string, string>();
+    for (const call of trajectory.calls) {
+      if (call.args.captured) this.visit(call.args.value, undefined, 0, replacements);
+      if (call.result.captured) this.visit(call.result.value, undefined, 0, replacements);
+      // A tool's error message is part of its result ("no record for Ana Lima").
+      if (call.outcome.status === 'error' && call.outcome.message)
+        this.visit(call.outcome.message, undefined, 0, replacements);
+    }
+    return replacements;
   }
 
   /** Adds the replacements of `value` (found under `field`) and of what it holds. */
-  private visit(value: JsonValue, field: string | undefined, depth: number, found: Found): void {
+  private visit(
+    value: JsonValue,
+    field: string | undefined,
+    depth: number,
+    replacements: Map<string, string>,
+  ): void {
     if (field !== undefined && this.keepAny && this.keep.has(field)) return;
-    const { replacements, narrowedTo } = found;
     if (typeof value === 'string') {
-      if (value.length >= MIN_PHRASE) found.longStrings++;
-      // Neither its JSON nor the string itself can be asked about: nothing to add.
-      if (narrowedTo !== undefined && !mayBeAsked(value, narrowedTo, found.escapesAsked)) return;
       const hashed = field !== undefined && this.hashAny && this.hash.has(field);
       const replacement = hashed ? this.hashOf(value) : REDACTED;
       // Quoted first: a hashed value inside a JSON rendering stays a JSON string.
-      const quoted = JSON.stringify(value);
-      if (asked(narrowedTo, quoted))
-        replacements.set(quoted, hashed ? JSON.stringify(replacement) : QUOTED_REDACTED);
-      if (value.length >= MIN_BARE_STRING && asked(narrowedTo, value) && !replacements.has(value))
-        replacements.set(value, replacement);
+      replacements.set(JSON.stringify(value), hashed ? JSON.stringify(replacement) : QUOTED_REDACTED);
+      if (value.length >= MIN_BARE_STRING && !replacements.has(value)) replacements.set(value, replacement);
     } else if (typeof value === 'number') {
-      // Writing a fraction is slow: its whole part must be in the texts first.
-      if (narrowedTo !== undefined && !wholePartIn(value, narrowedTo)) return;
       const text = String(value);
-      if (text.length >= MIN_NUMBER_TEXT && asked(narrowedTo, text)) replacements.set(text, REDACTED);
+      if (text.length >= MIN_NUMBER_TEXT) replacements.set(text, REDACTED);
     } else if (Array.isArray(value)) {
-      if (depth < MAX_DEPTH) for (const item of value) this.visit(item, field, depth + 1, found);
+      if (depth < MAX_DEPTH) for (const item of value) this.visit(item, field, depth + 1, replacements);
     } else if (value !== null && typeof value === 'object') {
       if (depth < MAX_DEPTH)
-        for (const key of Object.keys(value)) this.visit(value[key] as JsonValue, key, depth + 1, found);
+        for (const key of Object.keys(value))
+          this.visit(value[key] as JsonValue, key, depth + 1, replacements);
     }
   }
 }
-
-/** The distinct texts of a report that quote values: finding messages and assertion reasons. */
-function textsOf(report: Report): string[] {
-  const texts = new Set<string>();
-  for (const finding of report.findings) texts.add(finding.message);
-  for (const assertion of report.assertions) if (assertion.reason !== '') texts.add(assertion.reason);
-  return [...texts];
-}
-
-/** Texts (joined) up to this long are scrubbed with only the values they could quote. */
-const MAX_NARROWED_TEXT = 2_048;
-
-/**
- * Values being collected. `narrowedTo`, when set, is the texts to scrub (joined): only text
- * that scrubbing them could look up is kept. Scrubbing (see {@link scrubText}) looks up phrases,
- * quoted literals and tokens of the text as it goes; without hashing, what it puts in is
- * `[redacted]` or `"[redacted]"`, so everything it looks up is part of the original text or
- * holds a bracket of what it put in. A value that is neither is never looked up: leaving it out
- * changes nothing, and each text kept gets the replacement it would have had among all of them.
- */
-interface Found {
-  replacements: Map<string, string>;
-  narrowedTo: string | undefined;
-  /** Whether the texts have a backslash: JSON with escapes may be asked about. */
-  escapesAsked: boolean;
-  /** Strings long enough to be phrases, counted whether kept or not. */
-  longStrings: number;
-}
-
-/** Whether scrubbing the texts `narrowedTo` (all texts when undefined) could look up `key`. */
-function asked(narrowedTo: string | undefined, key: string): boolean {
-  return narrowedTo === undefined || narrowedTo.includes(key) || key.includes('[') || key.includes(']');
-}
-
-/**
- * Whether scrubbing `narrowedTo` could look up `value` or its JSON. Nothing it looks up is over
- * twice as long as the texts (a phrase of 6 characters or more becomes the 10 of `[redacted]`).
- */
-function mayBeAsked(value: string, narrowedTo: string, escapesAsked: boolean): boolean {
-  if (value.length > 2 * narrowedTo.length) return false;
-  if (narrowedTo.includes(value) || value.includes('[') || value.includes(']')) return true;
-  // A JSON form with escapes has a backslash, which only the texts can bring.
-  return escapesAsked && ESCAPED.test(value);
-}
-
-/**
- * False when `value`'s text cannot be in `narrowedTo`: the text of a number written without an
- * exponent holds that of its whole part (`24` in `24.99`, `0` in `-0.5`).
- */
-function wholePartIn(value: number, narrowedTo: string): boolean {
-  if (Number.isInteger(value) || !(Math.abs(value) >= 1e-6 && Math.abs(value) < 1e21)) return true;
-  return narrowedTo.includes(String(Math.trunc(value)));
-}
-
-/** A string whose JSON form is not itself in quotes: it needs escapes. */
-// biome-ignore lint/suspicious/noControlCharactersInRegex: exactly the characters JSON.stringify escapes
-const ESCAPED = /["\\\u0000-\u001f\ud800-\udfff]/;
 
 /** A trajectory's captured values: text -> what it reads as, and the multi-word ones, longest first. */
 interface CapturedValues {

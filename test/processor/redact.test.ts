@@ -1,8 +1,6 @@
 import { readdirSync } from 'node:fs';
-import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { evaluate } from '../../src/evaluate/evaluate.js';
-import type { JsonValue } from '../../src/model/json.js';
 import type { Report } from '../../src/model/report.js';
 import { capturedJson } from '../../src/normalizers/attributes.js';
 import { REDACTED, Redactor } from '../../src/processor/redact.js';
@@ -124,89 +122,6 @@ describe('Redactor', () => {
     };
     const out = text(new Redactor().redact(leaky, withRaw));
     for (const secret of ['4111', 'cvv', 'Ana Lima', '123-45-6789']) expect(out).not.toContain(secret);
-  });
-});
-
-/** A report whose findings (and failed assertions) say `messages`. */
-function reportSaying(messages: readonly string[]): Report {
-  return {
-    ...report,
-    findings: messages.map((message) => ({ rule: 'x', severity: 'hard', message, calls: [], spans: [] })),
-    assertions: messages.map((reason) => ({ name: 'x', status: 'fail', reason })),
-  };
-}
-
-describe('Redactor: only the values a report could quote', () => {
-  // The first report of a trajectory collects only the values its texts could quote; a second
-  // report of the same trajectory collects them all. Both must scrub a text alike.
-  const scrubbedBothWays = (values: JsonValue, messages: readonly string[]) => {
-    const trajectory = buildTrajectory([{ tool: 'lookup', args: values }]);
-    const redactor = new Redactor();
-    const narrowed = text(redactor.redact(reportSaying(messages), trajectory));
-    const full = text(redactor.redact(reportSaying(messages), trajectory));
-    redactor.release();
-    return { narrowed, full };
-  };
-
-  it('scrubs a value that only appears once an earlier replacement is in (a bracket of [redacted])', () => {
-    const { narrowed, full } = scrubbedBothWays(
-      { long: 'foo bar baz qux', short: 'd] tail', quoted: 'zz "q" zz', word: 'q' },
-      ['saw foo bar baz qux tail and "zz \\"q\\" zz" and "q"', 'plain text with nothing'],
-    );
-    expect(narrowed).toBe(full);
-    expect(narrowed).toContain('[redacte[redacted]');
-  });
-
-  it('scrubs numbers written with an exponent, whose text does not hold their whole part', () => {
-    const { narrowed, full } = scrubbedBothWays({ tiny: 1e-7, huge: 2.5e21, price: 24.99 }, [
-      'saw 1e-7 and 2.5e+21 and 24.99',
-    ]);
-    expect(narrowed).toBe(full);
-    expect(narrowed).toBe(
-      'saw [redacted] and [redacted] and [redacted]\nsaw [redacted] and [redacted] and [redacted]',
-    );
-  });
-
-  it('scrubs any text alike, whatever the values', () => {
-    const word = fc.constantFrom(
-      'A-1',
-      'R-9',
-      'x',
-      'q',
-      '40',
-      'foo bar',
-      '[x]',
-      'a ] b',
-      'say "hi"',
-      'tab\tx',
-      'Ünï cödé',
-    );
-    const number = fc.oneof(
-      fc.integer(),
-      fc.constantFrom(40.5, -0.5, 24.99, 0.8300000000000001, 1e-7, 2.5e21, -12),
-    );
-    const values = fc.dictionary(
-      fc.constantFrom('a', 'b', 'c', 'd'),
-      fc.oneof(word, number, fc.array(fc.oneof(word, number))),
-    );
-    const message = fc
-      .array(
-        fc.oneof(
-          word,
-          word.map((value) => JSON.stringify(value)),
-          number.map(String),
-          fc.constantFrom(' ', '"', '…', '[redacted]', '.'),
-        ),
-        { maxLength: 12 },
-      )
-      .map((parts) => parts.join(''));
-    fc.assert(
-      fc.property(values, fc.array(message, { minLength: 1, maxLength: 3 }), (captured, messages) => {
-        const { narrowed, full } = scrubbedBothWays(captured, messages);
-        expect(narrowed).toBe(full);
-      }),
-      { numRuns: 300 },
-    );
   });
 });
 
