@@ -31,14 +31,8 @@ export function readPath(document: JsonValue, path: string): PathHit[] {
     return hits;
   }
   // No `*`: at most one hit, at a path known in advance; a straight walk, no path building.
-  const { segments, indexes } = compiled;
-  let value = document;
-  for (let depth = 0; depth < segments.length; depth++) {
-    const child = childAt(value, segments[depth] as string, indexes[depth] as number);
-    if (child === ABSENT) return hits;
-    value = child;
-  }
-  hits.push({ path: compiled.concrete, value });
+  const value = valueAt(document, compiled);
+  if (value !== ABSENT) hits.push({ path: compiled.concrete, value });
   return hits;
 }
 
@@ -52,14 +46,20 @@ export function holdsAt(document: JsonValue, path: string, scalar: JsonValue): b
     for (const hit of readPath(document, path)) if (sameValueZero(hit.value, scalar)) return true;
     return false;
   }
+  const value = valueAt(document, compiled);
+  return value !== ABSENT && sameValueZero(value, scalar);
+}
+
+/** The one value at a path without `*`, or ABSENT. */
+function valueAt(document: JsonValue, compiled: CompiledPath): JsonValue | typeof ABSENT {
   const { segments, indexes } = compiled;
   let value = document;
   for (let depth = 0; depth < segments.length; depth++) {
     const child = childAt(value, segments[depth] as string, indexes[depth] as number);
-    if (child === ABSENT) return false;
+    if (child === ABSENT) return ABSENT;
     value = child;
   }
-  return sameValueZero(value, scalar);
+  return value;
 }
 
 /** A dot path parsed once: its segments, each segment's array index (-1: not an index), its one concrete path when it has no `*`. */
