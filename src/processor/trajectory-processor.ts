@@ -111,9 +111,14 @@ export class TrajectoryProcessor implements SpanProcessor {
         buffered.openSpans++;
         return;
       }
-      // A judged (or waiting) trace's later spans follow it; they do not start a new trace.
-      if (this.pending.has(traceId) || this.decisions.get(traceId) !== undefined) return;
-      const open = this.openTraces.get(traceId) ?? this.openTraces.open(traceId, performance.now());
+      // An open trace is neither waiting nor judged (it leaves `openTraces` before either), so only
+      // a trace's first span here asks the decision cache, the one large map.
+      let open = this.openTraces.get(traceId);
+      if (!open) {
+        // A judged (or waiting) trace's later spans follow it; they do not start a new trace.
+        if (this.pending.has(traceId) || this.decisions.get(traceId) !== undefined) return;
+        open = this.openTraces.open(traceId, performance.now());
+      }
       open.open++;
       // An agent span starting: buffer from now on, so the spans under it (database and HTTP calls
       // inside tools) follow the trace's sampling decision.
