@@ -26,13 +26,6 @@ export interface RuleResult {
 /** A rule family: checks one section of a scenario against a trajectory. */
 export type RuleFamily<Section> = (trajectory: Trajectory, section: Section) => RuleResult[];
 
-/*
- * Every result is made with all its fields, the optional ones undefined: results of one shape
- * keep the evaluator's reads of them monomorphic, where a severity or a safety flag added to
- * some results would give them other shapes (the fold over results is most of what the
- * evaluator does beside the families).
- */
-
 /** A passing result. */
 export function pass(
   rule: string,
@@ -40,16 +33,7 @@ export function pass(
   name: string,
   calls: readonly ToolCall[] = [],
 ): RuleResult {
-  return {
-    rule,
-    dimension,
-    name,
-    status: 'pass',
-    reason: '',
-    calls,
-    severity: undefined,
-    alwaysHard: undefined,
-  };
+  return makeResult(rule, dimension, name, 'pass', '', calls);
 }
 
 /** A failing result with its reason. */
@@ -60,7 +44,7 @@ export function fail(
   reason: string,
   calls: readonly ToolCall[],
 ): RuleResult {
-  return { rule, dimension, name, status: 'fail', reason, calls, severity: undefined, alwaysHard: undefined };
+  return makeResult(rule, dimension, name, 'fail', reason, calls);
 }
 
 /** A result that could not be decided (data missing from the trace), with the reason. */
@@ -71,16 +55,24 @@ export function undecided(
   reason: string,
   calls: readonly ToolCall[],
 ): RuleResult {
-  return {
-    rule,
-    dimension,
-    name,
-    status: 'inconclusive',
-    reason,
-    calls,
-    severity: undefined,
-    alwaysHard: undefined,
-  };
+  return makeResult(rule, dimension, name, 'inconclusive', reason, calls);
+}
+
+/**
+ * Every result is made here, with all its fields, the optional ones undefined: results of one
+ * shape keep the evaluator's reads of them monomorphic, where a severity or a safety flag added
+ * to some results would give them other shapes (the fold over results is most of what the
+ * evaluator does beside the families).
+ */
+function makeResult(
+  rule: string,
+  dimension: Dimension,
+  name: string,
+  status: RuleResult['status'],
+  reason: string,
+  calls: readonly ToolCall[],
+): RuleResult {
+  return { rule, dimension, name, status, reason, calls, severity: undefined, alwaysHard: undefined };
 }
 
 /**
@@ -100,17 +92,8 @@ export function alwaysHard(result: RuleResult): RuleResult {
 export function ruleResult(
   rule: string,
   dimension: Dimension,
-  result: AssertionResult,
+  assertion: AssertionResult,
   calls: readonly ToolCall[],
 ): RuleResult {
-  return {
-    rule,
-    dimension,
-    name: result.name,
-    status: result.status,
-    reason: result.reason,
-    calls,
-    severity: undefined,
-    alwaysHard: undefined,
-  };
+  return makeResult(rule, dimension, assertion.name, assertion.status, assertion.reason, calls);
 }

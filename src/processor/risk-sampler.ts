@@ -73,11 +73,6 @@ export class RiskSampler {
     this.keepAttributes = Object.entries(options.keepAttributes ?? {});
   }
 
-  /** Whether {@link decide} reads span attributes (`keepAttributes` is set). */
-  get readsAttributes(): boolean {
-    return this.keepAttributes.length > 0;
-  }
-
   /** The decision for `trace`; also records its tools and scenario versions as seen. */
   decide(trace: SampledTrace): SamplingDecision {
     // Remember every tool and version, whichever reason decides, so "new" means new.

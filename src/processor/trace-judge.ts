@@ -162,10 +162,7 @@ export class TraceJudge {
         reports,
         hasError: hasErrorSpan(spans),
         tools: trajectory ? toolsOf(trajectory) : [],
-        // A function made only when the sampler reads attributes: most configurations never do.
-        spanAttributes: this.sampler.readsAttributes
-          ? () => spans.map((span) => span.attributes)
-          : NO_ATTRIBUTES,
+        spanAttributes: () => spans.map((span) => span.attributes),
       });
     } catch (error) {
       // Fail open: a trace we could not decide on is kept.
@@ -211,13 +208,6 @@ export class TraceJudge {
  * synthetic run), else the trace's root span.
  */
 export function evaluatedSpanOf(trajectory: Trajectory): string | undefined {
-  const { agents } = trajectory;
-  // The usual trace has one run: no Map for it (a run that is its own parent has no outer run).
-  if (agents.length === 1) {
-    const run = agents[0] as AgentRun;
-    if (run.spanId !== undefined && run.parentRunId !== run.id) return run.spanId;
-    return trajectory.root?.spanId;
-  }
   const withSpan = new Map<string, AgentRun>();
   for (const run of trajectory.agents) if (run.spanId !== undefined) withSpan.set(run.id, run);
   for (const run of withSpan.values()) {
@@ -225,8 +215,6 @@ export function evaluatedSpanOf(trajectory: Trajectory): string | undefined {
   }
   return trajectory.root?.spanId;
 }
-
-const NO_ATTRIBUTES = (): Iterable<Readonly<Record<string, never>>> => [];
 
 function hasErrorSpan(spans: readonly SpanRecord[]): boolean {
   for (const span of spans) if (span.status.code === 'error') return true;
