@@ -9,10 +9,13 @@
  *   - normalizeTrace (spans to the causal trajectory);
  *   - TraceJudge.judge (normalize, evaluate, redact, events, sampling decision: what the
  *     processor and the adapter run per trace).
- * Medians over rounds; ratios to the reference.
+ * Medians over rounds; ratios to the reference. Then the bytes each allocates per trace (V8's
+ * sampling heap profiler, objects already collected included): in an app, what judging allocates
+ * costs more than its CPU time, because every extra scavenge copies the app's in-flight spans.
  *
  *   npx tsx bench/judge.ts
  */
+import { Session } from 'node:inspector';
 import { ROOT_CONTEXT } from '@opentelemetry/api';
 import { InMemorySpanExporter, SimpleSpanProcessor, TracerProvider } from '@opentelemetry/sdk-trace';
 import type { SpanRecord } from '../src/model/span-record.js';
@@ -84,3 +87,45 @@ const row = (name: string, value: number) =>
 row('JSON.parse of the JSON attributes (reference)', parse);
 row('normalizeTrace', normalize);
 row('TraceJudge.judge (normalize + evaluate + report)', judged);
+
+/** Bytes allocated per call of `each` (sampled every 512 bytes; what GC already took counted too). */
+async function bytesPerTrace<T>(inputs: T[], each: (input: T) => void): Promise<number> {
+  const session = new Session();
+  session.connect();
+  const post = (method: string, params?: object) =>
+    new Promise<unknown>((resolve, reject) =>
+      session.post(method, params, (error, result) => (error ? reject(error) : resolve(result))),
+    );
+  await post('HeapProfiler.enable');
+  await post('HeapProfiler.startSampling', {
+    samplingInterval: 512,
+    includeObjectsCollectedByMajorGC: true,
+    includeObjectsCollectedByMinorGC: true,
+  });
+  const calls = 2_000;
+  for (let i = 0; i < calls; i++) each(inputs[i % inputs.length] as T);
+  const { profile } = (await post('HeapProfiler.stopSampling')) as { profile: { head: SampledNode } };
+  session.disconnect();
+  const total = (node: SampledNode): number =>
+    node.children.reduce((sum, child) => sum + total(child), node.selfSize);
+  return total(profile.head) / calls;
+}
+
+interface SampledNode {
+  selfSize: number;
+  children: SampledNode[];
+}
+
+const parseBytes = await bytesPerTrace(texts, (list) => {
+  for (const text of list) JSON.parse(text);
+});
+const judgeBytes = await bytesPerTrace(traces, (trace) =>
+  judge.judge((trace[0] as SpanRecord).traceId, trace),
+);
+console.log('\nallocated per trace                             KiB/trace   ratio to JSON.parse');
+const kib = (name: string, value: number) =>
+  console.log(
+    `${name.padEnd(46)} ${(value / 1024).toFixed(1).padStart(9)}   ${(value / parseBytes).toFixed(2).padStart(6)}x`,
+  );
+kib('JSON.parse of the JSON attributes (reference)', parseBytes);
+kib('TraceJudge.judge', judgeBytes);

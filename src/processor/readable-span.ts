@@ -9,7 +9,9 @@ import type {
   Attributes,
   AttributeValue,
   ScopeRecord,
+  SpanEventRecord,
   SpanKindName,
+  SpanLinkRecord,
   SpanRecord,
   StatusCodeName,
 } from '../model/span-record.js';
@@ -44,28 +46,51 @@ function toRecord(span: ReadableSpan, ended: boolean): SpanRecord {
   const parentSpanId = span.parentSpanContext?.spanId;
   return {
     // The SDK accepts upper-case ids from propagators; SpanRecord ids are lowercase.
-    traceId: context.traceId.toLowerCase(),
-    spanId: context.spanId.toLowerCase(),
-    parentSpanId: parentSpanId ? parentSpanId.toLowerCase() : undefined,
+    traceId: lowercase(context.traceId),
+    spanId: lowercase(context.spanId),
+    parentSpanId: parentSpanId ? lowercase(parentSpanId) : undefined,
     name: span.name,
     kind: SPAN_KIND_NAMES[span.kind] ?? 'unspecified',
     startTimeUnixNano: hrTimeToNanos(span.startTime),
     endTimeUnixNano: ended ? hrTimeToNanos(span.endTime) : undefined,
     status: statusOf(span.status.code, span.status.message),
-    attributes: toAttributes(span.attributes),
-    events: span.events.map((event) => ({
-      name: event.name,
-      timeUnixNano: hrTimeToNanos(event.time),
-      attributes: toAttributes(event.attributes),
-    })),
-    links: span.links.map((link) => ({
-      traceId: link.context.traceId.toLowerCase(),
-      spanId: link.context.spanId.toLowerCase(),
-      attributes: toAttributes(link.attributes),
-    })),
+    // An ended span's attributes can no longer change (the SDK ignores writes after end), so its
+    // own object is shared when it holds only plain values: judging a trace allocates less.
+    attributes: span.ended ? sharedOrCopied(span.attributes) : toAttributes(span.attributes),
+    events: span.events.length === 0 ? NONE : span.events.map(toEventRecord),
+    links: span.links.length === 0 ? NONE : span.links.map(toLinkRecord),
     resource: resourceAttributes(span.resource),
     scope: scopeRecord(span.instrumentationScope),
   };
+}
+
+/** The events and links of most spans: one empty array for all (records are never changed). */
+const NONE: never[] = [];
+Object.freeze(NONE);
+
+function toEventRecord(event: ReadableSpan['events'][number]): SpanEventRecord {
+  return {
+    name: event.name,
+    timeUnixNano: hrTimeToNanos(event.time),
+    attributes: toAttributes(event.attributes),
+  };
+}
+
+function toLinkRecord(link: ReadableSpan['links'][number]): SpanLinkRecord {
+  return {
+    traceId: lowercase(link.context.traceId),
+    spanId: lowercase(link.context.spanId),
+    attributes: toAttributes(link.attributes),
+  };
+}
+
+/** The id itself when it has no upper-case hex digit (nearly always), without a new string. */
+function lowercase(id: string): string {
+  for (let i = 0; i < id.length; i++) {
+    const code = id.charCodeAt(i);
+    if (code >= 65 && code <= 90) return id.toLowerCase();
+  }
+  return id;
 }
 
 /**
@@ -79,10 +104,13 @@ export function hrTimeToNanos(time: HrTime): bigint {
   return BigInt(seconds) * NANOS_PER_SECOND + BigInt(nanos);
 }
 
+/** A status without a message, one object per code (records are never changed). */
+const BARE_STATUS = STATUS_CODE_NAMES.map((code) => Object.freeze({ code }));
+
 function statusOf(code: SpanStatusCode, message: string | undefined): SpanRecord['status'] {
-  const name = STATUS_CODE_NAMES[code] ?? 'unset';
   // Proto3 cannot tell an empty message from none; drop it, as the OTLP decoder does.
-  return message ? { code: name, message } : { code: name };
+  if (message) return { code: STATUS_CODE_NAMES[code] ?? 'unset', message };
+  return (BARE_STATUS[code] ?? BARE_STATUS[0]) as SpanRecord['status'];
 }
 
 function scopeRecord(scope: SdkScope): ScopeRecord {
@@ -106,6 +134,31 @@ function resourceAttributes(resource: SdkResource): Attributes {
     if (!resource.asyncAttributesPending) resourceCache.set(resource, attributes);
   }
   return attributes;
+}
+
+/** The SDK's attributes themselves when every value is already an AttributeValue, else a copy. */
+function sharedOrCopied(attributes: SdkAttributes): Attributes {
+  for (const key in attributes) {
+    if (!Object.hasOwn(attributes, key) || !isPlainValue(attributes[key])) return toAttributes(attributes);
+  }
+  return attributes as Attributes;
+}
+
+/** A primitive, or an array of primitives and nulls: what the SDK keeps and a record may share. */
+function isPlainValue(value: unknown): boolean {
+  switch (typeof value) {
+    case 'string':
+    case 'number':
+    case 'boolean':
+      return true;
+    case 'object':
+      if (!Array.isArray(value)) return false;
+      for (const item of value)
+        if (item === undefined || (typeof item === 'object' && item !== null)) return false;
+      return true;
+    default:
+      return false;
+  }
 }
 
 /**

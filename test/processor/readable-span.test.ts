@@ -163,9 +163,35 @@ describe('fromReadableSpan', () => {
     expect(records[0]?.resource).toEqual({ 'service.name': 'refund-service', 'service.instance.id': 'i-7' });
   });
 
-  it('copies attributes, so the record does not change with the span', () => {
-    const span = spans.find((s) => s.name === 'execute_tool issue_refund') as ReadableSpan;
-    expect(fromReadableSpan(span).attributes).not.toBe(span.attributes);
+  it('does not change with the span: an open span is copied, an ended one can no longer change', () => {
+    const { provider } = newProvider();
+    const tracer = provider.getTracer('t');
+    const open = tracer.startSpan('open', { attributes: { step: 1, tags: ['a'] } });
+    const before = fromReadableSpan(open as unknown as ReadableSpan);
+    open.setAttribute('step', 2);
+    expect(before.attributes).toEqual({ step: 1, tags: ['a'] });
+
+    const ended = tracer.startSpan('ended', { attributes: { step: 1, tags: ['a'] } });
+    ended.end();
+    const record = fromReadableSpan(ended as unknown as ReadableSpan);
+    ended.setAttribute('step', 2); // ignored by the SDK after end (with a diag warning)
+    ended.setAttribute('late', true);
+    expect(record.attributes).toEqual({ step: 1, tags: ['a'] });
+    expect(record.events).toEqual([]);
+    expect(record.links).toEqual([]);
+  });
+
+  it('copies what a record cannot hold as it is (undefined array items), even for ended spans', () => {
+    const span = spans.find((s) => s.name === 'invoke_agent support-agent') as ReadableSpan;
+    const attributes = { ...span.attributes, holes: [1, undefined] };
+    const record = fromReadableSpan({
+      ...span,
+      spanContext: () => span.spanContext(),
+      ended: true,
+      attributes,
+    });
+    expect(record.attributes.holes).toEqual([1, null]);
+    expect(attributes.holes).toEqual([1, undefined]);
   });
 
   it('needs only the ReadableSpan interface (as the 3.x SDK provides it)', () => {
