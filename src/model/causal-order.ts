@@ -3,6 +3,7 @@
  * turns and calls (what a turn issued, what results it had been shown), or, for sources with no
  * turns, positions on one clock (an event list's order).
  */
+import { earlier, NodeHeap } from './node-heap.js';
 
 /** A strict partial order on call ids, plus a linear extension of it for listing calls. */
 export interface CausalOrder {
@@ -93,12 +94,26 @@ export class TimingOrder implements CausalOrder {
  * order: O((nodes + edges) x calls / 32).
  */
 export class CausalGraph implements CausalOrder {
-  readonly #keys: string[] = [];
-  readonly #index = new Map<string, number>();
-  readonly #time: bigint[] = [];
-  readonly #out: number[][] = [];
+  /**
+   * Per node: its key or label, its time, its latest out-edge and its call slot. Made at the
+   * expected size (see the constructor), so places past {@link #nodes} may be empty.
+   */
+  readonly #keys: string[];
+  readonly #time: bigint[];
+  readonly #lastOut: number[];
   /** Per node, its bit in the reachability sets: -1 for nodes that are not calls. */
-  readonly #callSlot: number[] = [];
+  readonly #callSlot: number[];
+  #nodes = 0;
+  readonly #index = new Map<string, number>();
+  /**
+   * Out-edges as one linked list per node in shared arrays: per node its latest edge (above),
+   * per edge its target and the node's edge before it (-1 ends a list). An array per node was
+   * most of what building a trace's graph allocated. A dropped edge keeps its place with target
+   * -1. Made at the expected size, like the node arrays.
+   */
+  readonly #edgeTarget: number[];
+  readonly #previousOut: number[];
+  #edges = 0;
   #calls = 0;
   /**
    * Per node, its place in the causal listing. Plain arrays for per-trace sizes: a typed array
@@ -109,6 +124,20 @@ export class CausalGraph implements CausalOrder {
   readonly #dropped: [string, string][] = [];
 
   /**
+   * `expected`: about how many nodes and edges there will be, so the graph's arrays are made at
+   * that size instead of grown (an array grown by push is reallocated at every half again, from
+   * 17 places). Any number may be added all the same.
+   */
+  constructor(expected: { nodes: number; edges: number } = { nodes: 0, edges: 0 }) {
+    this.#keys = new Array(expected.nodes);
+    this.#time = new Array(expected.nodes);
+    this.#lastOut = new Array(expected.nodes);
+    this.#callSlot = new Array(expected.nodes);
+    this.#edgeTarget = new Array(expected.edges);
+    this.#previousOut = new Array(expected.edges);
+  }
+
+  /**
    * Adds a node once; `time` breaks ties in the causal listing. Calls are the nodes happens-before
    * is asked about. Returns the node's number, for {@link addEdgeBetween} (the existing node's
    * number when the key is already there).
@@ -116,14 +145,8 @@ export class CausalGraph implements CausalOrder {
   addNode(key: string, time: bigint, isCall: boolean): number {
     const existing = this.#index.get(key);
     if (existing !== undefined) return existing;
-    const node = this.#keys.length;
-    this.#keys.push(key);
+    const node = this.#newNode(key, time, isCall ? this.#calls++ : -1);
     this.#index.set(key, node);
-    this.#time.push(time);
-    this.#out.push([]);
-    this.#callSlot.push(isCall ? this.#calls++ : -1);
-    this.#rank = undefined;
-    this.#reach = undefined;
     return node;
   }
 
@@ -133,11 +156,15 @@ export class CausalGraph implements CausalOrder {
    * call. The caller keeps labels apart from each other and from the keys of {@link addNode}.
    */
   addLabelledNode(label: string, time: bigint): number {
-    const node = this.#keys.length;
-    this.#keys.push(label);
-    this.#time.push(time);
-    this.#out.push([]);
-    this.#callSlot.push(-1);
+    return this.#newNode(label, time, -1);
+  }
+
+  #newNode(key: string, time: bigint, callSlot: number): number {
+    const node = this.#nodes++;
+    this.#keys[node] = key;
+    this.#time[node] = time;
+    this.#lastOut[node] = -1;
+    this.#callSlot[node] = callSlot;
     this.#rank = undefined;
     this.#reach = undefined;
     return node;
@@ -160,8 +187,13 @@ export class CausalGraph implements CausalOrder {
    * normalizer's way in: no key to look up per edge.
    */
   addEdgeBetween(from: number, to: number): void {
-    if (from === to) return;
-    this.#out[from]?.push(to);
+    // Empty for a node not added: its places are made but not filled.
+    const last = this.#lastOut[from];
+    if (from === to || last === undefined) return;
+    const edge = this.#edges++;
+    this.#lastOut[from] = edge;
+    this.#edgeTarget[edge] = to;
+    this.#previousOut[edge] = last;
     this.#rank = undefined;
     this.#reach = undefined;
   }
@@ -235,11 +267,14 @@ export class CausalGraph implements CausalOrder {
    */
   #ranks(): number[] {
     if (this.#rank) return this.#rank;
-    const n = this.#keys.length;
+    const n = this.#nodes;
     const indegree: number[] = new Array(n).fill(0);
-    for (const targets of this.#out) for (const t of targets) indegree[t] = (indegree[t] as number) + 1;
+    for (let e = 0; e < this.#edges; e++) {
+      const t = this.#edgeTarget[e] as number;
+      if (t !== -1) indegree[t] = (indegree[t] as number) + 1;
+    }
     const rank: number[] = new Array(n).fill(-1);
-    const ready = new MinHeap((x, y) => this.#before(x, y));
+    const ready = new NodeHeap(this.#time, n);
     for (let i = 0; i < n; i++) if (indegree[i] === 0) ready.push(i);
     let next = 0;
     while (next < n) {
@@ -250,7 +285,9 @@ export class CausalGraph implements CausalOrder {
         this.#dropEdgesInto(node, rank);
       }
       rank[node] = next++;
-      for (const t of this.#out[node] ?? []) {
+      for (let e = this.#lastOut[node] as number; e !== -1; e = this.#previousOut[e] as number) {
+        const t = this.#edgeTarget[e] as number;
+        if (t === -1) continue;
         indegree[t] = (indegree[t] as number) - 1;
         if (indegree[t] === 0 && rank[t] === -1) ready.push(t);
       }
@@ -259,28 +296,23 @@ export class CausalGraph implements CausalOrder {
     return rank;
   }
 
-  #before(x: number, y: number): boolean {
-    const tx = this.#time[x] ?? 0n;
-    const ty = this.#time[y] ?? 0n;
-    return tx === ty ? x < y : tx < ty;
-  }
-
   #earliestUnplaced(rank: readonly number[]): number {
     let best = -1;
     for (let i = 0; i < rank.length; i++)
-      if (rank[i] === -1 && (best === -1 || this.#before(i, best))) best = i;
+      if (rank[i] === -1 && (best === -1 || earlier(this.#time, i, best))) best = i;
     return best;
   }
 
   #dropEdgesInto(node: number, rank: readonly number[]): void {
-    for (let from = 0; from < this.#out.length; from++) {
+    for (let from = 0; from < this.#nodes; from++) {
       if (rank[from] !== -1) continue;
-      const targets = this.#out[from] as number[];
-      const kept = targets.filter((t) => t !== node);
-      if (kept.length !== targets.length) {
-        this.#dropped.push([this.#keys[from] as string, this.#keys[node] as string]);
-        this.#out[from] = kept;
+      let dropped = false;
+      for (let e = this.#lastOut[from] as number; e !== -1; e = this.#previousOut[e] as number) {
+        if (this.#edgeTarget[e] !== node) continue;
+        this.#edgeTarget[e] = -1;
+        dropped = true;
       }
+      if (dropped) this.#dropped.push([this.#keys[from] as string, this.#keys[node] as string]);
     }
   }
 
@@ -291,7 +323,7 @@ export class CausalGraph implements CausalOrder {
   #reachability(): Int32Array | Uint32Array[] {
     if (this.#reach) return this.#reach;
     const rank = this.#ranks();
-    const n = this.#keys.length;
+    const n = this.#nodes;
     const byRank: number[] = new Array(n).fill(0);
     for (let i = 0; i < n; i++) byRank[rank[i] as number] = i;
     this.#reach = this.#calls <= 32 ? this.#reachMasks(byRank) : this.#reachSets(byRank);
@@ -303,7 +335,9 @@ export class CausalGraph implements CausalOrder {
     for (let r = byRank.length - 1; r >= 0; r--) {
       const node = byRank[r] as number;
       let mask = 0;
-      for (const t of this.#out[node] as number[]) {
+      for (let e = this.#lastOut[node] as number; e !== -1; e = this.#previousOut[e] as number) {
+        const t = this.#edgeTarget[e] as number;
+        if (t === -1) continue;
         const slot = this.#callSlot[t] as number;
         if (slot !== -1) mask |= 1 << slot;
         mask |= reach[t] as number;
@@ -320,7 +354,9 @@ export class CausalGraph implements CausalOrder {
     for (let r = n - 1; r >= 0; r--) {
       const node = byRank[r] as number;
       const bits = new Uint32Array(words);
-      for (const t of this.#out[node] ?? []) {
+      for (let e = this.#lastOut[node] as number; e !== -1; e = this.#previousOut[e] as number) {
+        const t = this.#edgeTarget[e] as number;
+        if (t === -1) continue;
         const slot = this.#callSlot[t] as number;
         if (slot !== -1) bits[slot >>> 5] = (bits[slot >>> 5] as number) | (1 << (slot & 31));
         const inner = reach[t] as Uint32Array;
@@ -329,44 +365,5 @@ export class CausalGraph implements CausalOrder {
       reach[node] = bits;
     }
     return reach;
-  }
-}
-
-/** A small binary heap; `before(a, b)` true when a comes out first. */
-class MinHeap {
-  readonly #items: number[] = [];
-  constructor(private readonly before: (a: number, b: number) => boolean) {}
-
-  push(item: number): void {
-    const items = this.#items;
-    items.push(item);
-    let i = items.length - 1;
-    while (i > 0) {
-      const parent = (i - 1) >> 1;
-      if (!this.before(items[i] as number, items[parent] as number)) break;
-      [items[i], items[parent]] = [items[parent] as number, items[i] as number];
-      i = parent;
-    }
-  }
-
-  pop(): number | undefined {
-    const items = this.#items;
-    const top = items[0];
-    const last = items.pop();
-    if (items.length > 0 && last !== undefined) {
-      items[0] = last;
-      let i = 0;
-      for (;;) {
-        const l = 2 * i + 1;
-        const r = l + 1;
-        let best = i;
-        if (l < items.length && this.before(items[l] as number, items[best] as number)) best = l;
-        if (r < items.length && this.before(items[r] as number, items[best] as number)) best = r;
-        if (best === i) break;
-        [items[i], items[best]] = [items[best] as number, items[i] as number];
-        i = best;
-      }
-    }
-    return top;
   }
 }

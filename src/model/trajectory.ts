@@ -141,7 +141,8 @@ export class Trajectory {
   /** Agent runs (sub-agents, handoffs), outermost first. */
   readonly agents: readonly AgentRun[];
   readonly #order: CausalOrder;
-  readonly #byId: Map<string, ToolCall>;
+  /** Made on first use: most evaluations never ask for a call by id. */
+  #byId: Map<string, ToolCall> | undefined;
 
   constructor(init: TrajectoryInit) {
     this.traceId = init.traceId;
@@ -149,8 +150,6 @@ export class Trajectory {
     if (!order) throw new Error(`trajectory ${init.traceId}: give an order or timing`);
     this.#order = order;
     this.calls = init.callsInOrder ? init.calls : [...init.calls].sort((a, b) => order.compare(a.id, b.id));
-    this.#byId = new Map();
-    for (const call of this.calls) this.#byId.set(call.id, call);
     this.turns = init.turns ?? [];
     this.agents = init.agents ?? [];
     this.root = init.root;
@@ -160,6 +159,10 @@ export class Trajectory {
 
   /** The call with this node id. */
   call(id: string): ToolCall | undefined {
+    if (!this.#byId) {
+      this.#byId = new Map();
+      for (const call of this.calls) this.#byId.set(call.id, call);
+    }
     return this.#byId.get(id);
   }
 

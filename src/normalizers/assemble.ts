@@ -4,92 +4,25 @@
  * and hand the pieces to the causal graph. Pure: the same spans give the same trajectory.
  */
 import type { SpanRecord } from '../model/span-record.js';
-import type { ToolCall, Trajectory, TrajectoryIssue } from '../model/trajectory.js';
+import type { Trajectory, TrajectoryIssue } from '../model/trajectory.js';
+import {
+  AGENT_MARK,
+  type Assembly,
+  CALL_MARK,
+  type CallNode,
+  enclosingCall,
+  newCall,
+  newTurn,
+  nodeAt,
+  type RunNode,
+  TURN_MARK,
+  type TurnNode,
+} from './assembly-nodes.js';
 import { buildTrajectory } from './causal-edges.js';
-import type { Convention, SpanReading, ToolCallDraft, TurnDraft } from './convention.js';
+import type { Convention, SpanReading, ToolCallDraft } from './convention.js';
 import { CONVENTIONS, readSpan } from './conventions.js';
 import { addRequestOnlyCalls, linkByCallId, linkByNameAndArguments } from './link-requests.js';
 import { SpanTree } from './span-tree.js';
-
-/** A tool call under assembly. */
-export interface CallNode {
-  span?: SpanRecord;
-  /** Its span's position in the trace's SpanTree; -1 for a call no span records. */
-  spanIndex: number;
-  /** Every span merged into this node (client + server, tool span + nested MCP span). */
-  spanIds: string[];
-  draft: ToolCallDraft;
-  run: RunNode;
-  issuer?: TurnNode;
-  requestIndex?: number;
-  id: string;
-  /** Its node in the causal graph, once that is built. */
-  vertex: number;
-  /** The turn last found to have been shown its result, while consumption is linked. */
-  shownTo?: TurnNode;
-  /** The turns its consumption edges go to, once consumption is linked (see causal-edges). */
-  consumers?: TurnNode[];
-}
-
-/** An LLM turn under assembly. */
-export interface TurnNode {
-  id: string;
-  span: SpanRecord;
-  draft: TurnDraft;
-  run: RunNode;
-  /** Per requested call: the node it became. */
-  issued: (CallNode | undefined)[];
-  /** The calls whose results it was shown, in the order it was found to have been shown them. */
-  consumed: CallNode[];
-  /** Its place in its run's turns, once they are in conversation order. */
-  position: number;
-  /** Its node in the causal graph, once that is built. */
-  vertex: number;
-}
-
-/** An agent run under assembly: an agent span, or the whole trace when there is none. */
-export interface RunNode {
-  id: string;
-  span?: SpanRecord;
-  /** Its agent span's position in the trace's SpanTree; -1 for the trace-wide run. */
-  spanIndex: number;
-  name?: string;
-  parent?: RunNode;
-  /** The tool call whose span encloses this run (agent used as a tool). */
-  parentCall?: CallNode;
-  turns: TurnNode[];
-  calls: CallNode[];
-  /** Its start and end nodes in the causal graph, once that is built. */
-  startVertex: number;
-  endVertex: number;
-}
-
-/** Everything assembly found, for the causal graph. Spans are known by their SpanTree position. */
-export interface Assembly {
-  traceId: string;
-  tree: SpanTree;
-  runs: RunNode[];
-  turns: TurnNode[];
-  calls: CallNode[];
-  issues: TrajectoryIssue[];
-  /** Per span, what it is to assembly (the `*_MARK` bits), for walks up the tree. */
-  marks: number[];
-  /** Per span, the call node it belongs to (tool spans). */
-  nodeOfSpan: (CallNode | undefined)[];
-  /** Per span, its turn node (turn spans). */
-  turnOfSpan: (TurnNode | undefined)[];
-  /** Clock resolution of span start times in ns (1 ms for SDKs that start spans from Date.now()). */
-  resolution: bigint;
-  /** The call nodes carrying each call id, in call order; filled once ids are final (assignIds). */
-  callsById: Map<string, CallNode[]>;
-}
-
-/** An agent span. */
-export const AGENT_MARK = 1;
-/** A turn span. */
-export const TURN_MARK = 2;
-/** A span a call node holds: set as nodes are made, for merging looks only at calls made before. */
-export const CALL_MARK = 4;
 
 const ROOT_RUN = 'run:trace';
 
@@ -107,17 +40,18 @@ export function assembleTrajectory(
 ): Trajectory | undefined {
   const tree = new SpanTree(spans);
   // Per span, by position: arrays, not maps keyed by span, for every later step looks them up.
-  const readings: (ContentReading | undefined)[] = [];
-  let claimed = false;
-  for (const span of tree.spans) {
-    const reading = readSpan(span, conventions);
+  // Made at their size, as the other per-span arrays are: one grown by push reserves room for 17.
+  const readings: (ContentReading | undefined)[] = new Array(tree.spans.length);
+  let claimed = 0;
+  for (let i = 0; i < tree.spans.length; i++) {
+    const reading = readSpan(tree.spans[i] as SpanRecord, conventions);
     if (reading && reading.kind !== 'structure') {
-      readings.push(reading);
-      claimed = true;
-    } else readings.push(undefined);
+      readings[i] = reading;
+      claimed++;
+    } else readings[i] = undefined;
   }
-  if (!claimed) return undefined;
-  const assembly = collect(traceId, tree, readings);
+  if (claimed === 0) return undefined;
+  const assembly = collect(traceId, tree, readings, claimed);
   linkByCallId(assembly);
   linkByNameAndArguments(assembly);
   addRequestOnlyCalls(assembly);
@@ -125,11 +59,18 @@ export function assembleTrajectory(
   return buildTrajectory(assembly);
 }
 
-function collect(traceId: string, tree: SpanTree, readings: (ContentReading | undefined)[]): Assembly {
+function collect(
+  traceId: string,
+  tree: SpanTree,
+  readings: (ContentReading | undefined)[],
+  claimed: number,
+): Assembly {
   const spans = tree.spans;
-  const marks: number[] = [];
-  for (const reading of readings)
-    marks.push(reading?.kind === 'agent' ? AGENT_MARK : reading?.kind === 'turn' ? TURN_MARK : 0);
+  const marks: number[] = new Array(readings.length);
+  for (let i = 0; i < readings.length; i++) {
+    const kind = readings[i]?.kind;
+    marks[i] = kind === 'agent' ? AGENT_MARK : kind === 'turn' ? TURN_MARK : 0;
+  }
   const runs = new Runs(tree, readings, marks);
   const nodeOfSpan: (CallNode | undefined)[] = new Array(spans.length).fill(undefined);
   const turnOfSpan: (TurnNode | undefined)[] = new Array(spans.length).fill(undefined);
@@ -138,7 +79,7 @@ function collect(traceId: string, tree: SpanTree, readings: (ContentReading | un
   // tools/call) are one call: merge inward spans into the outermost.
   const calls: CallNode[] = [];
   const turns: TurnNode[] = [];
-  for (const index of outermostFirst(tree, readings)) {
+  for (const index of outermostFirst(tree, readings, claimed)) {
     const span = spans[index] as SpanRecord;
     const reading = readings[index] as ContentReading;
     if (reading.kind === 'agent') {
@@ -159,21 +100,14 @@ function collect(traceId: string, tree: SpanTree, readings: (ContentReading | un
       const run = runs.of(index);
       // The reading's own draft, not a copy: each reading is made for this span alone and is
       // read only for its kind from here on.
-      const node: CallNode = {
-        span,
-        spanIndex: index,
-        spanIds: [span.spanId],
-        draft: reading.call,
-        run,
-        id: '',
-        vertex: -1,
-      };
+      const node = newCall(span, index, reading.call, run);
       run.calls.push(node);
       calls.push(node);
       nodeOfSpan[index] = node;
     }
   }
-  const issues: TrajectoryIssue[] = [...tree.issues];
+  // The tree's own list: nothing reads it after this.
+  const issues = tree.issues;
   reportUnparsableArguments(calls, issues);
   const assembly: Assembly = {
     traceId,
@@ -192,21 +126,6 @@ function collect(traceId: string, tree: SpanTree, readings: (ContentReading | un
   return assembly;
 }
 
-function newTurn(span: SpanRecord, draft: TurnDraft, run: RunNode): TurnNode {
-  const turn: TurnNode = {
-    id: `turn:${span.spanId}`,
-    span,
-    draft,
-    run,
-    issued: [],
-    consumed: [],
-    position: -1,
-    vertex: -1,
-  };
-  run.turns.push(turn);
-  return turn;
-}
-
 /** Puts a run's turns in conversation order, and finds the call that started it, if any. */
 function finishRun(assembly: Assembly, run: RunNode): void {
   // Mostly in order already: checking is cheaper than setting up a sort.
@@ -214,16 +133,6 @@ function finishRun(assembly: Assembly, run: RunNode): void {
   for (let k = 0; k < run.turns.length; k++) (run.turns[k] as TurnNode).position = k;
   const enclosing = run.spanIndex === -1 ? undefined : enclosingCall(assembly, run.spanIndex);
   if (enclosing) run.parentCall = enclosing;
-}
-
-/** The call node whose span is nearest above this span (a call nested in a call), if any. */
-export function enclosingCall(assembly: Assembly, spanIndex: number): CallNode | undefined {
-  return nodeAt(assembly.nodeOfSpan, assembly.tree.nearestAncestor(spanIndex, assembly.marks, CALL_MARK));
-}
-
-/** The node of the span at `index`; undefined for -1 (no such span). */
-function nodeAt<T>(nodes: readonly (T | undefined)[], index: number): T | undefined {
-  return index === -1 ? undefined : nodes[index];
 }
 
 /** The agent runs of a trace, each made when first needed: one per agent span, or the trace-wide run. */
@@ -255,16 +164,19 @@ class Runs {
     const span = agent === -1 ? undefined : this.tree.spans[agent];
     const reading = agent === -1 ? undefined : this.readings[agent];
     const name = reading?.kind === 'agent' ? reading.name : undefined;
+    // Every field in the literal, set or not, as for call nodes.
     const run: RunNode = {
       id: span ? `run:${span.spanId}` : ROOT_RUN,
+      span,
       spanIndex: agent,
+      name: name || undefined,
+      parent: undefined,
+      parentCall: undefined,
       turns: [],
       calls: [],
       startVertex: -1,
       endVertex: -1,
     };
-    if (span) run.span = span;
-    if (name) run.name = name;
     if (agent === -1) this.#traceRun = run;
     else this.#byAgentSpan[agent] = run;
     this.list.push(run);
@@ -276,13 +188,15 @@ class Runs {
   }
 }
 
-/** The spans with readings, nearer the root first (arrival order among equals). */
+/** The `claimed` spans with readings, nearer the root first (arrival order among equals). */
 function outermostFirst(
   tree: SpanTree,
   readings: readonly (ContentReading | undefined)[],
+  claimed: number,
 ): readonly number[] {
-  const read: number[] = [];
-  for (let i = 0; i < readings.length; i++) if (readings[i] !== undefined) read.push(i);
+  const read: number[] = new Array(claimed);
+  let k = 0;
+  for (let i = 0; i < readings.length; i++) if (readings[i] !== undefined) read[k++] = i;
   return tree.outermostFirst(read);
 }
 
@@ -293,7 +207,8 @@ function sameCall(outer: ToolCallDraft, inner: ToolCallDraft): boolean {
 
 /** The outer span is what the agent saw; the inner one fills what the outer did not record. */
 function mergeInto(node: CallNode, inner: ToolCallDraft, span: SpanRecord): void {
-  node.spanIds.push(span.spanId);
+  if (node.innerSpanIds) node.innerSpanIds.push(span.spanId);
+  else node.innerSpanIds = [span.spanId];
   const draft = node.draft;
   if (draft.callId === undefined && inner.callId !== undefined) draft.callId = inner.callId;
   if (!draft.args.captured) draft.args = inner.args;
@@ -330,18 +245,29 @@ function assignIds(assembly: Assembly): void {
     if (list) list.push(node);
     else byCallId.set(callId, [node]);
   }
-  for (const [callId, nodes] of byCallId) {
+  // Each group where its first call is, which is the order the groups were made in (walking the
+  // calls again costs no iterator and no entry array per group, as walking the map would).
+  for (const node of assembly.calls) {
+    const callId = node.draft.callId;
+    const nodes = callId === undefined ? undefined : byCallId.get(callId);
+    if (!nodes || nodes[0] !== node) continue;
     if (nodes.length === 1) {
-      (nodes[0] as CallNode).id = callId;
+      node.id = callId as string;
       continue;
     }
-    for (const node of nodes) node.id = fallbackId(node);
+    for (const other of nodes) other.id = fallbackId(other);
     assembly.issues.push({
       kind: 'call.duplicate_id',
       message: `call id ${callId} is used by ${nodes.length} calls; they are told apart by span id or turn position`,
-      spanIds: nodes.flatMap((n) => n.spanIds),
+      spanIds: nodes.flatMap(spanIdsOf),
     });
   }
+}
+
+/** Every span merged into the node, its own first; none for a call no span records. */
+function spanIdsOf(node: CallNode): string[] {
+  if (!node.span) return [];
+  return node.innerSpanIds ? [node.span.spanId, ...node.innerSpanIds] : [node.span.spanId];
 }
 
 function fallbackId(node: CallNode): string {
@@ -364,33 +290,7 @@ function reportUnparsableArguments(calls: readonly CallNode[], issues: Trajector
  * while ending them from a precise clock), else 1 ns.
  */
 function startResolution(spans: readonly SpanRecord[]): bigint {
-  const coarse = spans.length > 1 && spans.every((span) => span.startTimeUnixNano % 1_000_000n === 0n);
-  return coarse ? 1_000_000n : 1n;
-}
-
-/**
- * Finishes a call node into the model's ToolCall. Built field by field: spreading the draft,
- * whose shape changed while linking, was a fifth of normalization time.
- */
-export function toToolCall(node: CallNode): ToolCall {
-  const { draft, span } = node;
-  const call: ToolCall = {
-    id: node.id,
-    tool: draft.tool,
-    args: draft.args,
-    result: draft.result,
-    outcome: draft.outcome,
-    convention: draft.convention,
-  };
-  if (draft.callId !== undefined) call.callId = draft.callId;
-  const agentName = draft.agentName ?? node.run.name;
-  if (agentName !== undefined) call.agentName = agentName;
-  if (node.issuer) call.turnId = node.issuer.id;
-  if (span) {
-    call.spanId = span.spanId;
-    if (span.parentSpanId !== undefined) call.parentSpanId = span.parentSpanId;
-    call.startTimeUnixNano = span.startTimeUnixNano;
-    if (span.endTimeUnixNano !== undefined) call.endTimeUnixNano = span.endTimeUnixNano;
-  }
-  return call;
+  if (spans.length < 2) return 1n;
+  for (const span of spans) if (span.startTimeUnixNano % 1_000_000n !== 0n) return 1n;
+  return 1_000_000n;
 }

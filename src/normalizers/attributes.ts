@@ -31,6 +31,16 @@ export function capturedJson(value: AttributeValue | JsonValue): Captured<JsonVa
   }
 }
 
+/** A recorded value as JSON, undefined for a string that is not JSON (no {@link Captured} made to be read once). */
+export function parsedJson(value: AttributeValue): JsonValue | undefined {
+  if (typeof value !== 'string') return toJson(value);
+  try {
+    return JSON.parse(value) as JsonValue;
+  } catch {
+    return undefined;
+  }
+}
+
 /**
  * V8 quotes the start of the bad input in its message (`Unexpected token 'c', "card=41111"... is
  * not valid JSON`): that is raw argument data, which must not reach a finding. Keep the rest.

@@ -10,16 +10,16 @@
  */
 import { CausalGraph } from '../model/causal-order.js';
 import type { SpanRecord } from '../model/span-record.js';
-import { type AgentRun, Trajectory, type TrajectoryRoot, type Turn } from '../model/trajectory.js';
+import { Trajectory } from '../model/trajectory.js';
 import {
   type Assembly,
   type CallNode,
   enclosingCall,
   type RunNode,
   type TurnNode,
-  toToolCall,
-} from './assemble.js';
-import type { ShownResult } from './convention.js';
+} from './assembly-nodes.js';
+import { rootOf, toAgentRun, toToolCall, toTurn } from './finish-nodes.js';
+import { linkConsumption } from './link-consumption.js';
 
 /** Builds the graph over the assembled pieces and wraps everything into a Trajectory. */
 export function buildTrajectory(assembly: Assembly): Trajectory {
@@ -91,7 +91,13 @@ class TraceGraph extends CausalGraph {
   readonly #collides: boolean;
 
   constructor(assembly: Assembly) {
-    super();
+    const { runs, turns, calls } = assembly;
+    // Each run's start and end, and the turns and calls; per run, its start and end to each turn
+    // and call and the chain of its turns; per call, mostly, its issuer and one consumer.
+    super({
+      nodes: 2 * runs.length + turns.length + calls.length,
+      edges: 3 * turns.length + 4 * calls.length,
+    });
     this.#collides =
       assembly.calls.some((node) => node.id.charCodeAt(0) === 0) ||
       assembly.runs.some((run) => run.span?.spanId === 'trace');
@@ -110,160 +116,6 @@ function callTime(node: CallNode): bigint {
     node.issuer?.span.startTimeUnixNano ??
     0n
   );
-}
-
-/**
- * Which results each turn was shown: by call id where its input names them; otherwise (input
- * not captured, or results without ids) the results of the previous turn's calls, which is what
- * an agent loop sends back before it asks the model again. Each history repeats every earlier
- * result, so this is the one step that meets (turn, result) pairs by the square of a
- * conversation's length: each pair costs a lookup and a mark, no set.
- */
-function linkConsumption(assembly: Assembly): void {
-  const byCallId = assembly.callsById;
-  // A history read incrementally holds the previous turn's result objects, in the same places:
-  // the calls carrying their ids were looked up then, and are taken from there.
-  let previousShown: readonly ShownResult[] = [];
-  let previousCandidates: (CallNode[] | undefined)[] = [];
-  for (const run of assembly.runs) {
-    for (let k = 0; k < run.turns.length; k++) {
-      const turn = run.turns[k] as TurnNode;
-      const shown = turn.draft.shown ?? [];
-      const shownCandidates: (CallNode[] | undefined)[] = [];
-      let named = 0;
-      for (let i = 0; i < shown.length; i++) {
-        const result = shown[i] as ShownResult;
-        if (result.callId === undefined) {
-          shownCandidates.push(undefined);
-          continue;
-        }
-        named++;
-        const candidates = previousShown[i] === result ? previousCandidates[i] : byCallId.get(result.callId);
-        shownCandidates.push(candidates);
-        const node = candidates && shownCall(candidates, turn, k);
-        if (!node) continue;
-        consume(turn, node);
-        learnFromShown(node, result);
-      }
-      previousShown = shown;
-      previousCandidates = shownCandidates;
-      const previous = run.turns[k - 1];
-      if (named === 0 && previous) {
-        const issued = previous.issued.filter((node): node is CallNode => node !== undefined);
-        for (const node of issued) if (node.draft.outcome.status !== 'no_result') consume(turn, node);
-        fillResultsByTool(shown, issued);
-      }
-    }
-  }
-}
-
-/**
- * Which of the calls carrying a shown result's id the turn (at `k` in its run) was shown. One
- * call (the usual case): that one, unless the turn issued it. Ids reused across turns (`call_0`
- * in every turn): the call from the latest earlier turn of this run that this turn has not been
- * shown yet; else one this turn did not issue, from its run first.
- */
-function shownCall(candidates: readonly CallNode[], turn: TurnNode, k: number): CallNode | undefined {
-  if (candidates.length === 1) {
-    const only = candidates[0] as CallNode;
-    return only.issuer === turn ? undefined : only;
-  }
-  const run = turn.run;
-  let node: CallNode | undefined;
-  let nodeTurn = -1;
-  for (const candidate of candidates) {
-    const issuer = candidate.issuer;
-    if (!issuer || candidate.run !== run || issuer.run !== run) continue;
-    const at = issuer.position;
-    if (at >= k || at <= nodeTurn || candidate.shownTo === turn) continue;
-    node = candidate;
-    nodeTurn = at;
-  }
-  if (node) return node;
-  let other: CallNode | undefined;
-  for (const candidate of candidates) {
-    if (candidate.issuer === turn) continue;
-    if (candidate.run === run) return candidate;
-    other ??= candidate;
-  }
-  return other;
-}
-
-/** What the turn was shown fills in what the call's own span did not record. */
-function learnFromShown(node: CallNode, shown: ShownResult): void {
-  if (!node.draft.result.captured && shown.result.captured) node.draft.result = shown.result;
-  // A call with no span of its own learns how it ended from what the model was shown.
-  if (node.draft.outcome.status === 'no_result' && shown.result.captured) {
-    node.draft.outcome = shown.isError
-      ? { status: 'error', ...errorMessage(shown.result.value) }
-      : { status: 'ok' };
-  }
-}
-
-/**
- * Records that the turn was shown the call's result, once per turn, and keeps the call's
- * consumption edges: to the first turn of each run that was shown it, for later turns of a run
- * see it too but already come after the first through the run's chain of turns (an edge to each
- * would make the graph quadratic in the length of a conversation for no new order). A turn at or
- * before the call's own issuing turn (reused call ids can link one) cannot stand for the later
- * ones: its edge is kept as well, and the first turn after the issuer is kept apart from it.
- */
-function consume(turn: TurnNode, node: CallNode): void {
-  if (node.shownTo === turn) return;
-  node.shownTo = turn;
-  turn.consumed.push(node);
-  const list = node.consumers;
-  if (!list) {
-    node.consumers = [turn];
-    return;
-  }
-  const issuer = node.issuer;
-  if (issuer && issuer.run === turn.run && turn.position <= issuer.position) {
-    list.push(turn);
-    return;
-  }
-  // The consumer kept for this turn's run, other than those at or before the issuer.
-  let k = 0;
-  for (; k < list.length; k++) {
-    const other = list[k] as TurnNode;
-    if (other.run === turn.run && !(issuer && issuer.run === other.run && other.position <= issuer.position))
-      break;
-  }
-  if (k === list.length) list.push(turn);
-  else if (turn.position < (list[k] as TurnNode).position) list[k] = turn;
-}
-
-/**
- * Results shown without ids (Gemini-style function responses) still name their tool: where
- * exactly one of the previous turn's calls used that tool, the result is that call's.
- */
-function fillResultsByTool(shown: readonly ShownResult[], issued: readonly CallNode[]): void {
-  for (const result of shown) {
-    if (result.callId !== undefined || result.tool === undefined || !result.result.captured) continue;
-    const matches = issued.filter((node) => node.draft.tool === result.tool);
-    const [node] = matches;
-    if (matches.length !== 1 || !node) continue;
-    if (!node.draft.result.captured) node.draft.result = result.result;
-    const outcome = node.draft.outcome;
-    if (result.isError && outcome.status !== 'ok' && !(outcome.status === 'error' && outcome.message)) {
-      const errorType = outcome.status === 'error' ? outcome.errorType : undefined;
-      node.draft.outcome = {
-        status: 'error',
-        ...(errorType && { errorType }),
-        ...errorMessage(result.result.value),
-      };
-    }
-  }
-}
-
-/** The message of an error result: the string itself, or its `error` / `message` field. */
-function errorMessage(value: unknown): { message?: string } {
-  if (typeof value === 'string') return value === '' ? {} : { message: value };
-  if (value !== null && typeof value === 'object' && !Array.isArray(value)) {
-    const inner = (value as Record<string, unknown>).error ?? (value as Record<string, unknown>).message;
-    if (typeof inner === 'string' && inner !== '') return { message: inner };
-  }
-  return {};
 }
 
 /**
@@ -301,9 +153,9 @@ interface ChainItem {
  * chained in order, and each item hangs off the last point at or before its start.
  */
 function addTimeChain(assembly: Assembly, run: RunNode, graph: TraceGraph): void {
+  if (!hasTimeOrdered(assembly, run)) return;
   const turnless = run.calls.filter((node) => !node.issuer && node.span);
   const childRuns = assembly.runs.filter((child) => child.parent === run && !child.parentCall && child.span);
-  if (turnless.length === 0 && childRuns.length === 0) return;
   const items: ChainItem[] = [
     ...run.turns.map((turn) => spanItem(turn.span, turn.vertex, turn.vertex)),
     ...turnless.map((node) => spanItem(node.span as SpanRecord, node.vertex, node.vertex)),
@@ -332,6 +184,13 @@ function addTimeChain(assembly: Assembly, run: RunNode, graph: TraceGraph): void
   }
 }
 
+/** Whether the run has a call without a turn or a handoff to order: asked before any list is made. */
+function hasTimeOrdered(assembly: Assembly, run: RunNode): boolean {
+  for (const node of run.calls) if (!node.issuer && node.span) return true;
+  for (const child of assembly.runs) if (child.parent === run && !child.parentCall && child.span) return true;
+  return false;
+}
+
 function spanItem(span: SpanRecord, startVertex: number, endVertex: number): ChainItem {
   const item: ChainItem = { startVertex, endVertex, start: span.startTimeUnixNano };
   if (span.endTimeUnixNano !== undefined) item.end = span.endTimeUnixNano;
@@ -348,45 +207,6 @@ function lastAtOrBefore(sorted: readonly bigint[], time: bigint): number {
     else high = middle;
   }
   return low - 1;
-}
-
-// The model's objects are built field by field in their usual key order: spreading optional
-// fields into a literal is ten times slower in V8, and these are built for every turn and run.
-
-function toTurn(turn: TurnNode): Turn {
-  const out = { id: turn.id, spanId: turn.span.spanId, runId: turn.run.id } as Turn;
-  if (turn.draft.model) out.model = turn.draft.model;
-  if (turn.draft.usage) out.usage = turn.draft.usage;
-  const issued: string[] = [];
-  for (const node of turn.issued) if (node !== undefined) issued.push(node.id);
-  out.issued = issued;
-  const consumed: string[] = [];
-  for (const node of turn.consumed) consumed.push(node.id);
-  out.consumed = consumed;
-  return out;
-}
-
-function toAgentRun(run: RunNode): AgentRun {
-  const out = { id: run.id } as AgentRun;
-  if (run.name) out.name = run.name;
-  if (run.span) out.spanId = run.span.spanId;
-  if (run.parent) out.parentRunId = run.parent.id;
-  if (run.parentCall) out.parentCallId = run.parentCall.id;
-  out.turns = run.turns.map((turn) => turn.id);
-  out.calls = run.calls.map((node) => node.id);
-  return out;
-}
-
-function rootOf(assembly: Assembly): TrajectoryRoot | undefined {
-  const root = assembly.tree.root();
-  if (!root) return undefined;
-  const agentName =
-    assembly.runs.find((run) => run.span === root)?.name ?? assembly.runs.find((run) => run.name)?.name;
-  const out: TrajectoryRoot = { name: root.name, attributes: root.attributes, spanId: root.spanId };
-  if (agentName) out.agentName = agentName;
-  out.startTimeUnixNano = root.startTimeUnixNano;
-  if (root.endTimeUnixNano !== undefined) out.endTimeUnixNano = root.endTimeUnixNano;
-  return out;
 }
 
 function printable(key: string): string {

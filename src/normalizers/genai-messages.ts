@@ -6,16 +6,16 @@
  */
 import type { JsonValue } from '../model/json.js';
 import { isJsonObject } from '../model/json.js';
-import type { Attributes } from '../model/span-record.js';
+import type { Attributes, AttributeValue } from '../model/span-record.js';
 import type { Captured } from '../model/trajectory.js';
-import { capturedJson, jsonAttribute } from './attributes.js';
+import { capturedJson, parsedJson } from './attributes.js';
 import type { RequestedCall, ShownResult } from './convention.js';
 
 /** The messages of a messages attribute; undefined when absent or not a list. */
 export function readMessages(attributes: Attributes, key: string): JsonValue[] | undefined {
-  const parsed = jsonAttribute(attributes, key);
-  if (!parsed.captured) return undefined;
-  return Array.isArray(parsed.value) ? parsed.value : undefined;
+  if (!Object.hasOwn(attributes, key)) return undefined;
+  const value = parsedJson(attributes[key] as AttributeValue);
+  return Array.isArray(value) ? value : undefined;
 }
 
 /** What a turn needs from its input history: how long it is and the tool results in it. */
@@ -45,24 +45,23 @@ const MAX_RECENT_HISTORIES = 16;
 const MIN_INCREMENTAL_TEXT = 512;
 
 /**
- * A turn's input history (`gen_ai.input.messages`) and its output messages. The history is read
- * incrementally: each turn's history is the previous turn's plus what happened since, serialized
- * the same way, so when a recently read history is a prefix of this one only the new messages
- * are parsed. Without that, reading every turn of a conversation re-parses it from the start
- * (quadratic in its length). History and reply are then remembered as one, for the next turn's
- * history holds both: only the tool results after them are left to parse. Pure: the result
- * depends only on the text, wherever the prefix came from.
+ * A turn's input history (`gen_ai.input.messages`), given its output messages (`output`, read
+ * from `outputKey`). The history is read incrementally: each turn's history is the previous
+ * turn's plus what happened since, serialized the same way, so when a recently read history is a
+ * prefix of this one only the new messages are parsed. Without that, reading every turn of a
+ * conversation re-parses it from the start (quadratic in its length). History and reply are then
+ * remembered as one, for the next turn's history holds both: only the tool results after them are
+ * left to parse. Pure: the result depends only on the text, wherever the prefix came from. The
+ * reading is the one remembered: a turn's `shown` is read-only (TurnDraft says so).
  */
-export function readExchange(
+export function readHistory(
   attributes: Attributes,
   inputKey: string,
   outputKey: string,
-): { input: HistoryReading | undefined; output: JsonValue[] | undefined } {
+  output: readonly JsonValue[] | undefined,
+): HistoryReading | undefined {
   const history = readRememberedHistory(attributes, inputKey);
-  const output = readMessages(attributes, outputKey);
-  // Shared with the remembered reading: a turn's `shown` is read-only (TurnDraft says so).
-  const input = history && { length: history.length, shown: history.shown };
-  if (!history || !output || history.length === 0 || output.length === 0) return { input, output };
+  if (!history || !output || history.length === 0 || output.length === 0) return history;
   const inputText = attributes[inputKey];
   const outputText = attributes[outputKey];
   // `[a,b]` and `[c]` make `[a,b,c]`, which holds exactly the messages of both.
@@ -73,20 +72,14 @@ export function readExchange(
     outputText.charCodeAt(0) === OPEN_BRACKET &&
     outputText.charCodeAt(outputText.length - 1) === CLOSE_BRACKET
   ) {
-    // A reply rarely holds tool results: then the history's results stand as they are, not
-    // copied (a copy of every earlier result per turn, quadratic in a conversation).
-    const replied = shownResults(output);
     remember({
       head: inputText,
       tail: outputText,
       length: inputText.length + outputText.length - 1,
-      reading: {
-        length: history.length + output.length,
-        shown: replied.length === 0 ? history.shown : history.shown.concat(replied),
-      },
+      reading: { length: history.length + output.length, shown: withShownResults(history.shown, output) },
     });
   }
-  return { input, output };
+  return history;
 }
 
 const OPEN_BRACKET = 91;
@@ -123,11 +116,9 @@ function extendRecent(text: string): HistoryReading | undefined {
     }
     // `[a,b,]` is not JSON: only a history that adds messages extends a known one.
     if (!Array.isArray(added) || added.length === 0) continue;
-    const shown = shownResults(added);
     return {
       length: recent.reading.length + added.length,
-      // Not copied when nothing was added (as for a reply), and shared as readings are.
-      shown: shown.length === 0 ? recent.reading.shown : recent.reading.shown.concat(shown),
+      shown: withShownResults(recent.reading.shown, added),
     };
   }
   return undefined;
@@ -176,42 +167,93 @@ function remember(recent: RecentHistory): void {
   if (recentHistories.length > MAX_RECENT_HISTORIES) recentHistories.shift();
 }
 
-/** Tool calls asked for in these messages (`tool_call` and `server_tool_call` parts). */
+/**
+ * Tool calls asked for in these messages (`tool_call` and `server_tool_call` parts). Counted
+ * first, so the list is made at its size (one grown by push reserves room for 17).
+ */
 export function requestedCalls(messages: readonly JsonValue[]): RequestedCall[] {
-  const calls: RequestedCall[] = [];
+  let count = 0;
+  for (const message of messages) {
+    const parts = partsOf(message);
+    if (parts !== undefined) for (const part of parts) if (requestedTool(part) !== '') count++;
+  }
+  const calls: RequestedCall[] = new Array(count);
+  let at = 0;
   for (const message of messages) {
     const parts = partsOf(message);
     if (parts === undefined) continue;
     for (const part of parts) {
-      if (!isJsonObject(part) || (part.type !== 'tool_call' && part.type !== 'server_tool_call')) continue;
-      const tool = typeof part.name === 'string' ? part.name.trim() : '';
+      const tool = requestedTool(part);
       if (tool === '') continue;
-      const callId = idOf(part.id);
-      const args = argumentsOf(part);
+      const call = part as { [key: string]: JsonValue };
+      const callId = idOf(call.id);
+      const args = argumentsOf(call);
       // Literals, not a spread of an optional id: spreading was most of this function's time.
-      calls.push(callId === undefined ? { tool, args } : { callId, tool, args });
+      calls[at++] = callId === undefined ? { tool, args } : { callId, tool, args };
     }
   }
   return calls;
 }
 
+/** The tool a `tool_call` (or `server_tool_call`) part asks for; '' for any other part. */
+function requestedTool(part: JsonValue): string {
+  if (!isJsonObject(part) || (part.type !== 'tool_call' && part.type !== 'server_tool_call')) return '';
+  return typeof part.name === 'string' ? part.name.trim() : '';
+}
+
 /** Tool results shown in these messages (`tool_call_response` and `server_tool_call_response` parts). */
 export function shownResults(messages: readonly JsonValue[]): ShownResult[] {
-  const results: ShownResult[] = [];
+  const results: ShownResult[] = new Array(countShownResults(messages));
+  fillShownResults(messages, results, 0);
+  return results;
+}
+
+/**
+ * The results `earlier` followed by those shown in these messages, in an array made at its size;
+ * `earlier` itself when the messages show none (a reply rarely does: a copy of every earlier
+ * result per turn would be quadratic in a conversation). Shared as readings are.
+ */
+function withShownResults(
+  earlier: readonly ShownResult[],
+  messages: readonly JsonValue[],
+): readonly ShownResult[] {
+  const added = countShownResults(messages);
+  if (added === 0) return earlier;
+  const results: ShownResult[] = new Array(earlier.length + added);
+  for (let i = 0; i < earlier.length; i++) results[i] = earlier[i] as ShownResult;
+  fillShownResults(messages, results, earlier.length);
+  return results;
+}
+
+function countShownResults(messages: readonly JsonValue[]): number {
+  let count = 0;
+  for (const message of messages) {
+    const parts = partsOf(message);
+    if (parts !== undefined) for (const part of parts) if (isResultPart(part)) count++;
+  }
+  return count;
+}
+
+/** Writes the results shown in these messages into `results`, from position `at` on. */
+function fillShownResults(messages: readonly JsonValue[], results: ShownResult[], at: number): void {
   for (const message of messages) {
     const parts = partsOf(message);
     if (parts === undefined) continue;
     for (const part of parts) {
-      if (!isJsonObject(part)) continue;
-      if (part.type !== 'tool_call_response' && part.type !== 'server_tool_call_response') continue;
+      if (!isResultPart(part)) continue;
       const value = Object.hasOwn(part, 'response') ? part.response : part.result;
       const result: Captured<JsonValue> =
         value === undefined ? { captured: false } : { captured: true, value };
       const callId = idOf(part.id);
-      results.push(callId === undefined ? { result } : { callId, result });
+      results[at++] = callId === undefined ? { result } : { callId, result };
     }
   }
-  return results;
+}
+
+function isResultPart(part: JsonValue): part is { [key: string]: JsonValue } {
+  return (
+    isJsonObject(part) && (part.type === 'tool_call_response' || part.type === 'server_tool_call_response')
+  );
 }
 
 /** A message's parts, when it is an object with a list of them. */

@@ -4,7 +4,14 @@
  */
 import { canonicalJson, isJsonObject, type JsonValue } from '../model/json.js';
 import type { SpanRecord } from '../model/span-record.js';
-import { type Assembly, type CallNode, type RunNode, TURN_MARK, type TurnNode } from './assemble.js';
+import {
+  type Assembly,
+  type CallNode,
+  newCall,
+  type RunNode,
+  TURN_MARK,
+  type TurnNode,
+} from './assembly-nodes.js';
 import type { RequestedCall, ToolCallDraft } from './convention.js';
 
 /** A call a turn asked for: the turn and the request's position in its `requested`. */
@@ -136,6 +143,8 @@ function bestOpenRequest(
 /**
  * A tool span nested in a turn's span that matches none of its requests (the turn's output was
  * not recorded) was still issued by that turn (Vercel legacy nests tool spans in the model call).
+ * It goes next after the last node the turn issued so far: where a request no span answered is
+ * left, that place is taken, and the request is not a call of its own as well.
  */
 function linkToEnclosingTurn(assembly: Assembly, node: CallNode): void {
   if (node.spanIndex === -1) return;
@@ -143,7 +152,9 @@ function linkToEnclosingTurn(assembly: Assembly, node: CallNode): void {
   const turn = ancestor === -1 ? undefined : assembly.turnOfSpan[ancestor];
   if (!turn) return;
   node.issuer = turn;
-  turn.issued.push(node);
+  let last = turn.issued.length - 1;
+  while (last >= 0 && turn.issued[last] === undefined) last--;
+  turn.issued[last + 1] = node;
 }
 
 function argumentScore(a: ToolCallDraft['args'], b: ToolCallDraft['args']): number {
@@ -189,16 +200,9 @@ export function addRequestOnlyCalls(assembly: Assembly): void {
       draft.outcome = { status: 'no_result' };
       if (turn.run.name) draft.agentName = turn.run.name;
       draft.convention = turn.draft.convention;
-      const node: CallNode = {
-        spanIndex: -1,
-        spanIds: [],
-        draft,
-        run: turn.run,
-        issuer: turn,
-        requestIndex: index,
-        id: '',
-        vertex: -1,
-      };
+      const node = newCall(undefined, -1, draft, turn.run);
+      node.issuer = turn;
+      node.requestIndex = index;
       turn.issued[index] = node;
       turn.run.calls.push(node);
       assembly.calls.push(node);

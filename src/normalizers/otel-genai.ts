@@ -11,7 +11,7 @@ import type { SpanRecord } from '../model/span-record.js';
 import type { TokenUsage } from '../model/trajectory.js';
 import { jsonAttribute, stringAttribute } from './attributes.js';
 import type { Convention, SpanReading, ToolCallDraft, TurnDraft } from './convention.js';
-import { readExchange, requestedCalls } from './genai-messages.js';
+import { readHistory, readMessages, requestedCalls } from './genai-messages.js';
 import { spanOutcome } from './span-outcome.js';
 
 /** Attribute keys of the OTel GenAI and MCP conventions that this normalizer reads. */
@@ -77,12 +77,12 @@ export function readGenAiToolCall(span: SpanRecord): ToolCallDraft {
   const args = jsonAttribute(attributes, GENAI.toolCallArguments);
   const result = jsonAttribute(attributes, GENAI.toolCallResult);
   const outcome = spanOutcome(span);
-  // Literals, not spreads of optional fields (ten times slower in V8); the key order stays.
-  const call = (
-    callId ? { tool, callId, args, result, outcome } : { tool, args, result, outcome }
-  ) as ToolCallDraft;
+  // Literals, not spreads of optional fields (ten times slower in V8), with every field known
+  // now: one added later goes to a separately allocated property store.
+  const call: ToolCallDraft = callId
+    ? { tool, callId, args, result, outcome, convention: OTEL_GENAI }
+    : { tool, args, result, outcome, convention: OTEL_GENAI };
   if (agentName) call.agentName = agentName;
-  call.convention = OTEL_GENAI;
   return call;
 }
 
@@ -93,7 +93,8 @@ function toolFromName(name: string): string {
 }
 
 function readTurn(span: SpanRecord): SpanReading {
-  const { input, output } = readExchange(span.attributes, GENAI.inputMessages, GENAI.outputMessages);
+  const output = readMessages(span.attributes, GENAI.outputMessages);
+  const input = readHistory(span.attributes, GENAI.inputMessages, GENAI.outputMessages, output);
   const model = stringAttribute(span.attributes, GENAI.requestModel);
   const usage = tokenUsage(span);
   const turn = {

@@ -27,8 +27,10 @@ export function spanOutcome(span: SpanRecord): CallOutcome {
   return outcome;
 }
 
-/** The span's first `exception` event (a loop: no closure made per span). */
+/** The span's first `exception` event (an indexed loop: no closure, no iterator made per span). */
 function firstException(span: SpanRecord): SpanEventRecord | undefined {
-  for (const event of span.events) if (event.name === 'exception') return event;
+  const events = span.events;
+  for (let i = 0; i < events.length; i++)
+    if ((events[i] as SpanEventRecord).name === 'exception') return events[i];
   return undefined;
 }

@@ -20,23 +20,30 @@ export class SpanTree {
   readonly #parents: number[];
 
   constructor(spans: readonly SpanRecord[]) {
-    const byId = new Map<string, number>();
-    const kept: SpanRecord[] = [];
-    for (const span of spans) {
-      const first = byId.get(span.spanId);
-      if (first === undefined) {
-        byId.set(span.spanId, kept.length);
-        kept.push(span);
-      } else {
-        this.issues.push({
-          kind: 'span.duplicate_id',
-          message: `span id ${span.spanId} appears more than once; kept the first ("${(kept[first] as SpanRecord).name}"), ignored "${span.name}"`,
-          spanIds: [span.spanId],
-        });
+    // A trace of a few dozen spans finds ids by comparing them, in no more time than a Map of
+    // them takes to build, and without its ~600 bytes for a dozen spans.
+    const byId = spans.length > SCAN_LIMIT ? new Map<string, number>() : undefined;
+    // The spans as given until one repeats; only then a copy of the ones kept.
+    let kept: SpanRecord[] | undefined;
+    for (let i = 0; i < spans.length; i++) {
+      const span = spans[i] as SpanRecord;
+      const first = byId
+        ? (byId.get(span.spanId) ?? -1)
+        : positionOf(kept ?? spans, kept?.length ?? i, span.spanId);
+      if (first === -1) {
+        byId?.set(span.spanId, kept?.length ?? i);
+        kept?.push(span);
+        continue;
       }
+      kept ??= spans.slice(0, i);
+      this.issues.push({
+        kind: 'span.duplicate_id',
+        message: `span id ${span.spanId} appears more than once; kept the first ("${(kept[first] as SpanRecord).name}"), ignored "${span.name}"`,
+        spanIds: [span.spanId],
+      });
     }
-    this.spans = kept;
-    this.#parents = parentPositions(kept, byId);
+    this.spans = kept ?? spans;
+    this.#parents = parentPositions(this.spans, byId);
   }
 
   /** The position of the span's parent, or -1 when it is not in this trace. */
@@ -81,14 +88,14 @@ export class SpanTree {
    * a counting sort, depths being small integers.
    */
   outermostFirst(positions: readonly number[]): readonly number[] {
-    const depths: number[] = [];
+    const depths: number[] = new Array(positions.length);
     let sorted = true;
     let deepest = 0;
-    for (const index of positions) {
-      const depth = this.depth(index);
-      if (depth < (depths[depths.length - 1] ?? 0)) sorted = false;
+    for (let k = 0; k < positions.length; k++) {
+      const depth = this.depth(positions[k] as number);
+      if (k > 0 && depth < (depths[k - 1] as number)) sorted = false;
       if (depth > deepest) deepest = depth;
-      depths.push(depth);
+      depths[k] = depth;
     }
     if (sorted) return positions;
     // starts[d]: where the spans of depth d go, once the spans of every lower depth are placed.
@@ -132,19 +139,31 @@ export class SpanTree {
   }
 }
 
-/** Per span, its parent's position in `spans`, or -1. */
-function parentPositions(spans: readonly SpanRecord[], byId: ReadonlyMap<string, number>): number[] {
-  const parents: number[] = [];
-  // Siblings mostly arrive together: the previous span's parent id is tried before the map.
+/** Up to this many spans, ids are found by comparing them (see the SpanTree constructor). */
+const SCAN_LIMIT = 32;
+
+/** Per span, its parent's position in `spans`, or -1; parents found in `byId`, else by comparing ids. */
+function parentPositions(
+  spans: readonly SpanRecord[],
+  byId: ReadonlyMap<string, number> | undefined,
+): number[] {
+  const parents: number[] = new Array(spans.length);
+  // Siblings mostly arrive together: the previous span's parent id is tried before a lookup.
   let lastId: string | undefined;
   let last = -1;
-  for (const span of spans) {
-    const parentId = span.parentSpanId;
+  for (let i = 0; i < spans.length; i++) {
+    const parentId = (spans[i] as SpanRecord).parentSpanId;
     if (parentId !== lastId && parentId !== undefined) {
       lastId = parentId;
-      last = byId.get(parentId) ?? -1;
+      last = byId ? (byId.get(parentId) ?? -1) : positionOf(spans, spans.length, parentId);
     }
-    parents.push(parentId === undefined ? -1 : last);
+    parents[i] = parentId === undefined ? -1 : last;
   }
   return parents;
+}
+
+/** The position of the first of the first `count` spans with this id, or -1. */
+function positionOf(spans: readonly SpanRecord[], count: number, spanId: string): number {
+  for (let i = 0; i < count; i++) if ((spans[i] as SpanRecord).spanId === spanId) return i;
+  return -1;
 }
