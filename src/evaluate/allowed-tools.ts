@@ -13,14 +13,16 @@ export const NO_UNEXPECTED_TOOL = 'no_unexpected_tool';
 export function checkAllowedTools(trajectory: Trajectory, allowed: readonly string[]): AssertionOutcome {
   const allowedSet = toolSet(allowed);
   // Map keeps first-call order, so the reason lists forbidden tools in the order they were used.
-  const forbidden = new Map<string, ToolCall[]>();
+  // Made at the first forbidden call: most traces have none.
+  let forbidden: Map<string, ToolCall[]> | undefined;
   for (const call of trajectory.calls) {
     if (allowedSet.has(call.tool)) continue;
+    forbidden ??= new Map();
     const calls = forbidden.get(call.tool);
     if (calls) calls.push(call);
     else forbidden.set(call.tool, [call]);
   }
-  if (forbidden.size === 0) return passed(NO_UNEXPECTED_TOOL);
+  if (forbidden === undefined) return passed(NO_UNEXPECTED_TOOL);
   const listed = capList([...forbidden].map(([tool, calls]) => `${tool} (${callIds(calls)})`));
   const allowedText = allowed.length === 0 ? 'none' : allowed.join(', ');
   const reason = `called tools outside allowed_tools: ${listed}; allowed: ${allowedText}`;

@@ -3,12 +3,18 @@
  * arguments that match. Reasons say what was expected and what each call had.
  */
 import type { ArgumentRule } from '../scenario/native.js';
-import { type RuleFamily, ruleResult } from './rule.js';
+import { type RuleFamily, type RuleResult, ruleResult } from './rule.js';
 import { checkToolCallArgs } from './tool-call-args.js';
 
 /** Evaluates the `arguments` section. */
-export const argumentsFamily: RuleFamily<readonly ArgumentRule[]> = (trajectory, rules) =>
-  rules.map((rule) => {
+export const argumentsFamily: RuleFamily<readonly ArgumentRule[]> = (
+  trajectory,
+  rules,
+  results: RuleResult[] = [],
+) => {
+  for (const rule of rules) {
     const { result, calls } = checkToolCallArgs(trajectory, rule);
-    return ruleResult('arguments.match', 'arguments', result, calls);
-  });
+    results.push(ruleResult('arguments.match', 'arguments', result, calls));
+  }
+  return results;
+};

@@ -24,8 +24,12 @@ const DIMENSION = 'efficiency';
 const SEVERITY: Severity = 'warning';
 
 /** Evaluates the `efficiency` section: one result per budget or check the section sets. */
-export const efficiencyFamily: RuleFamily<EfficiencySection> = (trajectory, section) => {
-  const results: RuleResult[] = [];
+export const efficiencyFamily: RuleFamily<EfficiencySection> = (
+  trajectory,
+  section,
+  results: RuleResult[] = [],
+) => {
+  const first = results.length;
   if (section.maxCalls !== undefined) results.push(budget(trajectory, section.maxCalls));
   const { repeats: repeatRule, retries: retryRule } = section;
   // Only the repeat and retry checks look at identical calls; a call without an identical one
@@ -42,7 +46,7 @@ export const efficiencyFamily: RuleFamily<EfficiencySection> = (trajectory, sect
   if (section.maxDurationMs !== undefined) results.push(duration(trajectory, section.maxDurationMs));
   if (section.maxTokens !== undefined) results.push(tokens(trajectory, section.maxTokens));
   // Every result is a fresh object: set the severity on it rather than copy it.
-  for (const result of results) result.severity = SEVERITY;
+  for (let index = first; index < results.length; index++) (results[index] as RuleResult).severity = SEVERITY;
   return results;
 };
 
@@ -70,28 +74,31 @@ const NO_IDENTICAL_CALLS: IdenticalCalls = { groups: [], blind: new Map() };
  * The groups of identical captured calls, in the order of their first call; a call with no
  * identical one is a group of its own only `withSingles`. Canonical JSON is only written for
  * calls whose argument hashes (consistent with canonical JSON) collide with another call's of
- * the same tool: a call whose hash no other call has cannot have an identical one.
+ * the same tool: a call whose hash no other call has cannot have an identical one. The maps are
+ * made when first needed: in most runs no call has an identical one or unknown arguments.
  */
 function identicalCalls(trajectory: Trajectory, withSingles: boolean): IdenticalCalls {
   const groups: ToolCall[][] = [];
-  const blind = new Map<string, ToolCall[]>();
+  let blind: Map<string, ToolCall[]> | undefined;
   /** Per tool with several captured calls: its groups by canonical arguments. */
-  const byArgs = new Map<string, Map<string, ToolCall[]>>();
+  let byArgs: Map<string, Map<string, ToolCall[]>> | undefined;
   const { calls } = trajectory;
   const hashes = argumentHashes(trajectory);
   for (let position = 0; position < calls.length; position++) {
     const call = calls[position] as ToolCall;
     if (!call.args.captured) {
+      blind ??= new Map();
       const list = blind.get(call.tool);
       if (list) list.push(call);
       else blind.set(call.tool, [call]);
       continue;
     }
-    const hash = hashes.of[position] ?? NOT_HASHED;
-    if (hash === NOT_HASHED || hashes.count.get(hash) === 1) {
+    const hash = hashes?.of[position] ?? NOT_HASHED;
+    if (hash === NOT_HASHED || hashes?.count.get(hash) === 1) {
       if (withSingles) groups.push([call]);
       continue;
     }
+    byArgs ??= new Map();
     let ofTool = byArgs.get(call.tool);
     if (!ofTool) {
       ofTool = new Map();
@@ -107,28 +114,38 @@ function identicalCalls(trajectory: Trajectory, withSingles: boolean): Identical
       groups.push(created);
     }
   }
-  return { groups, blind };
+  return { groups, blind: blind ?? NO_IDENTICAL_CALLS.blind };
 }
 
 /** Marks a call not hashed: uncaptured, or the only captured call of its tool. */
 const NOT_HASHED = -1;
 const SMALL_HASH = 0x3fffffff;
 
+/** Per position in the causal listing, a call's hash (if hashed); how many calls share each hash. */
+interface ArgumentHashes {
+  of: number[];
+  count: Map<number, number>;
+}
+
 /**
- * Per position in the causal listing, the hash of the call's tool and canonical arguments (for
- * captured calls of tools with several; a position past the list's end is not hashed), and how
- * many calls share each hash. Identical calls share a hash, so a hash held once is a call
- * without an identical one.
+ * The argument hashes of the captured calls of tools with several, undefined when there are
+ * none. Identical calls share a hash, so a hash held once is a call without an identical one.
  */
-function argumentHashes(trajectory: Trajectory): { of: number[]; count: Map<number, number> } {
-  const of: number[] = [];
-  const count = new Map<number, number>();
+function argumentHashes(trajectory: Trajectory): ArgumentHashes | undefined {
+  let hashes: ArgumentHashes | undefined;
   /** Captured calls per tool, counted for tools called more than once. */
-  const captured = new Map<string, number>();
+  let captured: Map<string, number> | undefined;
   const { calls } = trajectory;
   for (let position = 0; position < calls.length; position++) {
     const call = calls[position] as ToolCall;
-    if (!call.args.captured || capturedCalls(trajectory, call.tool, captured) === 1) continue;
+    if (!call.args.captured) continue;
+    const ofTool = callsOfTool(trajectory, call.tool);
+    // The only call of its tool has no identical call.
+    if (ofTool.length <= 1) continue;
+    captured ??= new Map();
+    if (capturedCalls(ofTool, call.tool, captured) === 1) continue;
+    hashes ??= { of: [], count: new Map() };
+    const { of, count } = hashes;
     while (of.length < position) of.push(NOT_HASHED);
     // 30 bits: a small integer to V8, which a Map keys and an array holds without boxing.
     const hash =
@@ -136,13 +153,11 @@ function argumentHashes(trajectory: Trajectory): { of: number[]; count: Map<numb
     of.push(hash);
     count.set(hash, (count.get(hash) ?? 0) + 1);
   }
-  return { of, count };
+  return hashes;
 }
 
-/** How many calls of `tool` had their arguments captured; a tool called once is not counted. */
-function capturedCalls(trajectory: Trajectory, tool: string, counted: Map<string, number>): number {
-  const calls = callsOfTool(trajectory, tool);
-  if (calls.length <= 1) return calls.length;
+/** How many of `calls` (those of `tool`) had their arguments captured, counted once per tool. */
+function capturedCalls(calls: readonly ToolCall[], tool: string, counted: Map<string, number>): number {
   let count = counted.get(tool);
   if (count === undefined) {
     count = 0;

@@ -11,7 +11,7 @@ import type {
   Severity,
   Verdict,
 } from '../model/report.js';
-import type { Trajectory, TrajectoryIssue } from '../model/trajectory.js';
+import type { ToolCall, Trajectory, TrajectoryIssue } from '../model/trajectory.js';
 import type { Rules } from '../scenario/native.js';
 import type { Scenario } from '../scenario/scenario.js';
 import { FAMILIES } from './families.js';
@@ -35,11 +35,12 @@ export interface EvaluateOptions {
  * Outcome hooks report under the `outcome` dimension, from `options.outcomes`.
  */
 export function evaluate(trajectory: Trajectory, scenario: Scenario, options: EvaluateOptions = {}): Report {
+  // Every family adds to one list, in the families' order.
   const results: RuleResult[] = [];
   try {
     for (const [section, family] of FAMILY_LIST) {
       const config = scenario.rules[section];
-      if (config !== undefined) for (const result of family(trajectory, config)) results.push(result);
+      if (config !== undefined) family(trajectory, config, results);
     }
   } finally {
     // The families are done with the trajectory: its index must not keep it alive.
@@ -47,51 +48,14 @@ export function evaluate(trajectory: Trajectory, scenario: Scenario, options: Ev
   }
   // After the trajectory's families: the final state is judged apart from what the agent attempted.
   const hooks = scenario.rules.outcome;
-  if (hooks !== undefined) results.push(...outcomeHookResults(hooks, options.outcomes));
+  if (hooks !== undefined)
+    for (const result of outcomeHookResults(hooks, options.outcomes)) results.push(result);
 
-  const assertions: AssertionResult[] = [];
   const findings: Finding[] = [];
-  // Per dimension, in order of first appearance: a handful at most, so parallel lists, not a Map.
-  const dimensions: Dimension[] = [];
-  const passed: number[] = [];
-  const total: number[] = [];
   for (const result of results) {
-    assertions.push({ name: result.name, status: result.status, reason: result.reason });
-    let slot = dimensions.indexOf(result.dimension);
-    if (slot === -1) {
-      slot = dimensions.push(result.dimension) - 1;
-      passed.push(0);
-      total.push(0);
-    }
-    total[slot] = (total[slot] as number) + 1;
-    if (result.status === 'pass') {
-      passed[slot] = (passed[slot] as number) + 1;
-      continue;
-    }
-    const calls: string[] = [];
-    const spans: string[] = [];
-    for (const call of result.calls) {
-      calls.push(call.id);
-      if (call.spanId !== undefined) spans.push(call.spanId);
-    }
-    const finding: Finding = {
-      rule: result.rule,
-      severity: severityOf(result, scenario.severity),
-      message: result.reason,
-      calls,
-      spans,
-      assertion: result.name,
-    };
-    if (result.status === 'inconclusive') finding.inconclusive = true;
-    findings.push(finding);
+    if (result.status !== 'pass') findings.push(findingOf(result, scenario.severity));
   }
   for (const issue of trajectory.issues) findings.push(issueFinding(issue));
-
-  const scores: Partial<Record<Dimension, number>> = {};
-  for (let slot = 0; slot < dimensions.length; slot++) {
-    const of = total[slot] as number;
-    scores[dimensions[slot] as Dimension] = of === 0 ? 1 : (passed[slot] as number) / of;
-  }
   const verdict = decideVerdict(findings);
   return {
     traceId: trajectory.traceId,
@@ -99,11 +63,71 @@ export function evaluate(trajectory: Trajectory, scenario: Scenario, options: Ev
       scenario.version === undefined ? { id: scenario.id } : { id: scenario.id, version: scenario.version },
     verdict,
     pass: verdict === 'pass',
-    scores,
+    scores: scoresOf(results),
     findings,
-    assertions,
+    assertions: results.map(assertionOf),
     stats: computeStats(trajectory),
   };
+}
+
+function assertionOf(result: RuleResult): AssertionResult {
+  return { name: result.name, status: result.status, reason: result.reason };
+}
+
+/** The finding of a failed or undecided result. */
+function findingOf(result: RuleResult, severities: Readonly<Record<string, Severity>>): Finding {
+  const finding: Finding = {
+    rule: result.rule,
+    severity: severityOf(result, severities),
+    message: result.reason,
+    calls: result.calls.map(idOf),
+    spans: spanIdsOf(result.calls),
+    assertion: result.name,
+  };
+  if (result.status === 'inconclusive') finding.inconclusive = true;
+  return finding;
+}
+
+function idOf(call: ToolCall): string {
+  return call.id;
+}
+
+/** The span ids of the calls that came from spans. */
+function spanIdsOf(calls: readonly ToolCall[]): string[] {
+  const spans: string[] = [];
+  for (const call of calls) if (call.spanId !== undefined) spans.push(call.spanId);
+  return spans;
+}
+
+/** The dimensions in a fixed order: checks are counted at their dimension's place in an array. */
+const DIMENSIONS: readonly Dimension[] = [
+  'structure',
+  'order',
+  'arguments',
+  'grounding',
+  'safety',
+  'efficiency',
+  'outcome',
+];
+
+/** Per dimension checked, in order of first appearance, the share of its checks that passed. */
+function scoresOf(results: readonly RuleResult[]): Partial<Record<Dimension, number>> {
+  const scores: Partial<Record<Dimension, number>> = {};
+  const passed = [0, 0, 0, 0, 0, 0, 0];
+  const total = [0, 0, 0, 0, 0, 0, 0];
+  for (const result of results) {
+    const slot = DIMENSIONS.indexOf(result.dimension);
+    // A placeholder, set at the dimension's first check, fixes its place among the scores.
+    if (total[slot] === 0) scores[result.dimension] = 0;
+    total[slot] = (total[slot] as number) + 1;
+    if (result.status === 'pass') passed[slot] = (passed[slot] as number) + 1;
+  }
+  for (const dimension in scores) {
+    if (!Object.hasOwn(scores, dimension)) continue;
+    const slot = DIMENSIONS.indexOf(dimension as Dimension);
+    scores[dimension as Dimension] = (passed[slot] as number) / (total[slot] as number);
+  }
+  return scores;
 }
 
 /** The families as a list, in {@link FAMILIES}' order: read once, not per evaluation. */

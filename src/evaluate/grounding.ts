@@ -25,8 +25,11 @@ const RULE = 'grounding.source';
 const DIMENSION = 'grounding';
 
 /** Evaluates the `grounding` section: one result per rule. */
-export const groundingFamily: RuleFamily<readonly GroundingRule[]> = (trajectory, rules) => {
-  const results: RuleResult[] = [];
+export const groundingFamily: RuleFamily<readonly GroundingRule[]> = (
+  trajectory,
+  rules,
+  results: RuleResult[] = [],
+) => {
   for (const rule of rules) results.push(checkGrounding(trajectory, rule));
   return results;
 };

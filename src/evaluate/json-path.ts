@@ -25,15 +25,36 @@ export function splitPath(path: string): string[] {
  */
 export function readPath(document: JsonValue, path: string): PathHit[] {
   const compiled = compilePath(path);
-  const hits: PathHit[] = [];
   if (compiled.concrete === undefined) {
+    const hits: PathHit[] = [];
     collect(document, compiled.segments, compiled.indexes, 0, '', hits);
     return hits;
   }
-  // No `*`: at most one hit, at a path known in advance; a straight walk, no path building.
+  // No `*`: at most one hit, at a path known in advance; a straight walk, no path building. The
+  // array is made at its size: a push onto an empty array allocates room for 16.
   const value = valueAt(document, compiled);
-  if (value !== ABSENT) hits.push({ path: compiled.concrete, value });
-  return hits;
+  return value === ABSENT ? [] : [{ path: compiled.concrete, value }];
+}
+
+/**
+ * Whether every value at `path` in `document` (what {@link readPath} finds) passes `test`;
+ * undefined when there is none. Collects no hits for a path without `*`: for a check asked of
+ * every call, most of which pass.
+ */
+export function everyValueAt(
+  document: JsonValue,
+  path: string,
+  test: (value: JsonValue) => boolean,
+): boolean | undefined {
+  const compiled = compilePath(path);
+  if (compiled.concrete !== undefined) {
+    const value = valueAt(document, compiled);
+    return value === ABSENT ? undefined : test(value);
+  }
+  const hits = readPath(document, path);
+  if (hits.length === 0) return undefined;
+  for (const hit of hits) if (!test(hit.value)) return false;
+  return true;
 }
 
 /**
@@ -179,23 +200,33 @@ export function jsonValues(document: JsonValue): JsonValue[] {
 export function holdsScalar(document: JsonValue, scalar: JsonValue): boolean {
   if (sameValueZero(document, scalar)) return true;
   if (document === null || typeof document !== 'object') return false;
-  // An explicit stack: a deeply nested result cannot overflow the call stack.
-  const stack: JsonValue[] = [document];
-  while (stack.length > 0) {
-    const value = stack.pop() as JsonValue;
+  // An explicit stack (a deeply nested result cannot overflow the call stack), made at the first
+  // nested container: a flat result is searched without one. The search order does not matter.
+  let stack: JsonValue[] | undefined;
+  let value: JsonValue | undefined = document;
+  while (value !== undefined) {
     if (Array.isArray(value)) {
       for (let index = 0; index < value.length; index++) {
         const item = value[index] as JsonValue;
         if (sameValueZero(item, scalar)) return true;
-        if (item !== null && typeof item === 'object') stack.push(item);
+        if (item !== null && typeof item === 'object') {
+          stack ??= [];
+          stack.push(item);
+        }
       }
     } else if (isJsonObject(value)) {
-      for (const key of Object.keys(value)) {
+      // `for...in` over own keys: what Object.keys lists, without allocating the list.
+      for (const key in value) {
+        if (!Object.hasOwn(value, key)) continue;
         const item = value[key] as JsonValue;
         if (sameValueZero(item, scalar)) return true;
-        if (item !== null && typeof item === 'object') stack.push(item);
+        if (item !== null && typeof item === 'object') {
+          stack ??= [];
+          stack.push(item);
+        }
       }
     }
+    value = stack?.pop();
   }
   return false;
 }

@@ -48,10 +48,13 @@ interface Found {
  *   happens-after a call reaching `from`.
  * - `milestones.end` (`milestones.end:<m>`): some call reaches m.
  */
-export const milestonesFamily: RuleFamily<MilestonesSection> = (trajectory, section) => {
+export const milestonesFamily: RuleFamily<MilestonesSection> = (
+  trajectory,
+  section,
+  results: RuleResult[] = [],
+) => {
   const found = new Milestones(trajectory, section);
   const precedence = new Precedence(trajectory);
-  const results: RuleResult[] = [];
   const { define } = section;
   if (section.requires) {
     for (const [name, prerequisites] of Object.entries(section.requires)) {

@@ -6,7 +6,16 @@
 import type { ToolCall, Trajectory } from '../model/trajectory.js';
 import type { OrderSection } from '../scenario/native.js';
 import { callIds, capList, MAX_LISTED } from './outcome.js';
-import { alwaysHard, fail, pass, type RuleFamily, type RuleResult, ruleResult, undecided } from './rule.js';
+import {
+  alwaysHard,
+  fail,
+  NO_CALLS,
+  pass,
+  type RuleFamily,
+  type RuleResult,
+  ruleResult,
+  undecided,
+} from './rule.js';
 import { checkExactToolSequence, checkToolSequence } from './tool-sequence.js';
 import { toolSet } from './tool-set.js';
 import { callPositions } from './trajectory-index.js';
@@ -24,15 +33,14 @@ type BeforeConstraint = NonNullable<OrderSection['before']>[number];
  * - `order.sequence` (dimension order, hard by default), reported as seed 001's `tool_sequence`:
  *   `in_order` is an ordered subsequence, `exact` is exactly these calls one after the other.
  */
-export const orderFamily: RuleFamily<OrderSection> = (trajectory, section) => {
-  const results: RuleResult[] = [];
+export const orderFamily: RuleFamily<OrderSection> = (trajectory, section, results: RuleResult[] = []) => {
   const precedence = new Precedence(trajectory);
   const before = section.before ?? [];
   for (let index = 0; index < before.length; index++) {
     results.push(checkBefore(precedence, before[index] as BeforeConstraint, index));
   }
   if (section.terminal && section.terminal.length > 0)
-    results.push(checkTerminal(trajectory, section.terminal));
+    results.push(checkTerminal(precedence, section.terminal));
   if (section.sequence) {
     const { mode, steps } = section.sequence;
     const check = mode === 'exact' ? checkExactToolSequence : checkToolSequence;
@@ -52,12 +60,12 @@ function checkBefore(precedence: Precedence, constraint: BeforeConstraint, index
   // One walk down the causal listing: only a call listed earlier can happen-before a call, so
   // the candidates for an `after` call are the `before` calls met so far, tried in order.
   const candidates: number[] = [];
-  /** Which positions hold a witnessed call or its witness, for the passing result. */
-  const chain: boolean[] = [];
-  const unwitnessed: ToolCall[] = [];
+  /** Which positions hold a witnessed call or its witness, for the passing result; made at the first witness. */
+  let chain: boolean[] | undefined;
+  /** Made at the first unwitnessed call: most constraints hold. */
+  let unwitnessed: ToolCall[] | undefined;
   for (let position = 0; position < listing.length; position++) {
     const call = listing[position] as ToolCall;
-    chain.push(false);
     if (afterTools.has(call.tool)) {
       let witness = -1;
       for (const candidate of candidates) {
@@ -66,21 +74,18 @@ function checkBefore(precedence: Precedence, constraint: BeforeConstraint, index
           break;
         }
       }
-      if (witness === -1) unwitnessed.push(call);
-      else {
+      if (witness === -1) {
+        unwitnessed ??= [];
+        unwitnessed.push(call);
+      } else {
+        chain ??= new Array<boolean>(listing.length).fill(false);
         chain[position] = true;
         chain[witness] = true;
       }
     }
     if (beforeTools.has(call.tool)) candidates.push(position);
   }
-  if (unwitnessed.length === 0) {
-    const witnessed: ToolCall[] = [];
-    for (let position = 0; position < chain.length; position++) {
-      if (chain[position] === true) witnessed.push(listing[position] as ToolCall);
-    }
-    return pass('order.before', 'order', name, witnessed);
-  }
+  if (unwitnessed === undefined) return pass('order.before', 'order', name, marked(listing, chain));
 
   // Only the calls a reason lists are explained: a trace with thousands keeps a bounded message.
   const predecessors = candidates.map((position) => listing[position] as ToolCall);
@@ -100,6 +105,20 @@ function checkBefore(precedence: Precedence, constraint: BeforeConstraint, index
   const offending = new Set(unwitnessed);
   const calls = [...unwitnessed, ...inCausalOrder(trajectory, mentioned).filter((c) => !offending.has(c))];
   return fail('order.before', 'order', name, capClauses(clauses, unwitnessed.length), calls);
+}
+
+/** The calls at the positions `marks` marks, in listing order; none without marks. */
+function marked(listing: readonly ToolCall[], marks: readonly boolean[] | undefined): readonly ToolCall[] {
+  if (marks === undefined) return NO_CALLS;
+  let count = 0;
+  for (const mark of marks) if (mark) count++;
+  // Sized up front: pushing onto an empty array allocates room for 16 calls.
+  const calls = new Array<ToolCall>(count);
+  let next = 0;
+  for (let position = 0; position < marks.length; position++) {
+    if (marks[position]) calls[next++] = listing[position] as ToolCall;
+  }
+  return calls;
 }
 
 /** `order.before[i]` names, made once per index rather than once per evaluation. */
@@ -123,18 +142,15 @@ function beforeName(index: number): string {
  * so a hard gate must not open because the tool reported an error. The cost: retrying a failed
  * terminal tool is flagged too. Calls issued in the same turn as the terminal call are not after it.
  */
-export function checkTerminal(trajectory: Trajectory, tools: readonly string[]): RuleResult {
-  const precedence = new Precedence(trajectory);
+export function checkTerminal(precedence: Precedence, tools: readonly string[]): RuleResult {
+  const { trajectory } = precedence;
   const name = 'order.terminal';
   const terminal = toolSet(tools);
   const { calls: listing } = trajectory;
-  const terminalCalls: ToolCall[] = [];
+  /** The positions of the terminal calls. */
   const gates: number[] = [];
   for (let position = 0; position < listing.length; position++) {
-    const call = listing[position] as ToolCall;
-    if (!terminal.has(call.tool)) continue;
-    terminalCalls.push(call);
-    gates.push(position);
+    if (terminal.has((listing[position] as ToolCall).tool)) gates.push(position);
   }
   // A call after two terminal calls is listed once, under the first: it is after both. So is a
   // terminal call after another, and everything after it is after the first one too.
@@ -162,6 +178,7 @@ export function checkTerminal(trajectory: Trajectory, tools: readonly string[]):
     involved.push(gate, ...after);
   }
   if (clauses.length === 0) {
+    const terminalCalls = gates.map((position) => listing[position] as ToolCall);
     const unsure = unreportedTerminal(trajectory, precedence, terminalCalls);
     if (unsure) return alwaysHard(undecided('order.terminal', 'safety', name, unsure.reason, unsure.calls));
     return alwaysHard(pass('order.terminal', 'safety', name, terminalCalls));

@@ -1,6 +1,7 @@
 /** What every assertion family hands the evaluator, and the phrasing helpers reasons share. */
 import type { AssertionResult } from '../model/report.js';
 import type { ToolCall } from '../model/trajectory.js';
+import { NO_CALLS } from './rule.js';
 
 /** One assertion's result plus the calls it concerns, so findings can name calls and spans. */
 export interface AssertionOutcome {
@@ -10,7 +11,7 @@ export interface AssertionOutcome {
 }
 
 /** A passed assertion: empty reason, as the seed-001 result shape has it. */
-export function passed(name: string, calls: readonly ToolCall[] = []): AssertionOutcome {
+export function passed(name: string, calls: readonly ToolCall[] = NO_CALLS): AssertionOutcome {
   return { result: { name, status: 'pass', reason: '' }, calls };
 }
 

@@ -22,16 +22,19 @@ const NAME = 'reference';
 const DIMENSION = 'order';
 
 /** Evaluates the `reference` section: one result, rule `reference.<mode>`. */
-export const referenceFamily: RuleFamily<ReferenceSection> = (trajectory, section) => {
+export const referenceFamily: RuleFamily<ReferenceSection> = (
+  trajectory,
+  section,
+  results: RuleResult[] = [],
+) => {
   const rule = `reference.${section.mode}`;
   const reading = numberedReference(section);
   if (!reading.ok)
-    return [fail(rule, DIMENSION, NAME, `the reference cannot be read: ${reading.problem}`, [])];
-  return [
-    section.mode === 'strict'
-      ? checkStrict(rule, trajectoryTurns(trajectory), reading.turns, section)
-      : checkCalls(rule, trajectory.calls, reading.calls, NEEDS[section.mode], section),
-  ];
+    results.push(fail(rule, DIMENSION, NAME, `the reference cannot be read: ${reading.problem}`, []));
+  else if (section.mode === 'strict')
+    results.push(checkStrict(rule, trajectoryTurns(trajectory), reading.turns, section));
+  else results.push(checkCalls(rule, trajectory.calls, reading.calls, NEEDS[section.mode], section));
+  return results;
 };
 
 /**

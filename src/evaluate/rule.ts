@@ -23,15 +23,29 @@ export interface RuleResult {
   alwaysHard?: boolean | undefined;
 }
 
-/** A rule family: checks one section of a scenario against a trajectory. */
-export type RuleFamily<Section> = (trajectory: Trajectory, section: Section) => RuleResult[];
+/**
+ * A rule family: checks one section of a scenario against a trajectory. Adds its results to
+ * `results` and returns it: the evaluator gathers every family's results in one list rather
+ * than a list per family. Without `results`, a fresh list.
+ */
+export type RuleFamily<Section> = (
+  trajectory: Trajectory,
+  section: Section,
+  results?: RuleResult[],
+) => RuleResult[];
+
+/**
+ * The calls of a result about none, one list for all: a result's calls are never changed, and
+ * most passing checks name none.
+ */
+export const NO_CALLS: readonly ToolCall[] = Object.freeze([]);
 
 /** A passing result. */
 export function pass(
   rule: string,
   dimension: Dimension,
   name: string,
-  calls: readonly ToolCall[] = [],
+  calls: readonly ToolCall[] = NO_CALLS,
 ): RuleResult {
   return makeResult(rule, dimension, name, 'pass', '', calls);
 }

@@ -13,19 +13,21 @@ import { toolSet } from './tool-set.js';
 import { callsOfTool } from './trajectory-index.js';
 
 /** Evaluates the `tools` section. */
-export const toolsFamily: RuleFamily<ToolsSection> = (trajectory, section) => {
-  const results: RuleResult[] = [];
+export const toolsFamily: RuleFamily<ToolsSection> = (trajectory, section, results: RuleResult[] = []) => {
   if (section.allowed) {
     const { result, calls } = checkAllowedTools(trajectory, section.allowed);
     results.push(alwaysHard(ruleResult('tools.allowed', 'safety', result, calls)));
   }
   if (section.forbidden && section.forbidden.length > 0)
     results.push(forbidden(trajectory, section.forbidden));
-  for (const { result, calls } of checkExpectedToolCalls(trajectory, section.required ?? [])) {
-    results.push(ruleResult('tools.required', 'structure', result, calls));
+  if (section.required) {
+    for (const { result, calls } of checkExpectedToolCalls(trajectory, section.required))
+      results.push(ruleResult('tools.required', 'structure', result, calls));
   }
-  for (const [tool, { min, max }] of Object.entries(section.counts ?? {}))
-    results.push(count(trajectory, tool, min, max));
+  if (section.counts) {
+    for (const [tool, { min, max }] of Object.entries(section.counts))
+      results.push(count(trajectory, tool, min, max));
+  }
   return results;
 };
 

@@ -5,7 +5,7 @@
  * evaluation span and on log records, so every backend sees the same names.
  */
 import type { Attributes as OtelAttributes } from '@opentelemetry/api';
-import { type Report, scenarioLabel } from '../model/report.js';
+import { type Finding, type Report, scenarioLabel } from '../model/report.js';
 
 /** Event (and log record) name of a scenario's result. */
 export const EVALUATION_RESULT_EVENT = 'gen_ai.evaluation.result';
@@ -80,11 +80,17 @@ function scoreKey(dimension: string): string {
   return key;
 }
 
-/** The result event and the finding events of one report, in that order. */
-export function reportEvents(report: Report): EvaluationEvent[] {
-  const events: EvaluationEvent[] = [{ name: EVALUATION_RESULT_EVENT, attributes: resultAttributes(report) }];
-  const shown = report.findings.slice(0, MAX_FINDING_EVENTS);
-  for (const finding of shown) {
+/**
+ * The result event and the finding events of one report, in that order, added to `events` (a
+ * judge collects every report's events in one list).
+ */
+export function reportEvents(report: Report, events: EvaluationEvent[] = []): EvaluationEvent[] {
+  const result: EvaluationEvent = { name: EVALUATION_RESULT_EVENT, attributes: resultAttributes(report) };
+  events.push(result);
+  const { findings } = report;
+  const shown = Math.min(findings.length, MAX_FINDING_EVENTS);
+  for (let index = 0; index < shown; index++) {
+    const finding = findings[index] as Finding;
     const attributes: OtelAttributes = {
       'toolpath.scenario.id': report.scenario.id,
       'toolpath.finding.rule': finding.rule,
@@ -96,19 +102,26 @@ export function reportEvents(report: Report): EvaluationEvent[] {
     if (finding.inconclusive) attributes['toolpath.finding.inconclusive'] = true;
     events.push({ name: FINDING_EVENT, attributes });
   }
-  const omitted = report.findings.length - shown.length;
-  if (omitted > 0) (events[0] as EvaluationEvent).attributes['toolpath.findings.omitted'] = omitted;
+  const omitted = findings.length - shown;
+  if (omitted > 0) result.attributes['toolpath.findings.omitted'] = omitted;
   return events;
 }
 
-/** Pass: empty. Otherwise the findings' messages, hard first, cut to a readable length. */
+/**
+ * Pass: empty. Otherwise the findings' messages, hard first (else in their order), cut to a
+ * readable length. Written in two passes over the findings rather than a sorted copy of them.
+ */
 function explain(report: Report): string {
-  if (report.findings.length === 0) return '';
-  const ordered = [...report.findings].sort((a, b) => rank(a.severity) - rank(b.severity));
-  const text = ordered.map((finding) => `${finding.rule}: ${finding.message}`).join('; ');
+  const { findings } = report;
+  if (findings.length === 0) return '';
+  let text = '';
+  for (const finding of findings) if (finding.severity === 'hard') text = described(text, finding);
+  for (const finding of findings) if (finding.severity !== 'hard') text = described(text, finding);
   return text.length > MAX_EXPLANATION ? `${text.slice(0, MAX_EXPLANATION - 1)}…` : text;
 }
 
-function rank(severity: string): number {
-  return severity === 'hard' ? 0 : 1;
+/** `text` with one more finding, `; `-separated. */
+function described(text: string, finding: Finding): string {
+  const entry = `${finding.rule}: ${finding.message}`;
+  return text === '' ? entry : `${text}; ${entry}`;
 }

@@ -7,7 +7,7 @@
  */
 import { createHmac, randomBytes } from 'node:crypto';
 import type { JsonValue } from '../model/json.js';
-import type { Report } from '../model/report.js';
+import type { AssertionResult, Report } from '../model/report.js';
 import type { Trajectory } from '../model/trajectory.js';
 
 /** How argument and result values appear in what toolpath emits. */
@@ -57,8 +57,7 @@ export class Redactor {
    */
   redact(report: Report, trajectory: Trajectory): Report {
     if (this.setting === false) return report;
-    const hasText = report.findings.length > 0 || report.assertions.some((a) => a.reason !== '');
-    if (!hasText) return report;
+    if (report.findings.length === 0 && !hasReason(report.assertions)) return report;
     const values = this.valuesOf(trajectory);
     if (values.replacements.size === 0) return report;
     // An assertion's reason is its finding's message: scrub each distinct text once.
@@ -148,6 +147,11 @@ export class Redactor {
           this.visit(value[key] as JsonValue, key, depth + 1, replacements);
     }
   }
+}
+
+function hasReason(assertions: readonly AssertionResult[]): boolean {
+  for (const assertion of assertions) if (assertion.reason !== '') return true;
+  return false;
 }
 
 /** A trajectory's captured values: text -> what it reads as, and the multi-word ones, longest first. */

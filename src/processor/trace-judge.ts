@@ -11,7 +11,7 @@ import { appliesTo } from '../evaluate/applies-to.js';
 import { evaluate } from '../evaluate/evaluate.js';
 import type { Report } from '../model/report.js';
 import type { SpanRecord } from '../model/span-record.js';
-import type { AgentRun, Trajectory } from '../model/trajectory.js';
+import type { AgentRun, ToolCall, Trajectory } from '../model/trajectory.js';
 import { normalizeTrace } from '../normalizers/normalize.js';
 import { loadScenarioFileSync, parseScenario, type Scenario } from '../scenario/scenario.js';
 import { EVALUATION_RESULT_EVENT, type EvaluationEvent, reportEvents } from './evaluation-events.js';
@@ -108,23 +108,19 @@ export class TraceJudge {
     }
     const reports: Report[] = [];
     const events: EvaluationEvent[] = [];
-    /** Each report's `gen_ai.evaluation.result` attributes, for the log records. */
-    const results: EvaluationEvent['attributes'][] = [];
     if (trajectory) {
       for (const scenario of this.scenarios) {
         const report = this.evaluateOne(trajectory, scenario, incomplete);
         if (!report) continue;
         reports.push(report);
-        const reportEventList = reportEvents(report);
-        results.push((reportEventList[0] as EvaluationEvent).attributes);
-        for (const event of reportEventList) events.push(event);
+        reportEvents(report, events);
       }
       this.redactor.release();
       this.metrics.recordTrajectory(trajectory.calls.length, (performance.now() - started) / 1000);
     }
     const evaluatedSpanId = trajectory ? evaluatedSpanOf(trajectory) : undefined;
     const decision = this.decide(traceId, spans, reports, trajectory);
-    if (evaluatedSpanId !== undefined) this.log(traceId, evaluatedSpanId, reports, results);
+    if (evaluatedSpanId !== undefined) this.log(traceId, evaluatedSpanId, reports, events);
     return { trajectory, evaluatedSpanId, reports, events, decision, startedAtMs, endedAtMs: Date.now() };
   }
 
@@ -161,7 +157,7 @@ export class TraceJudge {
         traceId,
         reports,
         hasError: hasErrorSpan(spans),
-        tools: trajectory ? toolsOf(trajectory) : [],
+        tools: trajectory ? trajectory.calls.map(toolOf) : [],
         spanAttributes: () => spans.map((span) => span.attributes),
       });
     } catch (error) {
@@ -173,13 +169,15 @@ export class TraceJudge {
     return decision;
   }
 
+  /** Each report as a log record, with its result event's attributes (`events` holds one per report, in order). */
   private log(
     traceId: string,
     spanId: string,
     reports: readonly Report[],
-    results: readonly EvaluationEvent['attributes'][],
+    events: readonly EvaluationEvent[],
   ): void {
     if (!this.logger || reports.length === 0) return;
+    const results = events.filter((event) => event.name === EVALUATION_RESULT_EVENT);
     const context = trace.setSpanContext(ROOT_CONTEXT, { traceId, spanId, traceFlags: TraceFlags.SAMPLED });
     for (const [k, report] of reports.entries()) {
       try {
@@ -188,7 +186,7 @@ export class TraceJudge {
           severityText: report.verdict === 'fail' ? 'WARN' : 'INFO',
           severityNumber: report.verdict === 'fail' ? 13 : 9,
           body: `${report.scenario.id}: ${report.verdict}`,
-          attributes: results[k] as Record<string, string | number | boolean>,
+          attributes: (results[k] as EvaluationEvent).attributes as Record<string, string | number | boolean>,
           context,
         });
       } catch (error) {
@@ -221,10 +219,8 @@ function hasErrorSpan(spans: readonly SpanRecord[]): boolean {
   return false;
 }
 
-function toolsOf(trajectory: Trajectory): string[] {
-  const tools: string[] = [];
-  for (const call of trajectory.calls) tools.push(call.tool);
-  return tools;
+function toolOf(call: ToolCall): string {
+  return call.tool;
 }
 
 function withoutOutcomeHooks(scenario: Scenario): Scenario {
