@@ -3,21 +3,11 @@
  * with the totals, one table per scenario (a row per evaluated trace), then the findings of every
  * evaluation that did not pass, and the input errors. Markers are words, not emoji.
  */
-import { type Dimension, type Report, scenarioLabel } from '../model/report.js';
+import { DIMENSIONS, type Report, scenarioLabel } from '../model/report.js';
 import { formatInputError } from './read-traces.js';
 import type { EvalRun, SourcedReport } from './run-eval.js';
 
 const LABEL: Record<Report['verdict'], string> = { pass: 'PASS', fail: 'FAIL', inconclusive: 'INCONCLUSIVE' };
-/** Score columns in this order, each shown only when some report of the scenario has it. */
-const DIMENSIONS: readonly Dimension[] = [
-  'structure',
-  'order',
-  'arguments',
-  'grounding',
-  'safety',
-  'efficiency',
-  'outcome',
-];
 
 /** The run as a markdown document. */
 export function formatMarkdown(run: EvalRun): string {

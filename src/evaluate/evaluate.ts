@@ -2,14 +2,15 @@
  * The evaluator: runs every rule family a scenario uses over one trajectory and folds the
  * results into a {@link Report}. Pure: no I/O, no clock, so replaying a trace gives the same report.
  */
-import type {
-  AssertionResult,
-  Dimension,
-  Finding,
-  Report,
-  ReportStats,
-  Severity,
-  Verdict,
+import {
+  type AssertionResult,
+  DIMENSIONS,
+  type Dimension,
+  type Finding,
+  type Report,
+  type ReportStats,
+  type Severity,
+  type Verdict,
 } from '../model/report.js';
 import type { ToolCall, Trajectory, TrajectoryIssue } from '../model/trajectory.js';
 import type { Rules } from '../scenario/native.js';
@@ -40,7 +41,10 @@ export function evaluate(trajectory: Trajectory, scenario: Scenario, options: Ev
   try {
     for (const [section, family] of FAMILY_LIST) {
       const config = scenario.rules[section];
-      if (config !== undefined) family(trajectory, config, results);
+      if (config === undefined) continue;
+      const returned = family(trajectory, config, results);
+      // A family that builds its own list (the signature allows leaving `results` out) is kept too.
+      if (returned !== results) for (const result of returned) results.push(result);
     }
   } finally {
     // The families are done with the trajectory: its index must not keep it alive.
@@ -99,22 +103,12 @@ function spanIdsOf(calls: readonly ToolCall[]): string[] {
   return spans;
 }
 
-/** The dimensions in a fixed order: checks are counted at their dimension's place in an array. */
-const DIMENSIONS: readonly Dimension[] = [
-  'structure',
-  'order',
-  'arguments',
-  'grounding',
-  'safety',
-  'efficiency',
-  'outcome',
-];
-
 /** Per dimension checked, in order of first appearance, the share of its checks that passed. */
 function scoresOf(results: readonly RuleResult[]): Partial<Record<Dimension, number>> {
   const scores: Partial<Record<Dimension, number>> = {};
-  const passed = [0, 0, 0, 0, 0, 0, 0];
-  const total = [0, 0, 0, 0, 0, 0, 0];
+  // Counted at each dimension's place in DIMENSIONS.
+  const passed: number[] = new Array(DIMENSIONS.length).fill(0);
+  const total: number[] = new Array(DIMENSIONS.length).fill(0);
   for (const result of results) {
     const slot = DIMENSIONS.indexOf(result.dimension);
     // A placeholder, set at the dimension's first check, fixes its place among the scores.

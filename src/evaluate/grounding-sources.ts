@@ -8,6 +8,7 @@ import type { ToolCall, Trajectory } from '../model/trajectory.js';
 import type { GroundingRule } from '../scenario/native.js';
 import { holdsAt, holdsScalar, jsonValues, type PathHit, readPath, sameValueZero } from './json-path.js';
 import { deepEqualJson } from './match-args.js';
+import { NO_CALLS } from './rule.js';
 import { callsOfTool } from './trajectory-index.js';
 
 /**
@@ -20,8 +21,6 @@ export type SourceFields =
 
 /** A scalar JSON value: what the holder index is keyed by. */
 type JsonScalar = string | number | boolean | null;
-
-const NO_CALLS: readonly ToolCall[] = [];
 
 /** One rule's sources. */
 export class GroundingSources {

@@ -9,6 +9,7 @@
  * no trajectory outlives its evaluation here.
  */
 import type { ToolCall, Trajectory } from '../model/trajectory.js';
+import { NO_CALLS } from './rule.js';
 
 interface TrajectoryIndex {
   readonly trajectory: Trajectory;
@@ -19,7 +20,6 @@ interface TrajectoryIndex {
 }
 
 let current: TrajectoryIndex | undefined;
-const NO_CALLS: readonly ToolCall[] = [];
 
 function indexOf(trajectory: Trajectory): TrajectoryIndex {
   if (current?.trajectory === trajectory) return current;

@@ -10,14 +10,18 @@ export type Severity = 'hard' | 'warning';
  * The dimensions a report scores, each 0..1. Only dimensions the scenario checks appear.
  * `outcome` scores the outcome hooks: external checks of the real final state, apart from the trajectory.
  */
-export type Dimension =
-  | 'structure'
-  | 'order'
-  | 'arguments'
-  | 'grounding'
-  | 'safety'
-  | 'efficiency'
-  | 'outcome';
+export type Dimension = (typeof DIMENSIONS)[number];
+
+/** Every score dimension, in the order reports and tables show them. */
+export const DIMENSIONS = [
+  'structure',
+  'order',
+  'arguments',
+  'grounding',
+  'safety',
+  'efficiency',
+  'outcome',
+] as const;
 
 /** One thing that is wrong (or could not be decided), with the calls and spans it is about. */
 export interface Finding {

@@ -103,10 +103,10 @@ function learnFromShown(node: CallNode, shown: ShownResult): void {
 
 /**
  * Records that the turn was shown the call's result, once per turn (false when it already was),
- * and keeps the call's
- * consumption edges: to the first turn of each run that was shown it, for later turns of a run
- * see it too but already come after the first through the run's chain of turns (an edge to each
- * would make the graph quadratic in the length of a conversation for no new order). A turn at or
+ * and keeps the call's consumption edges: to the first turn of each run that was shown it, for
+ * later turns of a run see it too but already come after the first through the run's chain of
+ * turns (an edge to each would make the graph quadratic in the length of a conversation for no
+ * new order). A turn at or
  * before the call's own issuing turn (reused call ids can link one) cannot stand for the later
  * ones: its edge is kept as well, and the first turn after the issuer is kept apart from it.
  */

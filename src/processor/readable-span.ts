@@ -54,19 +54,13 @@ function toRecord(span: ReadableSpan, ended: boolean): SpanRecord {
     startTimeUnixNano: hrTimeToNanos(span.startTime),
     endTimeUnixNano: ended ? hrTimeToNanos(span.endTime) : undefined,
     status: statusOf(span.status.code, span.status.message),
-    // An ended span's attributes can no longer change (the SDK ignores writes after end), so its
-    // own object is shared when it holds only plain values: judging a trace allocates less.
-    attributes: span.ended ? sharedOrCopied(span.attributes) : toAttributes(span.attributes),
-    events: span.events.length === 0 ? NONE : span.events.map(toEventRecord),
-    links: span.links.length === 0 ? NONE : span.links.map(toLinkRecord),
+    attributes: toAttributes(span.attributes),
+    events: span.events.map(toEventRecord),
+    links: span.links.map(toLinkRecord),
     resource: resourceAttributes(span.resource),
     scope: scopeRecord(span.instrumentationScope),
   };
 }
-
-/** The events and links of most spans: one empty array for all (records are never changed). */
-const NONE: never[] = [];
-Object.freeze(NONE);
 
 function toEventRecord(event: ReadableSpan['events'][number]): SpanEventRecord {
   return {
@@ -84,7 +78,10 @@ function toLinkRecord(link: ReadableSpan['links'][number]): SpanLinkRecord {
   };
 }
 
-/** The id itself when it has no upper-case hex digit (nearly always), without a new string. */
+/**
+ * A hex id in lower case: the id itself when it has no upper-case letter (nearly always), where
+ * `toLowerCase` would allocate a copy. Only ASCII letters are lowered: ids are hex.
+ */
 function lowercase(id: string): string {
   for (let i = 0; i < id.length; i++) {
     const code = id.charCodeAt(i);
@@ -104,13 +101,10 @@ export function hrTimeToNanos(time: HrTime): bigint {
   return BigInt(seconds) * NANOS_PER_SECOND + BigInt(nanos);
 }
 
-/** A status without a message, one object per code (records are never changed). */
-const BARE_STATUS = STATUS_CODE_NAMES.map((code) => Object.freeze({ code }));
-
 function statusOf(code: SpanStatusCode, message: string | undefined): SpanRecord['status'] {
+  const name = STATUS_CODE_NAMES[code] ?? 'unset';
   // Proto3 cannot tell an empty message from none; drop it, as the OTLP decoder does.
-  if (message) return { code: STATUS_CODE_NAMES[code] ?? 'unset', message };
-  return (BARE_STATUS[code] ?? BARE_STATUS[0]) as SpanRecord['status'];
+  return message ? { code: name, message } : { code: name };
 }
 
 function scopeRecord(scope: SdkScope): ScopeRecord {
@@ -134,31 +128,6 @@ function resourceAttributes(resource: SdkResource): Attributes {
     if (!resource.asyncAttributesPending) resourceCache.set(resource, attributes);
   }
   return attributes;
-}
-
-/** The SDK's attributes themselves when every value is already an AttributeValue, else a copy. */
-function sharedOrCopied(attributes: SdkAttributes): Attributes {
-  for (const key in attributes) {
-    if (!Object.hasOwn(attributes, key) || !isPlainValue(attributes[key])) return toAttributes(attributes);
-  }
-  return attributes as Attributes;
-}
-
-/** A primitive, or an array of primitives and nulls: what the SDK keeps and a record may share. */
-function isPlainValue(value: unknown): boolean {
-  switch (typeof value) {
-    case 'string':
-    case 'number':
-    case 'boolean':
-      return true;
-    case 'object':
-      if (!Array.isArray(value)) return false;
-      for (const item of value)
-        if (item === undefined || (typeof item === 'object' && item !== null)) return false;
-      return true;
-    default:
-      return false;
-  }
 }
 
 /**

@@ -286,7 +286,7 @@ describe('the adapter under faults', () => {
       'the queued evaluation spans after the hop came back',
     );
     // The hop has the spans before the exporter has read its answer and counted the export.
-    await eventually(() => adapter.stats().forward.exported === 3, 'the exports counted');
+    await eventually(() => adapter.stats().forward?.exported === 3, 'the exports counted');
     expect(adapter.stats().forward).toMatchObject({ exported: 3, dropped: 2, queued: 0 });
   });
 
