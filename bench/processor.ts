@@ -14,6 +14,8 @@
  * receiver, which flatters (b); CPU time does not), the ratio of medians against (a) measured in
  * the same run, and the median of per-round ratios (paired: steadier when the load drifts). The machine is shared and noisy:
  * compare ratios, not absolute times. Budget (DESIGN.md): (b)/(a) at most 1.25.
+ * With the OTLP exporter, also (c): (b) with judging left out (every trace gets one remembered
+ * judgement), so (b) - (c) is what judging costs in the app and (c) - (a) everything else.
  * The same for ordinary traffic alone (no agent traces): the processor's fast path.
  *
  * Then memory: agent traces held open (root not ended) in a processor with large limits, heap
@@ -47,6 +49,7 @@ import {
   TracerProvider,
 } from '@opentelemetry/sdk-trace';
 import { type Report, type TrajectoryProcessor, trajectoryProcessor } from '../src/index.js';
+import type { Judgement, TraceJudge } from '../src/processor/trace-judge.js';
 
 const TOOLS = ['search_kb', 'get_order', 'get_refund_policy', 'issue_refund', 'send_confirmation'];
 
@@ -393,7 +396,7 @@ function baseline(name: string, sink?: Sink): Config {
   };
 }
 
-function withProcessor(name: string, sink?: Sink): Config {
+function withProcessor(name: string, sink?: Sink, judging = true): Config {
   const meterProvider = new MeterProvider();
   const exporter = exporterFor(sink);
   const reports: Report[] = [];
@@ -405,6 +408,7 @@ function withProcessor(name: string, sink?: Sink): Config {
       if (reports.length < 1_000) reports.push(report);
     },
   });
+  if (!judging) withoutJudging(processor);
   const provider = new TracerProvider({ spanProcessors: [processor] });
   return {
     name,
@@ -417,6 +421,27 @@ function withProcessor(name: string, sink?: Sink): Config {
       await provider.shutdown();
       await meterProvider.shutdown();
     },
+  };
+}
+
+/**
+ * For the breakdown: the processor with judging left out. Its judge answers every trace with the
+ * judgement of the first trace that passed, pointed at the trace's own root, so buffering, span
+ * records, the events on the root and forwarding cost what they cost in (b), and (b) - (c) is what
+ * judging costs in the app. Reaches into the processor's private judge: a benchmark's diagnosis only.
+ */
+function withoutJudging(processor: TrajectoryProcessor): void {
+  const judge = (processor as unknown as { judge: TraceJudge }).judge;
+  const judgeForReal = judge.judge.bind(judge);
+  let canned: Judgement | undefined;
+  judge.judge = (traceId, spans, incomplete) => {
+    if (canned === undefined) {
+      const judgement = judgeForReal(traceId, spans, incomplete);
+      if (judgement.reports.every((report) => report.verdict === 'pass')) canned = judgement;
+      return judgement;
+    }
+    const root = spans.find((span) => span.parentSpanId === undefined);
+    return { ...canned, evaluatedSpanId: root?.spanId };
   };
 }
 
@@ -623,6 +648,7 @@ if (process.argv[1] !== undefined && import.meta.url === pathToFileURL(process.a
     await timeProcessors(MIXED, 'exporting OTLP/protobuf over loopback (what an app runs)', [
       baseline('(a) BatchSpanProcessor', sink),
       withProcessor('(b) trajectoryProcessor + BSP', sink),
+      withProcessor('(c) (b) without judging', sink, false),
     ]);
     await timeProcessors(MIXED, 'discarding exporter (span work alone: a lower bound for (a))', [
       baseline('(a) BatchSpanProcessor'),
