@@ -72,14 +72,46 @@ export function readHistory(
     outputText.charCodeAt(0) === OPEN_BRACKET &&
     outputText.charCodeAt(outputText.length - 1) === CLOSE_BRACKET
   ) {
+    const reading = {
+      length: history.length + output.length,
+      shown: withShownResults(history.shown, output),
+    };
     remember({
       head: inputText,
       tail: outputText,
       length: inputText.length + outputText.length - 1,
-      reading: { length: history.length + output.length, shown: withShownResults(history.shown, output) },
+      reading,
     });
+    // The next history usually records the reply as an input message, without its finish_reason:
+    // remembered that way too, the next turn parses only the tool results after it, not the reply again.
+    const reply = withoutFinishReason(outputText);
+    if (reply !== undefined) {
+      remember({ head: inputText, tail: reply, length: inputText.length + reply.length - 1, reading });
+    }
   }
   return history;
+}
+
+const FINISH_REASON_MEMBER = ',"finish_reason":"';
+const QUOTE = 34;
+const BACKSLASH = 92;
+
+/**
+ * `[{…,"finish_reason":"stop"}]` as `[{…}]`; undefined for a reply that does not end so. The
+ * value holds no quote or backslash, so the quotes around it and its key are not escaped: the
+ * member is the last one of the last message, and dropping it leaves that message's parts as
+ * they were (a reading depends only on them and on the count of messages).
+ */
+function withoutFinishReason(reply: string): string | undefined {
+  const end = reply.length - 3;
+  if (!reply.endsWith('"}]')) return undefined;
+  const member = reply.lastIndexOf(FINISH_REASON_MEMBER, end);
+  if (member === -1) return undefined;
+  for (let i = member + FINISH_REASON_MEMBER.length; i < end; i++) {
+    const code = reply.charCodeAt(i);
+    if (code === QUOTE || code === BACKSLASH) return undefined;
+  }
+  return `${reply.substring(0, member)}}]`;
 }
 
 const OPEN_BRACKET = 91;

@@ -1,4 +1,4 @@
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import type { SpanRecord } from '../../src/model/span-record.js';
 import { normalizeSpans, normalizeTrace } from '../../src/normalizers/normalize.js';
 import { otelGenAi } from '../../src/normalizers/otel-genai.js';
@@ -253,6 +253,27 @@ describe('turn histories', () => {
     turn(first);
     expect(turn(next)).toEqual(turn(alone));
     expect(turn(next)).toMatchObject({ historyLength: 3, shown: [{ callId: 'h1' }] });
+  });
+
+  it('a reply recorded with its finish_reason is not parsed again from the next history, which leaves it out', () => {
+    const turn = (span: SpanRecord) => {
+      const reading = otelGenAi.read(span);
+      return reading?.kind === 'turn' ? reading.turn : undefined;
+    };
+    // OTel GenAI output messages carry finish_reason; input messages do not.
+    const first = chat([user], [{ ...asked('h3'), finish_reason: 'tool_calls' }]);
+    const history = [user, asked('h3'), answered('h3')];
+    const next = chat(history, [asked('h4')]);
+    const alone = chat(history, [asked('h4')], true);
+    turn(first);
+    const parse = vi.spyOn(JSON, 'parse');
+    const read = turn(next);
+    const parsed = parse.mock.calls.map(([text]) => String(text));
+    parse.mockRestore();
+    expect(parsed.some((text) => text.includes('"id":"h3","name"'))).toBe(false);
+    expect(parsed.some((text) => text.includes('"tool_call_response","id":"h3"'))).toBe(true);
+    expect(read).toEqual(turn(alone));
+    expect(read).toMatchObject({ historyLength: 3, shown: [{ callId: 'h3' }] });
   });
 
   it('reads structured (non-string) messages without remembering them', () => {
