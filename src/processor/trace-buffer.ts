@@ -189,6 +189,11 @@ export class TraceBuffer<T, S = undefined> {
     return taken;
   }
 
+  /** Live traces, oldest first, left in place. */
+  live(): IterableIterator<BufferedTrace<T, S>> {
+    return this.traces.values();
+  }
+
   /** Removes and returns every trace (shutdown). */
   takeAll(): BufferedTrace<T, S>[] {
     const all = [...this.traces.values()];

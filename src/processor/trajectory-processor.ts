@@ -9,9 +9,9 @@
 import { type Context, diag } from '@opentelemetry/api';
 import type { ReadableSpan, Span, SpanProcessor } from '@opentelemetry/sdk-trace-base';
 import type { SpanRecord } from '../model/span-record.js';
-import { mayBeAgentSpan } from './agent-span-filter.js';
 import { evaluationSpanOf } from './evaluation-span.js';
 import { LaterOnce } from './later-once.js';
+import { type Buffered, incompleteReason, isAgentSpan, isLocalRoot, type LiveTrace } from './live-trace.js';
 import { type OpenTrace, OpenTraces } from './open-traces.js';
 import {
   DEFAULTS,
@@ -21,23 +21,10 @@ import {
 } from './processor-options.js';
 import { fromEndingSpan, fromReadableSpan } from './readable-span.js';
 import { samplingAttributes, stamped } from './risk-sampler.js';
-import { type BufferedTrace, DecisionCache, TraceBuffer } from './trace-buffer.js';
+import { DecisionCache, TraceBuffer } from './trace-buffer.js';
 import { type Judgement, TraceJudge } from './trace-judge.js';
 
 export type { ProcessorLimits, ProcessorStats, TrajectoryProcessorOptions } from './processor-options.js';
-
-/** Per-trace state beside the buffered spans. */
-interface LiveTrace {
-  localRootEnded: boolean;
-  /** Judged in `onEnding` of the local root. */
-  judgedInline?: Judgement;
-  /** The evaluated span was that root: its events are already on it. */
-  eventsOnRoot?: boolean;
-  /** Why the trace is judged before it completed (timeout, shutdown). */
-  incomplete?: string;
-}
-
-type Buffered = BufferedTrace<ReadableSpan, LiveTrace>;
 
 /** Deferred judging yields to the event loop after this long, so a burst cannot stall the app. */
 const JUDGE_SLICE_MS = 10;
@@ -66,6 +53,7 @@ export class TrajectoryProcessor implements SpanProcessor {
   private readonly decisions: DecisionCache;
   private readonly stampSampling: boolean;
   private judged = 0;
+  private flushedBeforeJudging = 0;
   /** Judging waits for a later turn of the event loop, off the span's end and the receivers' path. */
   private readonly laterDrain = new LaterOnce(() => this.drain(JUDGE_SLICE_MS), 'toolpath: judging failed');
   private closed = false;
@@ -86,7 +74,7 @@ export class TrajectoryProcessor implements SpanProcessor {
         whenFull: 'evict-oldest',
       },
       {
-        newState: () => ({ localRootEnded: false }),
+        newState: () => ({ localRootEnded: false, flushed: 0 }),
         onDrop: (reason, count) => this.judge.metrics.recordDrop(reason, count),
         onEvict: (trace) => this.letGo(trace),
         heldElsewhere: () => this.pendingSpans,
@@ -192,9 +180,16 @@ export class TrajectoryProcessor implements SpanProcessor {
     }
   }
 
+  /**
+   * Judges the traces waiting to be judged, then passes on every span still held, as the spec asks
+   * of a flush (a serverless app flushes before it freezes): the spans of traces still in flight go
+   * on unjudged. Such a trace is still judged when it completes, and then passed on whole, whatever
+   * its sampling decision, since part of it is already downstream.
+   */
   async forceFlush(): Promise<void> {
     try {
       this.drain(Number.POSITIVE_INFINITY);
+      for (const trace of this.buffer.live()) this.passOnHeld(trace);
     } catch (error) {
       diag.error('toolpath: forceFlush failed', error);
     }
@@ -228,6 +223,7 @@ export class TrajectoryProcessor implements SpanProcessor {
       pendingTraces: this.pending.size,
       openTraces: this.openTraces.size,
       judgedTraces: this.judged,
+      flushedBeforeJudging: this.flushedBeforeJudging,
       untrackedTraces: this.openTraces.untracked,
       dropped: this.buffer.droppedCounts(),
     };
@@ -316,21 +312,39 @@ export class TrajectoryProcessor implements SpanProcessor {
     return this.judge.judge(traceId, records, incomplete);
   }
 
-  /** Applies the decision: kept traces go on (with the evaluation span when needed), others are dropped. */
+  /** A flush: the trace's spans not yet passed on go on now, before it is judged. */
+  private passOnHeld(trace: Buffered): void {
+    const { spans, state } = trace;
+    if (state.flushed === spans.length) return;
+    if (state.flushed === 0) this.flushedBeforeJudging++;
+    for (let i = state.flushed; i < spans.length; i++) this.forward(spans[i] as ReadableSpan);
+    state.flushed = spans.length;
+  }
+
+  /**
+   * Applies the decision: kept traces go on (with the evaluation span when needed), others are
+   * dropped, but for a trace a flush already passed on in part: the rest follows, unstamped.
+   */
   private finish(trace: Buffered, judgement: Judgement, eventsWritten: boolean): void {
     const { decision } = judgement;
-    this.decisions.set(trace.traceId, decision.keep);
-    if (!decision.keep) {
+    const { flushed } = trace.state;
+    const keep = decision.keep || flushed > 0;
+    this.decisions.set(trace.traceId, keep);
+    if (!keep) {
       this.buffer.count('sampled_out', 1);
       return;
     }
-    for (const span of trace.spans) this.forward(this.stampSampling ? stamped(span, decision) : span);
+    const stamp = this.stampSampling && decision.keep;
+    for (let i = flushed; i < trace.spans.length; i++) {
+      const span = trace.spans[i] as ReadableSpan;
+      this.forward(stamp ? stamped(span, decision) : span);
+    }
     if (eventsWritten) return;
     const evaluation = evaluationSpanOf(
       trace,
       judgement,
       READABLE_VIEW,
-      this.stampSampling ? samplingAttributes(decision) : {},
+      stamp ? samplingAttributes(decision) : {},
     );
     if (evaluation) this.forward(evaluation);
   }
@@ -355,10 +369,11 @@ export class TrajectoryProcessor implements SpanProcessor {
     this.defer(trace);
   }
 
-  /** A trace let go unjudged (evicted): its spans go on, and so do its later spans. */
+  /** A trace let go unjudged (evicted): its spans go on (those a flush has not already), and so do its later spans. */
   private letGo(trace: Buffered): void {
     this.decisions.set(trace.traceId, true);
-    for (const span of trace.spans) this.forward(span);
+    for (let i = trace.state.flushed; i < trace.spans.length; i++)
+      this.forward(trace.spans[i] as ReadableSpan);
   }
 
   private forward(span: ReadableSpan): void {
@@ -375,24 +390,6 @@ const READABLE_VIEW = {
   spanId: (span: ReadableSpan) => span.spanContext().spanId,
   resource: (span: ReadableSpan) => span.resource,
 };
-
-/** Why a trace is judged as incomplete: closed early, or spans left out over the caps. */
-function incompleteReason(trace: Buffered): string | undefined {
-  const over = trace.spansOverCap;
-  const left =
-    over > 0 ? `${over} span${over === 1 ? '' : 's'} over the buffer's caps not judged` : undefined;
-  const why = trace.state.incomplete;
-  return why !== undefined && left !== undefined ? `${why}; ${left}` : (why ?? left);
-}
-
-function isAgentSpan(span: ReadableSpan): boolean {
-  return mayBeAgentSpan(span.name, span.instrumentationScope.name, span.attributes);
-}
-
-function isLocalRoot(span: ReadableSpan): boolean {
-  const parent = span.parentSpanContext;
-  return parent === undefined || parent.isRemote === true;
-}
 
 function definedOnly<T extends object>(value: T): Partial<T> {
   return Object.fromEntries(Object.entries(value).filter(([, v]) => v !== undefined)) as Partial<T>;

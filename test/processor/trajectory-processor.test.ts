@@ -317,6 +317,61 @@ describe('trajectoryProcessor bounds what it holds', () => {
     expect(exported.filter((span) => span.name.startsWith('invoke_agent'))).toHaveLength(1);
   });
 
+  it('passes on the ended spans of a trace in flight at forceFlush, then judges it whole when it completes', async () => {
+    const reports: Report[] = [];
+    const p = start({ scenarios: [REFUND_SCENARIO], onReport: (report) => reports.push(report) });
+    const tracer = p.provider.getTracer('app');
+    const server = tracer.startSpan('POST /refunds'); // still serving when the app flushes
+    await context.with(trace.setSpan(context.active(), server), () => runRefundAgent(tracer, 'good'));
+    await p.processor.forceFlush();
+
+    // What the SDK's processors would have exported by now has reached the exporter, unjudged.
+    const traceId = server.spanContext().traceId;
+    const early = spansOfTrace(p.exporter, traceId);
+    expect(early.some((span) => span.name.startsWith('invoke_agent'))).toBe(true);
+    expect(early.map((span) => span.name)).not.toContain('POST /refunds');
+    expect(reports).toHaveLength(0);
+
+    server.end();
+    await p.processor.forceFlush();
+    expect(reports).toHaveLength(1);
+    expect(reports[0]?.verdict).toBe('pass');
+    expect(reports[0]?.incomplete).toBeUndefined();
+    const spans = spansOfTrace(p.exporter, traceId);
+    const ids = spans.map((span) => span.spanContext().spanId);
+    expect(new Set(ids).size).toBe(ids.length); // each span once
+    expect(spans).toHaveLength(early.length + 2); // the server span and the evaluation span
+    const evaluation = spans.find((span) => span.name === 'toolpath.evaluate');
+    expect(eventsNamed(evaluation as ReadableSpan, 'gen_ai.evaluation.result')).toHaveLength(1);
+    expect(p.processor.stats()).toMatchObject({ flushedBeforeJudging: 1, bufferedTraces: 0 });
+  });
+
+  it('passes on whole a trace a flush already passed on in part, even when sampling would drop it', async () => {
+    const p = start({
+      scenarios: [{ id: 'lenient', tools: { allowed: ['get_order'] } }],
+      sampling: { ratio: 0 },
+    });
+    const tracer = p.provider.getTracer('app');
+    const agent = () =>
+      tracer.startSpan('invoke_agent helper', { attributes: { 'gen_ai.operation.name': 'invoke_agent' } });
+    agent().end(); // the first is kept (its scenario is new)
+    const dropped = agent();
+    dropped.end();
+    const flushed = agent();
+    const query = tracer.startSpan('SELECT orders', {}, trace.setSpan(context.active(), flushed));
+    query.end();
+    await p.processor.forceFlush();
+    flushed.end();
+    await p.processor.forceFlush();
+
+    expect(spansOfTrace(p.exporter, dropped.spanContext().traceId)).toEqual([]);
+    const spans = spansOfTrace(p.exporter, flushed.spanContext().traceId);
+    expect(spans.map((span) => span.name).sort()).toEqual(['SELECT orders', 'invoke_agent helper']);
+    // Judged in the root's onEnding, as usual: the findings are on the root.
+    expect(eventsNamed(agentRoot(spans), 'gen_ai.evaluation.result')).toHaveLength(1);
+    expect(p.processor.stats().dropped.sampled_out).toBe(1);
+  });
+
   it('lets the oldest trace go unjudged when maxTraces are open, and counts it', async () => {
     const reports: Report[] = [];
     const p = start({
