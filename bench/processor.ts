@@ -15,7 +15,10 @@
  * the same run, and the median of per-round ratios (paired: steadier when the load drifts). The machine is shared and noisy:
  * compare ratios, not absolute times. Budget (DESIGN.md): (b)/(a) at most 1.25.
  * With the OTLP exporter, also (c): (b) with judging left out (every trace gets one remembered
- * judgement), so (b) - (c) is what judging costs in the app and (c) - (a) everything else.
+ * judgement), so (b) - (c) is what judging costs in the app and (c) - (a) everything else; and
+ * (d), a prototype of judging on a worker thread: (c), plus each trace's records posted to a worker
+ * that judges them for real (bench/judge-worker.ts); a round also waits for the worker. It shows
+ * what moving judging off the app's thread would cost: app thread (wall) against CPU in all.
  * The same for ordinary traffic alone (no agent traces): the processor's fast path.
  *
  * Then memory: agent traces held open (root not ended) in a processor with large limits, heap
@@ -29,6 +32,7 @@ import { spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { performance } from 'node:perf_hooks';
 import { pathToFileURL } from 'node:url';
+import { Worker } from 'node:worker_threads';
 import {
   type Context,
   context,
@@ -50,6 +54,7 @@ import {
 } from '@opentelemetry/sdk-trace';
 import { type Report, type TrajectoryProcessor, trajectoryProcessor } from '../src/index.js';
 import type { Judgement, TraceJudge } from '../src/processor/trace-judge.js';
+import type { JudgeProgress, JudgeRequest } from './judge-worker.js';
 
 const TOOLS = ['search_kb', 'get_order', 'get_refund_policy', 'issue_refund', 'send_confirmation'];
 
@@ -381,6 +386,8 @@ interface Config {
   shutdown: () => Promise<void>;
   processor?: TrajectoryProcessor;
   reports?: Report[];
+  /** What the worker judged and how many traces the app's thread judged, for the sanity line. */
+  worker?: () => JudgeProgress & { here: number };
 }
 
 function baseline(name: string, sink?: Sink): Config {
@@ -396,7 +403,10 @@ function baseline(name: string, sink?: Sink): Config {
   };
 }
 
-function withProcessor(name: string, sink?: Sink, judging = true): Config {
+/** Where (b), (c) and (d) judge: on the app's thread, not at all, or on a worker thread. */
+type Judging = 'here' | 'none' | 'worker';
+
+function withProcessor(name: string, sink?: Sink, judging: Judging = 'here'): Config {
   const meterProvider = new MeterProvider();
   const exporter = exporterFor(sink);
   const reports: Report[] = [];
@@ -408,7 +418,8 @@ function withProcessor(name: string, sink?: Sink, judging = true): Config {
       if (reports.length < 1_000) reports.push(report);
     },
   });
-  if (!judging) withoutJudging(processor);
+  const worker = judging === 'worker' ? new JudgeWorker() : undefined;
+  const judgedHere = judging === 'here' ? undefined : withoutJudging(processor, worker);
   const provider = new TracerProvider({ spanProcessors: [processor] });
   return {
     name,
@@ -416,10 +427,15 @@ function withProcessor(name: string, sink?: Sink, judging = true): Config {
     exporter,
     processor,
     reports,
-    flush: () => processor.forceFlush(),
+    ...(worker && { worker: () => ({ ...worker.progress, here: judgedHere?.() ?? 0 }) }),
+    flush: async () => {
+      await processor.forceFlush();
+      await worker?.idle();
+    },
     shutdown: async () => {
       await provider.shutdown();
       await meterProvider.shutdown();
+      await worker?.stop();
     },
   };
 }
@@ -428,21 +444,72 @@ function withProcessor(name: string, sink?: Sink, judging = true): Config {
  * For the breakdown: the processor with judging left out. Its judge answers every trace with the
  * judgement of the first trace that passed, pointed at the trace's own root, so buffering, span
  * records, the events on the root and forwarding cost what they cost in (b), and (b) - (c) is what
- * judging costs in the app. Reaches into the processor's private judge: a benchmark's diagnosis only.
+ * judging costs in the app. With a worker, each trace's records also go to it to be judged there.
+ * Reaches into the processor's private judge: a benchmark's diagnosis only.
  */
-function withoutJudging(processor: TrajectoryProcessor): void {
+function withoutJudging(processor: TrajectoryProcessor, worker?: JudgeWorker): () => number {
   const judge = (processor as unknown as { judge: TraceJudge }).judge;
   const judgeForReal = judge.judge.bind(judge);
   let canned: Judgement | undefined;
+  let judgedHere = 0;
   judge.judge = (traceId, spans, incomplete) => {
     if (canned === undefined) {
+      judgedHere++;
       const judgement = judgeForReal(traceId, spans, incomplete);
       if (judgement.reports.every((report) => report.verdict === 'pass')) canned = judgement;
       return judgement;
     }
+    worker?.judge({ traceId, records: spans });
     const root = spans.find((span) => span.parentSpanId === undefined);
     return { ...canned, evaluatedSpanId: root?.spanId };
   };
+  return () => judgedHere;
+}
+
+/**
+ * bench/judge-worker.ts on a worker thread. Under tsx the worker loads the TypeScript through
+ * tsx's API (a worker does not inherit tsx's loader on Node 20); compiled, it loads the .js.
+ */
+class JudgeWorker {
+  progress: JudgeProgress = { judged: 0, failed: 0 };
+  private posted = 0;
+  private waiting: (() => void) | undefined;
+  private readonly worker: Worker;
+
+  constructor() {
+    const url = new URL(`./judge-worker${import.meta.url.endsWith('.ts') ? '.ts' : '.js'}`, import.meta.url);
+    this.worker = url.pathname.endsWith('.ts')
+      ? new Worker(
+          `import('tsx/esm/api').then(({ tsImport }) => tsImport(${JSON.stringify(url.href)}, ${JSON.stringify(import.meta.url)}))`,
+          { eval: true },
+        )
+      : new Worker(url);
+    this.worker.on('message', (progress: JudgeProgress) => {
+      this.progress = progress;
+      if (progress.judged === this.posted) this.waiting?.();
+    });
+    this.worker.on('error', (error) => console.error('  ! judge worker failed:', error));
+  }
+
+  judge(request: JudgeRequest): void {
+    this.posted++;
+    this.worker.postMessage(request);
+  }
+
+  /** Resolves when the worker has judged every trace posted so far. */
+  idle(): Promise<void> {
+    if (this.progress.judged === this.posted) return Promise.resolve();
+    return new Promise((resolve) => {
+      this.waiting = () => {
+        this.waiting = undefined;
+        resolve();
+      };
+    });
+  }
+
+  async stop(): Promise<void> {
+    await this.worker.terminate();
+  }
 }
 
 // ---------------------------------------------------------------- timing
@@ -554,6 +621,15 @@ async function timeProcessors(workload: Workload, exporting: string, configs: Co
           `; dropped ${dropped.length > 0 ? JSON.stringify(Object.fromEntries(dropped)) : 'nothing'}`,
       );
       if (stats.judgedTraces !== agentTraces) console.log('  ! not every agent trace was judged');
+      const worker = config.worker?.();
+      // Traces up to the first that passes are judged on the app's thread (to remember), the rest on the worker.
+      if (worker !== undefined) {
+        console.log(
+          `  ${config.name}: the worker judged ${worker.judged} (${worker.failed} failed), the app's thread ${worker.here}`,
+        );
+        if (worker.judged + worker.here !== agentTraces)
+          console.log('  ! the worker did not judge every agent trace');
+      }
     }
   }
   for (const config of configs) await config.shutdown();
@@ -648,7 +724,8 @@ if (process.argv[1] !== undefined && import.meta.url === pathToFileURL(process.a
     await timeProcessors(MIXED, 'exporting OTLP/protobuf over loopback (what an app runs)', [
       baseline('(a) BatchSpanProcessor', sink),
       withProcessor('(b) trajectoryProcessor + BSP', sink),
-      withProcessor('(c) (b) without judging', sink, false),
+      withProcessor('(c) (b) without judging', sink, 'none'),
+      withProcessor('(d) (c) + judging on a worker', sink, 'worker'),
     ]);
     await timeProcessors(MIXED, 'discarding exporter (span work alone: a lower bound for (a))', [
       baseline('(a) BatchSpanProcessor'),
