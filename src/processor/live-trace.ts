@@ -15,18 +15,26 @@ export interface LiveTrace {
   incomplete?: string;
   /** The first `flushed` buffered spans went on at a `forceFlush`, before the trace was judged. */
   flushed: number;
+  /** Followed again after it was let go: spans that started before may be missing from the judgement. */
+  followedLate?: boolean;
 }
 
 export type Buffered = BufferedTrace<ReadableSpan, LiveTrace>;
 
-/** Why a trace is judged as incomplete: closed early, or spans left out over the caps. */
+/** Why a trace is judged as incomplete: closed early, spans left out over the caps, or followed late. */
 export function incompleteReason(trace: Buffered): string | undefined {
-  const over = trace.spansOverCap;
-  const left =
-    over > 0 ? `${over} span${over === 1 ? '' : 's'} over the buffer's caps not judged` : undefined;
-  const why = trace.state.incomplete;
-  return why !== undefined && left !== undefined ? `${why}; ${left}` : (why ?? left);
+  const { state, spansOverCap: over } = trace;
+  let why = state.incomplete;
+  if (over > 0) why = joined(why, `${over} span${over === 1 ? '' : 's'} over the buffer's caps not judged`);
+  if (state.followedLate) why = joined(why, FOLLOWED_LATE);
+  return why;
 }
+
+const FOLLOWED_LATE =
+  'followed late (limits.maxOpenTraces or traceTimeoutMs): spans that started before may be missing';
+
+const joined = (first: string | undefined, next: string) =>
+  first === undefined ? next : `${first}; ${next}`;
 
 export function isAgentSpan(span: ReadableSpan): boolean {
   return mayBeAgentSpan(span.name, span.instrumentationScope.name, span.attributes);

@@ -236,6 +236,7 @@ export class TrajectoryProcessor implements SpanProcessor {
     if (!trace) return undefined;
     trace.openSpans = open.open;
     trace.state.localRootEnded = open.localRootEnded;
+    if (open.followedLate) trace.state.followedLate = true;
     return trace;
   }
 

@@ -372,6 +372,26 @@ describe('trajectoryProcessor bounds what it holds', () => {
     expect(p.processor.stats().dropped.sampled_out).toBe(1);
   });
 
+  it('marks a trace incomplete when it is followed again after maxOpenTraces let it go', async () => {
+    const reports: Report[] = [];
+    const p = start({
+      scenarios: [REFUND_SCENARIO],
+      limits: { maxOpenTraces: 1 },
+      onReport: (report) => reports.push(report),
+    });
+    const tracer = p.provider.getTracer('app');
+    const server = tracer.startSpan('POST /refunds');
+    tracer.startSpan('GET /health').end(); // another request: the first is no longer followed
+    await context.with(trace.setSpan(context.active(), server), () => runRefundAgent(tracer, 'good'));
+    server.end();
+    await p.processor.forceFlush();
+
+    expect(p.processor.stats().untrackedTraces).toBe(1);
+    expect(reports).toHaveLength(1);
+    // Its open spans were not counted while it was let go: the judgement says it may miss some.
+    expect(reports[0]?.incomplete).toMatch(/^followed late \(limits\.maxOpenTraces or traceTimeoutMs\)/);
+  });
+
   it('lets the oldest trace go unjudged when maxTraces are open, and counts it', async () => {
     const reports: Report[] = [];
     const p = start({
