@@ -44,7 +44,7 @@ export interface ProcessorStats {
   openTraces: number;
   /** Traces judged (each at most once). */
   judgedTraces: number;
-  /** Traces whose spans a `forceFlush` passed on before they were judged (then passed on whole). */
+  /** Traces whose spans a `forceFlush` passed on before they were judged or let go (then passed on whole). */
   flushedBeforeJudging: number;
   /** Traces no longer followed because `maxOpenTraces` were (their spans passed through). */
   untrackedTraces: number;

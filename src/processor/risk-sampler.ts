@@ -29,7 +29,9 @@ export type SamplingReason =
   | 'new_tool'
   | 'new_scenario_version'
   | 'attribute'
-  | 'ratio';
+  | 'ratio'
+  /** In process: a `forceFlush` passed part of the trace on before it was judged, so it is kept whole. */
+  | 'flushed';
 
 /** The decision for one trace. */
 export interface SamplingDecision {

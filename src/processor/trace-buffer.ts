@@ -50,7 +50,6 @@ export interface TraceBufferLimits {
   whenFull: 'evict-oldest' | 'refuse';
 }
 
-/** What {@link TraceBuffer.open} did. */
 /**
  * Live traces by id, oldest first. A Map keeps insertion order, so the oldest trace (for
  * eviction and for time-based completion) is always at the front: no sorting, no scans past

@@ -94,10 +94,16 @@ export class TraceJudge {
   }
 
   /**
-   * Judges one trace's spans. `incomplete` says why the trace is judged before it completed.
+   * Judges one trace's spans. `incomplete` says why the trace is judged before it completed;
+   * `partlyPassedOn`, that some of its spans already went on (a flush), so it is kept whole.
    * Never throws.
    */
-  judge(traceId: string, spans: readonly SpanRecord[], incomplete?: string): Judgement {
+  judge(
+    traceId: string,
+    spans: readonly SpanRecord[],
+    incomplete?: string,
+    partlyPassedOn = false,
+  ): Judgement {
     const startedAtMs = Date.now();
     const started = performance.now();
     let trajectory: Trajectory | undefined;
@@ -119,7 +125,7 @@ export class TraceJudge {
       this.metrics.recordTrajectory(trajectory.calls.length, (performance.now() - started) / 1000);
     }
     const evaluatedSpanId = trajectory ? evaluatedSpanOf(trajectory) : undefined;
-    const decision = this.decide(traceId, spans, reports, trajectory);
+    const decision = this.decide(traceId, spans, reports, trajectory, partlyPassedOn);
     if (evaluatedSpanId !== undefined) this.log(traceId, evaluatedSpanId, reports, events);
     return { trajectory, evaluatedSpanId, reports, events, decision, startedAtMs, endedAtMs: Date.now() };
   }
@@ -150,6 +156,7 @@ export class TraceJudge {
     spans: readonly SpanRecord[],
     reports: readonly Report[],
     trajectory: Trajectory | undefined,
+    partlyPassedOn: boolean,
   ): SamplingDecision {
     let decision: SamplingDecision;
     try {
@@ -165,6 +172,9 @@ export class TraceJudge {
       this.fail('sample', `toolpath: sampling failed on trace ${traceId}`, error);
       decision = { keep: true, reason: 'error', adjustedCount: 1 };
     }
+    // Part of it is downstream whatever the ratio says: the rest follows, and it stands for itself.
+    if (partlyPassedOn && decision.reason === 'ratio')
+      decision = { keep: true, reason: 'flushed', adjustedCount: 1 };
     this.metrics.recordSampling(decision.reason, decision.keep);
     return decision;
   }

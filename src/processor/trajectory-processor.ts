@@ -133,7 +133,7 @@ export class TrajectoryProcessor implements SpanProcessor {
       if (trace.openSpans !== 1 || trace.spans.length + 1 > this.limits.inlineMaxSpans) return;
       const records = trace.spans.map(fromReadableSpan);
       records.push(fromEndingSpan(span));
-      const judgement = this.judgeOnce(trace.traceId, records, incompleteReason(trace));
+      const judgement = this.judgeOnce(trace, records);
       trace.state.judgedInline = judgement;
       if (judgement.evaluatedSpanId === span.spanContext().spanId) {
         for (const event of judgement.events) span.addEvent(event.name, event.attributes, span.endTime);
@@ -295,7 +295,7 @@ export class TrajectoryProcessor implements SpanProcessor {
       this.pendingSpans -= trace.spans.length;
       try {
         const records = trace.spans.map(fromReadableSpan);
-        this.finish(trace, this.judgeOnce(trace.traceId, records, incompleteReason(trace)), false);
+        this.finish(trace, this.judgeOnce(trace, records), false);
       } catch (error) {
         // Whatever went wrong, the trace's spans still go on, as they would without toolpath.
         diag.error(`toolpath: could not judge trace ${trace.traceId}; passing it on unjudged`, error);
@@ -308,9 +308,9 @@ export class TrajectoryProcessor implements SpanProcessor {
     }
   }
 
-  private judgeOnce(traceId: string, records: SpanRecord[], incomplete?: string): Judgement {
+  private judgeOnce(trace: Buffered, records: SpanRecord[]): Judgement {
     this.judged++;
-    return this.judge.judge(traceId, records, incomplete);
+    return this.judge.judge(trace.traceId, records, incompleteReason(trace), trace.state.flushed > 0);
   }
 
   /** A flush: the trace's spans not yet passed on go on now, before it is judged. */
@@ -318,34 +318,32 @@ export class TrajectoryProcessor implements SpanProcessor {
     const { spans, state } = trace;
     if (state.flushed === spans.length) return;
     if (state.flushed === 0) this.flushedBeforeJudging++;
-    for (let i = state.flushed; i < spans.length; i++) this.forward(spans[i] as ReadableSpan);
-    state.flushed = spans.length;
+    // Counted before each span goes, so nothing could send it twice.
+    while (state.flushed < spans.length) this.forward(spans[state.flushed++] as ReadableSpan);
   }
 
   /**
    * Applies the decision: kept traces go on (with the evaluation span when needed), others are
-   * dropped, but for a trace a flush already passed on in part: the rest follows, unstamped.
+   * dropped. A trace a flush passed on in part is always kept (its judge said so): only the spans
+   * after those go on now.
    */
   private finish(trace: Buffered, judgement: Judgement, eventsWritten: boolean): void {
     const { decision } = judgement;
-    const { flushed } = trace.state;
-    const keep = decision.keep || flushed > 0;
-    this.decisions.set(trace.traceId, keep);
-    if (!keep) {
+    this.decisions.set(trace.traceId, decision.keep);
+    if (!decision.keep) {
       this.buffer.count('sampled_out', 1);
       return;
     }
-    const stamp = this.stampSampling && decision.keep;
-    for (let i = flushed; i < trace.spans.length; i++) {
+    for (let i = trace.state.flushed; i < trace.spans.length; i++) {
       const span = trace.spans[i] as ReadableSpan;
-      this.forward(stamp ? stamped(span, decision) : span);
+      this.forward(this.stampSampling ? stamped(span, decision) : span);
     }
     if (eventsWritten) return;
     const evaluation = evaluationSpanOf(
       trace,
       judgement,
       READABLE_VIEW,
-      stamp ? samplingAttributes(decision) : {},
+      this.stampSampling ? samplingAttributes(decision) : {},
     );
     if (evaluation) this.forward(evaluation);
   }

@@ -368,8 +368,45 @@ describe('trajectoryProcessor bounds what it holds', () => {
     const spans = spansOfTrace(p.exporter, flushed.spanContext().traceId);
     expect(spans.map((span) => span.name).sort()).toEqual(['SELECT orders', 'invoke_agent helper']);
     // Judged in the root's onEnding, as usual: the findings are on the root.
-    expect(eventsNamed(agentRoot(spans), 'gen_ai.evaluation.result')).toHaveLength(1);
+    const root = agentRoot(spans);
+    expect(eventsNamed(root, 'gen_ai.evaluation.result')).toHaveLength(1);
+    // Kept because it was flushed, standing for itself (not for 1/ratio traces): so say the stamps and the metric.
+    expect(root.attributes).toMatchObject({
+      'toolpath.sampling.reason': 'flushed',
+      'toolpath.sampling.adjusted_count': 1,
+    });
+    expect(await p.counter('toolpath.traces.sampled', { 'toolpath.sampling.reason': 'flushed' })).toBe(1);
+    expect(await p.counter('toolpath.traces.sampled', { 'toolpath.sampling.kept': false })).toBe(1);
     expect(p.processor.stats().dropped.sampled_out).toBe(1);
+  });
+
+  it('sends each span of a flushed trace once, over flushes in a row and when it is then let go unjudged', async () => {
+    const reports: Report[] = [];
+    const p = start({
+      scenarios: [REFUND_SCENARIO],
+      limits: { maxTraces: 1 },
+      onReport: (report) => reports.push(report),
+    });
+    const tracer = p.provider.getTracer('app');
+    const server = tracer.startSpan('POST /refunds');
+    await context.with(trace.setSpan(context.active(), server), () => runRefundAgent(tracer, 'good'));
+    await p.processor.forceFlush();
+    await p.processor.forceFlush();
+    tracer.startSpan('step after the flushes', {}, trace.setSpan(context.active(), server)).end();
+    // A second agent trace takes the only place: the first goes on unjudged.
+    await runRefundAgent(tracer, 'good');
+    server.end();
+    await p.processor.forceFlush();
+
+    const spans = spansOfTrace(p.exporter, server.spanContext().traceId);
+    const ids = spans.map((span) => span.spanContext().spanId);
+    expect(new Set(ids).size).toBe(ids.length);
+    expect(spans.map((span) => span.name)).toEqual(
+      expect.arrayContaining(['POST /refunds', 'step after the flushes']),
+    );
+    expect(spans.some((span) => span.name === 'toolpath.evaluate')).toBe(false);
+    expect(reports).toHaveLength(1); // the second trace only
+    expect(p.processor.stats()).toMatchObject({ flushedBeforeJudging: 1, dropped: { evicted: 1 } });
   });
 
   it('marks a trace incomplete when it is followed again after maxOpenTraces let it go', async () => {
