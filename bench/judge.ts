@@ -9,7 +9,10 @@
  *   - normalizeTrace (spans to the causal trajectory);
  *   - TraceJudge.judge (normalize, evaluate, redact, events, sampling decision: what the
  *     processor and the adapter run per trace).
- * Medians over rounds; ratios to the reference. Then the bytes each allocates per trace (V8's
+ * Medians over rounds; ratios to the reference. Twice: over the same 200 traces again and again
+ * (warm: the usual micro-benchmark), and over fresh traces, each read once right after the tracer
+ * made it (what the processor sees; everything, the reference included, costs more then). Then
+ * the bytes each allocates per trace (V8's
  * sampling heap profiler, objects already collected included): in an app, what judging allocates
  * costs more than its CPU time, because every extra scavenge copies the app's in-flight spans.
  *
@@ -28,20 +31,22 @@ const TRACES = 200;
 const ROUNDS = 15;
 const PER_ROUND = 2_000;
 
-/** TRACES distinct conversations (every 7th out of order, every 11th with a made-up id). */
+const exporter = new InMemorySpanExporter();
+const tracer = new TracerProvider({ spanProcessors: [new SimpleSpanProcessor({ exporter })] }).getTracer(
+  'bench',
+);
+
+/** Conversation `n` (every 7th out of order, every 11th with a made-up id), as span records. */
+function conversation(n: number): SpanRecord[] {
+  exporter.reset();
+  const run = agentTrace(tracer, n, ROOT_CONTEXT);
+  while (!run.next().done);
+  return exporter.getFinishedSpans().map(fromReadableSpan);
+}
+
+/** TRACES distinct conversations. */
 function conversations(): SpanRecord[][] {
-  const exporter = new InMemorySpanExporter();
-  const tracer = new TracerProvider({ spanProcessors: [new SimpleSpanProcessor({ exporter })] }).getTracer(
-    'bench',
-  );
-  const traces: SpanRecord[][] = [];
-  for (let n = 0; n < TRACES; n++) {
-    exporter.reset();
-    const run = agentTrace(tracer, n, ROOT_CONTEXT);
-    while (!run.next().done);
-    traces.push(exporter.getFinishedSpans().map(fromReadableSpan));
-  }
-  return traces;
+  return Array.from({ length: TRACES }, (_, n) => conversation(n));
 }
 
 function jsonAttributes(trace: SpanRecord[]): string[] {
@@ -66,27 +71,67 @@ function cpuPerTrace<T>(inputs: T[], each: (input: T) => void): number {
   return samples[samples.length >> 1] as number;
 }
 
+/**
+ * Median CPU microseconds per call of `each` on fresh traces: each made by the tracer just before
+ * (not timed) and read once. Timed call by call, so the cost of making the next trace stays out.
+ */
+function cpuPerFreshTrace(each: (trace: SpanRecord[]) => void): number {
+  const perRound = PER_ROUND / 4;
+  let n = TRACES;
+  for (let i = 0; i < perRound; i++) each(conversation(n++)); // warm up
+  const samples: number[] = [];
+  for (let round = 0; round < ROUNDS; round++) {
+    let used = 0;
+    for (let i = 0; i < perRound; i++) {
+      const trace = conversation(n++);
+      const start = process.cpuUsage();
+      each(trace);
+      const { user, system } = process.cpuUsage(start);
+      used += user + system;
+    }
+    samples.push(used / perRound);
+  }
+  samples.sort((a, b) => a - b);
+  return samples[samples.length >> 1] as number;
+}
+
 const traces = conversations();
 const texts = traces.map(jsonAttributes);
 const judge = new TraceJudge({ scenarios: [PROCESSOR_SCENARIO] });
-const parse = cpuPerTrace(texts, (list) => {
+const parseAll = (list: string[]) => {
   for (const text of list) JSON.parse(text);
-});
-const normalize = cpuPerTrace(traces, (trace) => normalizeTrace((trace[0] as SpanRecord).traceId, trace));
-const judged = cpuPerTrace(traces, (trace) => judge.judge((trace[0] as SpanRecord).traceId, trace));
+};
+const normalizeOne = (trace: SpanRecord[]) => normalizeTrace((trace[0] as SpanRecord).traceId, trace);
+const judgeOne = (trace: SpanRecord[]) => judge.judge((trace[0] as SpanRecord).traceId, trace);
+const warm = {
+  parse: cpuPerTrace(texts, parseAll),
+  normalize: cpuPerTrace(traces, normalizeOne),
+  judge: cpuPerTrace(traces, judgeOne),
+};
+const fresh = {
+  parse: cpuPerFreshTrace((trace) => parseAll(jsonAttributes(trace))),
+  normalize: cpuPerFreshTrace(normalizeOne),
+  judge: cpuPerFreshTrace(judgeOne),
+};
 
 const bytes = texts.reduce((sum, list) => sum + list.reduce((n, text) => n + text.length, 0), 0) / TRACES;
 console.log(
-  `one agent trace: 11 spans, ${(texts[0] as string[]).length} JSON attributes, ${(bytes / 1024).toFixed(1)} KiB of them; medians of ${ROUNDS} rounds of ${PER_ROUND} traces, CPU time`,
+  `one agent trace: 11 spans, ${(texts[0] as string[]).length} JSON attributes, ${(bytes / 1024).toFixed(1)} KiB of them; medians of ${ROUNDS} rounds, CPU time`,
 );
-console.log('stage                                           µs/trace   ratio to JSON.parse');
-const row = (name: string, value: number) =>
+console.log(
+  `                                                 the same ${TRACES} again              fresh traces, each once`,
+);
+console.log(
+  'stage                                           µs/trace   ratio to JSON.parse   µs/trace   ratio to JSON.parse',
+);
+const row = (name: string, key: keyof typeof warm) =>
   console.log(
-    `${name.padEnd(46)} ${value.toFixed(1).padStart(9)}   ${(value / parse).toFixed(2).padStart(6)}x`,
+    `${name.padEnd(46)} ${warm[key].toFixed(1).padStart(9)}   ${(warm[key] / warm.parse).toFixed(2).padStart(6)}x` +
+      `            ${fresh[key].toFixed(1).padStart(9)}   ${(fresh[key] / fresh.parse).toFixed(2).padStart(6)}x`,
   );
-row('JSON.parse of the JSON attributes (reference)', parse);
-row('normalizeTrace', normalize);
-row('TraceJudge.judge (normalize + evaluate + report)', judged);
+row('JSON.parse of the JSON attributes (reference)', 'parse');
+row('normalizeTrace', 'normalize');
+row('TraceJudge.judge (normalize + evaluate + report)', 'judge');
 
 /** Bytes allocated per call of `each` (sampled every 512 bytes; what GC already took counted too). */
 async function bytesPerTrace<T>(inputs: T[], each: (input: T) => void): Promise<number> {
