@@ -10,6 +10,7 @@ import { type DataPoint, MeterProvider } from '@opentelemetry/sdk-metrics';
 import { type ReadableSpan, type SpanProcessor, TracerProvider } from '@opentelemetry/sdk-trace';
 import { afterEach, describe, expect, it } from 'vitest';
 import { type Report, type TrajectoryProcessor, trajectoryProcessor } from '../../src/index.js';
+import { seededRandom } from '../helpers/seeded-random.js';
 import { PullReader } from './harness.js';
 
 const TRACES = 100_000;
@@ -38,18 +39,6 @@ class CountingProcessor implements SpanProcessor {
   }
   async forceFlush(): Promise<void> {}
   async shutdown(): Promise<void> {}
-}
-
-/** A small deterministic PRNG (mulberry32), so a failure replays. */
-function random(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
 }
 
 /**
@@ -127,7 +116,7 @@ describe('trajectoryProcessor under load', () => {
     });
     provider = new TracerProvider({ spanProcessors: [processor] });
     const tracer = provider.getTracer(SCOPE);
-    const next = random(20261129);
+    const next = seededRandom(20261129);
 
     const created: string[] = [];
     const live: (() => void)[][] = [];

@@ -10,6 +10,7 @@ import { type ReadableSpan, type SpanProcessor, TracerProvider } from '@opentele
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { type ProcessorLimits, type ProcessorStats, trajectoryProcessor } from '../../src/index.js';
+import { seededRandom } from '../helpers/seeded-random.js';
 
 const APP = 'app';
 
@@ -28,18 +29,6 @@ class CountingProcessor implements SpanProcessor {
   }
   async forceFlush(): Promise<void> {}
   async shutdown(): Promise<void> {}
-}
-
-/** mulberry32: the interleaving, from the seed fast-check chooses. */
-function seeded(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
 }
 
 type Tracer = ReturnType<TracerProvider['getTracer']>;
@@ -124,7 +113,7 @@ interface Outcome {
 
 /** Runs `setup.traces` traces, 12 in flight, interleaved by `seed`; flushes and yields at random. */
 async function run(seed: number, setup: Setup): Promise<Outcome> {
-  const random = seeded(seed);
+  const random = seededRandom(seed);
   const counted = new CountingProcessor();
   const processor = trajectoryProcessor({
     scenarios: [{ id: 'tools', tools: { allowed: ['t0', 't1'] } }],
