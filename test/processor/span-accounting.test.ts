@@ -23,9 +23,9 @@ class CountingProcessor implements SpanProcessor {
     if (span.instrumentationScope.name !== APP) return;
     const { spanId, traceId } = span.spanContext();
     this.timesSeen.set(spanId, (this.timesSeen.get(spanId) ?? 0) + 1);
-    let spans = this.spansByTrace.get(traceId);
-    if (!spans) this.spansByTrace.set(traceId, (spans = new Set()));
+    const spans = this.spansByTrace.get(traceId) ?? new Set<string>();
     spans.add(spanId);
+    this.spansByTrace.set(traceId, spans);
   }
   async forceFlush(): Promise<void> {}
   async shutdown(): Promise<void> {}
