@@ -85,19 +85,20 @@ function cpuPerTrace<T>(inputs: T[], each: (input: T) => void): number {
 
 /**
  * Median CPU microseconds per call of `each` on fresh traces: each made by the tracer just before
- * (not timed) and read once. Timed call by call, so the cost of making the next trace stays out.
+ * and turned into `each`'s input by `from` (neither timed), then read once. Timed call by call,
+ * so the cost of making the next trace stays out.
  */
-function cpuPerFreshTrace(each: (trace: SpanRecord[]) => void): number {
+function cpuPerFreshTrace<T>(from: (trace: SpanRecord[]) => T, each: (input: T) => void): number {
   const perRound = PER_ROUND / 4;
   let n = TRACES;
-  for (let i = 0; i < perRound; i++) each(conversation(n++)); // warm up
+  for (let i = 0; i < perRound; i++) each(from(conversation(n++))); // warm up
   const samples: number[] = [];
   for (let round = 0; round < ROUNDS; round++) {
     let used = 0;
     for (let i = 0; i < perRound; i++) {
-      const trace = conversation(n++);
+      const input = from(conversation(n++));
       const start = process.cpuUsage();
-      each(trace);
+      each(input);
       const { user, system } = process.cpuUsage(start);
       used += user + system;
     }
@@ -121,9 +122,9 @@ const warm = {
   judge: cpuPerTrace(traces, judgeOne),
 };
 const fresh = {
-  parse: cpuPerFreshTrace((trace) => parseAll(jsonAttributes(trace))),
-  normalize: cpuPerFreshTrace(normalizeOne),
-  judge: cpuPerFreshTrace(judgeOne),
+  parse: cpuPerFreshTrace(jsonAttributes, parseAll),
+  normalize: cpuPerFreshTrace((trace) => trace, normalizeOne),
+  judge: cpuPerFreshTrace((trace) => trace, judgeOne),
 };
 
 const bytes = texts.reduce((sum, list) => sum + list.reduce((n, text) => n + text.length, 0), 0) / TRACES;
