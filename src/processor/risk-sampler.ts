@@ -51,6 +51,8 @@ export interface SampledTrace {
   tools: Iterable<string>;
   /** Attributes of the trace's spans, looked at only when `keepAttributes` is set. */
   spanAttributes: () => Iterable<Readonly<Record<string, AttributeValue>>>;
+  /** Some of its spans already went on (a flush in process): kept whole, whatever the ratio says. */
+  partlyPassedOn?: boolean;
 }
 
 /** Tools and scenario versions remembered as "seen" at most: past it, nothing more counts as new. */
@@ -101,6 +103,8 @@ export class RiskSampler {
     if (newTool) return risk('new_tool');
     if (newScenario) return risk('new_scenario_version');
     if (this.keepAttributes.length > 0 && this.matchesAttribute(trace)) return risk('attribute');
+    // Part of it is downstream already: the rest follows, and it stands for itself.
+    if (trace.partlyPassedOn === true) return { keep: true, reason: 'flushed', adjustedCount: 1 };
     if (this.ratio >= 1) return { keep: true, reason: 'ratio', adjustedCount: 1 };
     const keep = traceIdFraction(trace.traceId) < this.ratio;
     return { keep, reason: 'ratio', adjustedCount: keep ? 1 / this.ratio : 0 };

@@ -166,15 +166,13 @@ export class TraceJudge {
         hasError: hasErrorSpan(spans),
         tools: trajectory ? trajectory.calls.map(toolOf) : [],
         spanAttributes: () => spans.map((span) => span.attributes),
+        partlyPassedOn,
       });
     } catch (error) {
       // Fail open: a trace we could not decide on is kept.
       this.fail('sample', `toolpath: sampling failed on trace ${traceId}`, error);
       decision = { keep: true, reason: 'error', adjustedCount: 1 };
     }
-    // Part of it is downstream whatever the ratio says: the rest follows, and it stands for itself.
-    if (partlyPassedOn && decision.reason === 'ratio')
-      decision = { keep: true, reason: 'flushed', adjustedCount: 1 };
     this.metrics.recordSampling(decision.reason, decision.keep);
     return decision;
   }
