@@ -1,41 +1,38 @@
 /**
  * Judging one finished trace, the same for both front doors (the in-process processor and the
- * collector adapter): normalize, evaluate every scenario that applies, redact, record metrics
- * and log records, and decide by risk whether the trace goes on. Contains every error: a
- * scenario that throws costs its own report, never the trace or the host app.
+ * collector adapter): the {@link TraceEvaluator}'s judgement, then its effects in the app
+ * (metrics, log records, `onReport`, `diag`). Contains every error: a scenario that throws costs
+ * its own report, never the trace or the host app.
  */
-
 import { diag, type MeterProvider, ROOT_CONTEXT, TraceFlags, trace } from '@opentelemetry/api';
 import type { Logger, LoggerProvider } from '@opentelemetry/api-logs';
-import { appliesTo } from '../evaluate/applies-to.js';
-import { evaluate } from '../evaluate/evaluate.js';
 import type { Report } from '../model/report.js';
 import type { SpanRecord } from '../model/span-record.js';
-import type { AgentRun, ToolCall, Trajectory } from '../model/trajectory.js';
-import { normalizeTrace } from '../normalizers/normalize.js';
-import { loadScenarioFileSync, parseScenario, type Scenario } from '../scenario/scenario.js';
-import { EVALUATION_RESULT_EVENT, type EvaluationEvent, reportEvents } from './evaluation-events.js';
+import type { Trajectory } from '../model/trajectory.js';
+import type { Scenario } from '../scenario/scenario.js';
+import { EVALUATION_RESULT_EVENT, type EvaluationEvent } from './evaluation-events.js';
 import { ToolpathMetrics } from './metrics.js';
-import { type RedactionSetting, Redactor } from './redact.js';
-import { RiskSampler, type SamplingDecision, type SamplingOptions } from './risk-sampler.js';
+import {
+  type EvaluatorOptions,
+  type Judgement,
+  type JudgingFailure,
+  type ScenarioInput,
+  TraceEvaluator,
+} from './trace-evaluator.js';
 
-/**
- * A scenario as the options take it: a loaded {@link Scenario}, a file path (JSON or YAML), or
- * a scenario document as an object (native or a compatibility format).
- */
-export type ScenarioInput = Scenario | string | Record<string, unknown>;
+export {
+  evaluatedSpanOf,
+  type Judgement,
+  type JudgingFailure,
+  loadScenarios,
+  type ScenarioInput,
+} from './trace-evaluator.js';
 
 /** The Logs API's LoggerProvider (an sdk-logs LoggerProvider, or the global one from `@opentelemetry/api-logs`). */
 export type EvaluationLoggerProvider = LoggerProvider;
 
-/** What judging needs, shared by the processor's and the adapter's options. */
-export interface JudgeOptions {
-  /** Scenarios to evaluate; each trace is evaluated against those whose `appliesTo` holds. */
-  scenarios: readonly ScenarioInput[];
-  /** Redaction of values in findings; default: every argument and result value is redacted. */
-  redact?: RedactionSetting;
-  /** Risk sampling of what goes on to the exporter; default: keep every trace. */
-  sampling?: SamplingOptions;
+/** Where a judgement's effects go in the app. */
+export interface SinkOptions {
   /** Called with each (redacted) report. Errors it throws go to `diag`. */
   onReport?: (report: Report, trajectory: Trajectory) => void;
   /** Where toolpath's metrics go; default: the global MeterProvider. */
@@ -44,137 +41,44 @@ export interface JudgeOptions {
   loggerProvider?: EvaluationLoggerProvider;
 }
 
-/** What judging one trace gave. */
-export interface Judgement {
-  /** Undefined when no convention claimed any span: nothing to evaluate. */
-  trajectory?: Trajectory;
-  /** The span the evaluation is about (the root agent span, else the trace's root span). */
-  evaluatedSpanId?: string;
-  /** One per scenario that applied and evaluated, redacted. */
-  reports: Report[];
-  /** The events to write: each report's result event and finding events. */
-  events: EvaluationEvent[];
-  decision: SamplingDecision;
-  /** Wall clock around the evaluation (ms since the epoch), for the evaluation span. */
-  startedAtMs: number;
-  endedAtMs: number;
+/** What judging needs, shared by the processor's and the adapter's options. */
+export interface JudgeOptions extends EvaluatorOptions, SinkOptions {
+  /** Scenarios to evaluate; each trace is evaluated against those whose `appliesTo` holds. */
+  scenarios: readonly ScenarioInput[];
+  /** Redaction of values in findings; default: every argument and result value is redacted. */
+  redact?: EvaluatorOptions['redact'];
+  /** Risk sampling of what goes on to the exporter; default: keep every trace. */
+  sampling?: EvaluatorOptions['sampling'];
 }
 
-/** Loads every scenario input; throws a ScenarioError naming the bad one (setup, not runtime). */
-export function loadScenarios(inputs: readonly ScenarioInput[]): Scenario[] {
-  return inputs.map((input, index) => {
-    if (typeof input === 'string') return loadScenarioFileSync(input);
-    if (isLoadedScenario(input)) return input;
-    return parseScenario(input, `scenarios[${index}]`);
-  });
-}
-
-function isLoadedScenario(input: Scenario | Record<string, unknown>): input is Scenario {
-  return (
-    typeof input.id === 'string' && typeof input.rules === 'object' && typeof input.severity === 'object'
-  );
-}
-
-/** Judges finished traces; one per processor or adapter (it remembers tools seen, for sampling). */
-export class TraceJudge {
-  readonly scenarios: readonly Scenario[];
+/** A judgement's effects in the app: metrics, log records, `onReport`, and failures to `diag`. */
+export class JudgementSinks {
   readonly metrics: ToolpathMetrics;
-  private readonly redactor: Redactor;
-  private readonly sampler: RiskSampler;
   private readonly logger?: Logger;
 
-  constructor(private readonly options: JudgeOptions) {
-    // Outcome hooks check a system's final state: a job for CI (`toolpath eval`), not for live traffic.
-    this.scenarios = loadScenarios(options.scenarios).map(withoutOutcomeHooks);
+  constructor(private readonly options: SinkOptions) {
     this.metrics = new ToolpathMetrics(options.meterProvider);
-    this.redactor = new Redactor(options.redact);
-    const irreversible = this.scenarios.flatMap((scenario) => scenario.rules.safety?.irreversible ?? []);
-    this.sampler = new RiskSampler(options.sampling, irreversible);
     this.logger = options.loggerProvider?.getLogger('toolpath', '0.1.0');
   }
 
-  /**
-   * Judges one trace's spans. `incomplete` says why the trace is judged before it completed;
-   * `partlyPassedOn`, that some of its spans already went on (a flush), so it is kept whole.
-   * Never throws.
-   */
-  judge(
-    traceId: string,
-    spans: readonly SpanRecord[],
-    incomplete?: string,
-    partlyPassedOn = false,
-  ): Judgement {
-    const startedAtMs = Date.now();
-    const started = performance.now();
-    let trajectory: Trajectory | undefined;
-    try {
-      trajectory = normalizeTrace(traceId, spans);
-    } catch (error) {
-      this.fail('normalize', `toolpath: could not normalize trace ${traceId}`, error);
-    }
-    const reports: Report[] = [];
-    const events: EvaluationEvent[] = [];
-    if (trajectory) {
-      for (const scenario of this.scenarios) {
-        const report = this.evaluateOne(trajectory, scenario, incomplete);
-        if (!report) continue;
-        reports.push(report);
-        reportEvents(report, events);
-      }
-      this.redactor.release();
-      this.metrics.recordTrajectory(trajectory.calls.length, (performance.now() - started) / 1000);
-    }
-    const evaluatedSpanId = trajectory ? evaluatedSpanOf(trajectory) : undefined;
-    const decision = this.decide(traceId, spans, reports, trajectory, partlyPassedOn);
-    if (evaluatedSpanId !== undefined) this.log(traceId, evaluatedSpanId, reports, events);
-    return { trajectory, evaluatedSpanId, reports, events, decision, startedAtMs, endedAtMs: Date.now() };
-  }
-
-  private evaluateOne(trajectory: Trajectory, scenario: Scenario, incomplete?: string): Report | undefined {
-    let report: Report;
-    try {
-      if (!appliesTo(scenario, trajectory)) return undefined;
-      report = this.redactor.redact(evaluate(trajectory, scenario), trajectory);
-    } catch (error) {
-      this.fail('evaluate', `toolpath: scenario ${scenario.id} threw on trace ${trajectory.traceId}`, error);
-      return undefined;
-    }
-    if (incomplete !== undefined) report.incomplete = incomplete;
-    this.metrics.recordReport(report);
-    if (this.options.onReport) {
+  /** Records one judgement of trace `traceId`. Never throws. */
+  record(traceId: string, judgement: Judgement): void {
+    for (const failure of judgement.failures) this.fail(failure);
+    for (const report of judgement.reports) {
+      this.metrics.recordReport(report);
+      if (!this.options.onReport) continue;
       try {
-        this.options.onReport(report, trajectory);
+        // Judged on a worker, there is no trajectory here: such options take `(report) => void`.
+        this.options.onReport(report, judgement.trajectory as Trajectory);
       } catch (error) {
-        this.fail('on_report', 'toolpath: onReport threw', error);
+        this.fail({ stage: 'on_report', message: 'toolpath: onReport threw', error });
       }
     }
-    return report;
-  }
-
-  private decide(
-    traceId: string,
-    spans: readonly SpanRecord[],
-    reports: readonly Report[],
-    trajectory: Trajectory | undefined,
-    partlyPassedOn: boolean,
-  ): SamplingDecision {
-    let decision: SamplingDecision;
-    try {
-      decision = this.sampler.decide({
-        traceId,
-        reports,
-        hasError: hasErrorSpan(spans),
-        tools: trajectory ? trajectory.calls.map(toolOf) : [],
-        spanAttributes: () => spans.map((span) => span.attributes),
-        partlyPassedOn,
-      });
-    } catch (error) {
-      // Fail open: a trace we could not decide on is kept.
-      this.fail('sample', `toolpath: sampling failed on trace ${traceId}`, error);
-      decision = { keep: true, reason: 'error', adjustedCount: 1 };
-    }
-    this.metrics.recordSampling(decision.reason, decision.keep);
-    return decision;
+    if (judgement.toolCalls !== undefined)
+      this.metrics.recordTrajectory(judgement.toolCalls, judgement.seconds);
+    this.metrics.recordSampling(judgement.decision.reason, judgement.decision.keep);
+    if (judgement.evaluatedSpanId !== undefined)
+      this.log(traceId, judgement.evaluatedSpanId, judgement.reports, judgement.events);
   }
 
   /** Each report as a log record, with its result event's attributes (`events` holds one per report, in order). */
@@ -198,41 +102,45 @@ export class TraceJudge {
           context,
         });
       } catch (error) {
-        this.fail('log', 'toolpath: the logger threw', error);
+        this.fail({ stage: 'log', message: 'toolpath: the logger threw', error });
       }
     }
   }
 
-  private fail(stage: string, message: string, error: unknown): void {
-    this.metrics.recordError(stage);
-    diag.error(message, error);
+  /** Counts and reports a failure (of judging, or of a sink). */
+  fail(failure: JudgingFailure): void {
+    this.metrics.recordError(failure.stage);
+    diag.error(failure.message, failure.error);
   }
 }
 
-/**
- * The outermost agent span (an agent run with a span whose enclosing run has none: the trace's
- * synthetic run), else the trace's root span.
- */
-export function evaluatedSpanOf(trajectory: Trajectory): string | undefined {
-  const withSpan = new Map<string, AgentRun>();
-  for (const run of trajectory.agents) if (run.spanId !== undefined) withSpan.set(run.id, run);
-  for (const run of withSpan.values()) {
-    if (run.parentRunId === undefined || !withSpan.has(run.parentRunId)) return run.spanId;
+/** Judges finished traces on the calling thread; one per processor or adapter. */
+export class TraceJudge {
+  readonly scenarios: readonly Scenario[];
+  readonly metrics: ToolpathMetrics;
+  readonly sinks: JudgementSinks;
+  private readonly evaluator: TraceEvaluator;
+
+  constructor(options: JudgeOptions) {
+    this.evaluator = new TraceEvaluator(options);
+    this.scenarios = this.evaluator.scenarios;
+    this.sinks = new JudgementSinks(options);
+    this.metrics = this.sinks.metrics;
   }
-  return trajectory.root?.spanId;
-}
 
-function hasErrorSpan(spans: readonly SpanRecord[]): boolean {
-  for (const span of spans) if (span.status.code === 'error') return true;
-  return false;
-}
-
-function toolOf(call: ToolCall): string {
-  return call.tool;
-}
-
-function withoutOutcomeHooks(scenario: Scenario): Scenario {
-  if (scenario.rules.outcome === undefined) return scenario;
-  const { outcome: _hooks, ...rules } = scenario.rules;
-  return { ...scenario, rules };
+  /**
+   * Judges one trace's spans and records the judgement. `incomplete` says why the trace is
+   * judged before it completed; `partlyPassedOn`, that some of its spans already went on (a
+   * flush), so it is kept whole. Never throws.
+   */
+  judge(
+    traceId: string,
+    spans: readonly SpanRecord[],
+    incomplete?: string,
+    partlyPassedOn = false,
+  ): Judgement {
+    const judgement = this.evaluator.judge(traceId, spans, incomplete, partlyPassedOn);
+    this.sinks.record(traceId, judgement);
+    return judgement;
+  }
 }

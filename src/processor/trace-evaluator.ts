@@ -1,0 +1,207 @@
+/**
+ * The part of judging that needs nothing from the app: normalize a trace's records, evaluate the
+ * scenarios that apply, redact, build the events and decide by risk. It has no side effects
+ * beyond its own memory (the tools it has seen), and what it returns is plain data, so it runs
+ * on the app's thread or on a worker alike. Metrics, logs, `onReport` and `diag` are the
+ * caller's ({@link JudgementSinks}).
+ */
+import { appliesTo } from '../evaluate/applies-to.js';
+import { evaluate } from '../evaluate/evaluate.js';
+import type { Report } from '../model/report.js';
+import type { SpanRecord } from '../model/span-record.js';
+import type { AgentRun, ToolCall, Trajectory } from '../model/trajectory.js';
+import { normalizeTrace } from '../normalizers/normalize.js';
+import { loadScenarioFileSync, parseScenario, type Scenario } from '../scenario/scenario.js';
+import { type EvaluationEvent, reportEvents } from './evaluation-events.js';
+import { type RedactionSetting, Redactor } from './redact.js';
+import { RiskSampler, type SamplingDecision, type SamplingOptions } from './risk-sampler.js';
+
+/**
+ * A scenario as the options take it: a loaded {@link Scenario}, a file path (JSON or YAML), or
+ * a scenario document as an object (native or a compatibility format).
+ */
+export type ScenarioInput = Scenario | string | Record<string, unknown>;
+
+/** What the evaluator needs: all plain data, so a worker can be given it too. */
+export interface EvaluatorOptions {
+  scenarios: readonly ScenarioInput[];
+  redact?: RedactionSetting;
+  sampling?: SamplingOptions;
+}
+
+/** Something that went wrong while judging: the trace still goes on, the caller reports it. */
+export interface JudgingFailure {
+  /** Where: `normalize`, `evaluate`, `sample` (and, in the sinks, `on_report`, `log`). */
+  stage: string;
+  message: string;
+  error: unknown;
+}
+
+/** What judging one trace gave. */
+export interface Judgement {
+  /** Undefined when no convention claimed any span, and when judged on a worker thread. */
+  trajectory?: Trajectory;
+  /** Tool calls in the trajectory; undefined when there was none to evaluate. */
+  toolCalls?: number;
+  /** The span the evaluation is about (the root agent span, else the trace's root span). */
+  evaluatedSpanId?: string;
+  /** One per scenario that applied and evaluated, redacted. */
+  reports: Report[];
+  /** The events to write: each report's result event and finding events. */
+  events: EvaluationEvent[];
+  decision: SamplingDecision;
+  /** Wall clock around the evaluation (ms since the epoch), for the evaluation span. */
+  startedAtMs: number;
+  endedAtMs: number;
+  /** Time to normalize and evaluate, for the duration metric. */
+  seconds: number;
+  failures: JudgingFailure[];
+}
+
+/** Loads every scenario input; throws a ScenarioError naming the bad one (setup, not runtime). */
+export function loadScenarios(inputs: readonly ScenarioInput[]): Scenario[] {
+  return inputs.map((input, index) => {
+    if (typeof input === 'string') return loadScenarioFileSync(input);
+    if (isLoadedScenario(input)) return input;
+    return parseScenario(input, `scenarios[${index}]`);
+  });
+}
+
+export function isLoadedScenario(input: ScenarioInput): input is Scenario {
+  return (
+    typeof input === 'object' &&
+    typeof input.id === 'string' &&
+    typeof input.rules === 'object' &&
+    typeof input.severity === 'object'
+  );
+}
+
+/** Judges records into plain judgements; one per front door (it remembers tools seen, for sampling). */
+export class TraceEvaluator {
+  readonly scenarios: readonly Scenario[];
+  private readonly redactor: Redactor;
+  private readonly sampler: RiskSampler;
+
+  constructor(options: EvaluatorOptions) {
+    // Outcome hooks check a system's final state: a job for CI (`toolpath eval`), not for live traffic.
+    this.scenarios = loadScenarios(options.scenarios).map(withoutOutcomeHooks);
+    this.redactor = new Redactor(options.redact);
+    const irreversible = this.scenarios.flatMap((scenario) => scenario.rules.safety?.irreversible ?? []);
+    this.sampler = new RiskSampler(options.sampling, irreversible);
+  }
+
+  /**
+   * Judges one trace's spans. `incomplete` says why the trace is judged before it completed;
+   * `partlyPassedOn`, that some of its spans already went on (a flush), so it is kept whole.
+   * Never throws: what fails is in `failures`.
+   */
+  judge(
+    traceId: string,
+    spans: readonly SpanRecord[],
+    incomplete?: string,
+    partlyPassedOn = false,
+  ): Judgement {
+    const startedAtMs = Date.now();
+    const started = performance.now();
+    const failures: JudgingFailure[] = [];
+    let trajectory: Trajectory | undefined;
+    try {
+      trajectory = normalizeTrace(traceId, spans);
+    } catch (error) {
+      failures.push({ stage: 'normalize', message: `toolpath: could not normalize trace ${traceId}`, error });
+    }
+    const reports: Report[] = [];
+    const events: EvaluationEvent[] = [];
+    if (trajectory) {
+      for (const scenario of this.scenarios) {
+        const report = this.evaluateOne(trajectory, scenario, failures);
+        if (!report) continue;
+        if (incomplete !== undefined) report.incomplete = incomplete;
+        reports.push(report);
+        reportEvents(report, events);
+      }
+      this.redactor.release();
+    }
+    const seconds = (performance.now() - started) / 1000;
+    const decision = this.decide(traceId, spans, reports, trajectory, partlyPassedOn, failures);
+    return {
+      trajectory,
+      toolCalls: trajectory?.calls.length,
+      evaluatedSpanId: trajectory ? evaluatedSpanOf(trajectory) : undefined,
+      reports,
+      events,
+      decision,
+      startedAtMs,
+      endedAtMs: Date.now(),
+      seconds,
+      failures,
+    };
+  }
+
+  private evaluateOne(
+    trajectory: Trajectory,
+    scenario: Scenario,
+    failures: JudgingFailure[],
+  ): Report | undefined {
+    try {
+      if (!appliesTo(scenario, trajectory)) return undefined;
+      return this.redactor.redact(evaluate(trajectory, scenario), trajectory);
+    } catch (error) {
+      const message = `toolpath: scenario ${scenario.id} threw on trace ${trajectory.traceId}`;
+      failures.push({ stage: 'evaluate', message, error });
+      return undefined;
+    }
+  }
+
+  private decide(
+    traceId: string,
+    spans: readonly SpanRecord[],
+    reports: readonly Report[],
+    trajectory: Trajectory | undefined,
+    partlyPassedOn: boolean,
+    failures: JudgingFailure[],
+  ): SamplingDecision {
+    try {
+      return this.sampler.decide({
+        traceId,
+        reports,
+        hasError: hasErrorSpan(spans),
+        tools: trajectory ? trajectory.calls.map(toolOf) : [],
+        spanAttributes: () => spans.map((span) => span.attributes),
+        partlyPassedOn,
+      });
+    } catch (error) {
+      // Fail open: a trace we could not decide on is kept.
+      failures.push({ stage: 'sample', message: `toolpath: sampling failed on trace ${traceId}`, error });
+      return { keep: true, reason: 'error', adjustedCount: 1 };
+    }
+  }
+}
+
+/**
+ * The outermost agent span (an agent run with a span whose enclosing run has none: the trace's
+ * synthetic run), else the trace's root span.
+ */
+export function evaluatedSpanOf(trajectory: Trajectory): string | undefined {
+  const withSpan = new Map<string, AgentRun>();
+  for (const run of trajectory.agents) if (run.spanId !== undefined) withSpan.set(run.id, run);
+  for (const run of withSpan.values()) {
+    if (run.parentRunId === undefined || !withSpan.has(run.parentRunId)) return run.spanId;
+  }
+  return trajectory.root?.spanId;
+}
+
+function hasErrorSpan(spans: readonly SpanRecord[]): boolean {
+  for (const span of spans) if (span.status.code === 'error') return true;
+  return false;
+}
+
+function toolOf(call: ToolCall): string {
+  return call.tool;
+}
+
+function withoutOutcomeHooks(scenario: Scenario): Scenario {
+  if (scenario.rules.outcome === undefined) return scenario;
+  const { outcome: _hooks, ...rules } = scenario.rules;
+  return { ...scenario, rules };
+}
