@@ -82,13 +82,21 @@ export { fromReadableSpan } from './processor/readable-span.js';
 export { REDACTED, type RedactionOptions, type RedactionSetting } from './processor/redact.js';
 export type { SamplingDecision, SamplingOptions, SamplingReason } from './processor/risk-sampler.js';
 export type { DropReason } from './processor/trace-buffer.js';
-export type { EvaluationLoggerProvider, JudgeOptions, ScenarioInput } from './processor/trace-judge.js';
+export type {
+  EvaluationLoggerProvider,
+  Judgement,
+  JudgeOptions,
+  JudgingFailure,
+  ScenarioInput,
+} from './processor/trace-judge.js';
 export {
+  type AppThreadOptions,
   type ProcessorLimits,
   type ProcessorStats,
   TrajectoryProcessor,
   type TrajectoryProcessorOptions,
   trajectoryProcessor,
+  type WorkerOptions,
 } from './processor/trajectory-processor.js';
 export {
   loadScenarioFile,

@@ -1,5 +1,6 @@
 /** The processor's options, caps and statistics, with their defaults. */
 import type { SpanProcessor } from '@opentelemetry/sdk-trace-base';
+import type { Report } from '../model/report.js';
 import type { TraceBuffer } from './trace-buffer.js';
 import type { JudgeOptions } from './trace-judge.js';
 
@@ -27,18 +28,41 @@ export interface ProcessorLimits {
   decisionCacheSize?: number;
 }
 
-/** Options of {@link trajectoryProcessor}. */
-export interface TrajectoryProcessorOptions extends JudgeOptions {
+/** What both ways of judging take. */
+interface CommonOptions extends Omit<JudgeOptions, 'scenarios' | 'onReport'> {
   /** The processor toolpath wraps and forwards kept spans to (e.g. a BatchSpanProcessor). */
   export?: SpanProcessor;
   limits?: ProcessorLimits;
 }
 
+/** Judging on the app's thread (the default): findings go onto the local root span when it is the evaluated one. */
+export interface AppThreadOptions extends CommonOptions, Pick<JudgeOptions, 'scenarios' | 'onReport'> {
+  worker?: false;
+}
+
+/**
+ * Judging on a worker thread: the app's thread only buffers spans and turns them into records;
+ * normalizing and evaluating, most of toolpath's cost, run beside the app. Findings then always
+ * arrive on a `toolpath.evaluate` span (the root has ended by the time they are known), and
+ * `onReport` gets the report alone. Scenarios are given as files or documents, which a thread
+ * can be sent; a loaded Scenario cannot.
+ */
+export interface WorkerOptions extends CommonOptions {
+  worker: true;
+  /** Scenario files (JSON or YAML) or documents; each trace is evaluated against those whose `appliesTo` holds. */
+  scenarios: readonly (string | Record<string, unknown>)[];
+  /** Called with each (redacted) report. Errors it throws go to `diag`. */
+  onReport?: (report: Report) => void;
+}
+
+/** Options of {@link trajectoryProcessor}. */
+export type TrajectoryProcessorOptions = AppThreadOptions | WorkerOptions;
+
 /** What the processor holds and has let go, for tests, health checks and debugging. */
 export interface ProcessorStats {
   bufferedTraces: number;
   bufferedSpans: number;
-  /** Completed traces waiting to be judged. */
+  /** Completed traces waiting to be judged, or being judged on the worker. */
   pendingTraces: number;
   /** Traces without agent spans being followed for completion. */
   openTraces: number;
@@ -48,6 +72,8 @@ export interface ProcessorStats {
   flushedBeforeJudging: number;
   /** Traces no longer followed because `maxOpenTraces` were (their spans passed through). */
   untrackedTraces: number;
+  /** Times the judging worker died and was started again (its traces went on unjudged). */
+  workerRestarts: number;
   dropped: ReturnType<TraceBuffer<unknown>['droppedCounts']>;
 }
 

@@ -10,26 +10,42 @@ import { type Context, diag } from '@opentelemetry/api';
 import type { ReadableSpan, Span, SpanProcessor } from '@opentelemetry/sdk-trace-base';
 import type { SpanRecord } from '../model/span-record.js';
 import { evaluationSpanOf } from './evaluation-span.js';
+import { type JudgeRequest, WorkerJudge, workerEvaluatorOptions } from './judge-worker.js';
 import { LaterOnce } from './later-once.js';
 import { type Buffered, incompleteReason, isAgentSpan, isLocalRoot, type LiveTrace } from './live-trace.js';
 import { type OpenTrace, OpenTraces } from './open-traces.js';
 import {
+  type AppThreadOptions,
   DEFAULTS,
   type ProcessorLimits,
   type ProcessorStats,
   type TrajectoryProcessorOptions,
+  type WorkerOptions,
 } from './processor-options.js';
 import { fromEndingSpan, fromReadableSpan } from './readable-span.js';
 import { samplingAttributes, stamped } from './risk-sampler.js';
 import { DecisionCache, TraceBuffer } from './trace-buffer.js';
 import { type Judgement, TraceJudge } from './trace-judge.js';
+import { WaitingTraces } from './waiting-traces.js';
 
-export type { ProcessorLimits, ProcessorStats, TrajectoryProcessorOptions } from './processor-options.js';
+export type {
+  AppThreadOptions,
+  ProcessorLimits,
+  ProcessorStats,
+  TrajectoryProcessorOptions,
+  WorkerOptions,
+} from './processor-options.js';
 
 /** Deferred judging yields to the event loop after this long, so a burst cannot stall the app. */
 const JUDGE_SLICE_MS = 10;
 
-/** Creates the processor: `new NodeTracerProvider({ spanProcessors: [trajectoryProcessor({ scenarios, export })] })`. */
+/**
+ * Creates the processor: `new NodeTracerProvider({ spanProcessors: [trajectoryProcessor({ scenarios, export })] })`.
+ * With `worker: true`, traces are judged on a worker thread ({@link WorkerOptions}).
+ */
+export function trajectoryProcessor(options: AppThreadOptions): TrajectoryProcessor;
+export function trajectoryProcessor(options: WorkerOptions): TrajectoryProcessor;
+export function trajectoryProcessor(options: TrajectoryProcessorOptions): TrajectoryProcessor;
 export function trajectoryProcessor(options: TrajectoryProcessorOptions): TrajectoryProcessor {
   return new TrajectoryProcessor(options);
 }
@@ -39,17 +55,18 @@ export function trajectoryProcessor(options: TrajectoryProcessorOptions): Trajec
  *
  * A trace lives in one place at a time: followed in `openTraces` until its first agent span
  * ends (its spans pass straight through: the fast path), then buffered in `buffer` until it
- * completes, then `pending` until judged, then remembered in `decisions` (its late spans follow
+ * completes, then `waiting` until judged (here or on a worker), then remembered in `decisions` (its late spans follow
  * the decision). Each place is capped, and what leaves one unjudged is counted.
  */
 export class TrajectoryProcessor implements SpanProcessor {
   private readonly judge: TraceJudge;
+  /** With `worker: true`: where traces are judged; their judgements come back to {@link judgedOnWorker}. */
+  private readonly worker?: WorkerJudge;
   private readonly next?: SpanProcessor;
   private readonly limits: Required<ProcessorLimits>;
   private readonly openTraces: OpenTraces;
   private readonly buffer: TraceBuffer<ReadableSpan, LiveTrace>;
-  private readonly pending = new Map<string, Buffered>();
-  private pendingSpans = 0;
+  private readonly waiting = new WaitingTraces();
   private readonly decisions: DecisionCache;
   private readonly stampSampling: boolean;
   private judged = 0;
@@ -60,8 +77,12 @@ export class TrajectoryProcessor implements SpanProcessor {
   private readonly sweepTimer: ReturnType<typeof setInterval>;
 
   /** Throws a ScenarioError when a scenario cannot be loaded: a setup mistake, shown at once. */
+  constructor(options: AppThreadOptions);
+  constructor(options: WorkerOptions);
+  constructor(options: TrajectoryProcessorOptions);
   constructor(options: TrajectoryProcessorOptions) {
     this.judge = new TraceJudge(options);
+    if (options.worker) this.worker = new WorkerJudge(workerEvaluatorOptions(options));
     this.next = options.export;
     this.limits = { ...DEFAULTS, ...definedOnly(options.limits ?? {}) };
     this.stampSampling = options.sampling !== undefined;
@@ -77,7 +98,7 @@ export class TrajectoryProcessor implements SpanProcessor {
         newState: () => ({ localRootEnded: false, flushed: 0 }),
         onDrop: (reason, count) => this.judge.metrics.recordDrop(reason, count),
         onEvict: (trace) => this.letGo(trace),
-        heldElsewhere: () => this.pendingSpans,
+        heldElsewhere: () => this.waiting.spanCount,
       },
     );
     this.decisions = new DecisionCache(this.limits.decisionCacheSize);
@@ -104,7 +125,7 @@ export class TrajectoryProcessor implements SpanProcessor {
       let open = this.openTraces.get(traceId);
       if (!open) {
         // A judged (or waiting) trace's later spans follow it; they do not start a new trace.
-        if (this.pending.has(traceId) || this.decisions.get(traceId) !== undefined) return;
+        if (this.waiting.has(traceId) || this.decisions.get(traceId) !== undefined) return;
         open = this.openTraces.open(traceId, performance.now());
       }
       open.open++;
@@ -117,7 +138,8 @@ export class TrajectoryProcessor implements SpanProcessor {
   }
 
   onEnding(span: Span): void {
-    if (this.closed) return;
+    // On a worker, a judgement comes back after the root has ended: its events go on an evaluation span.
+    if (this.closed || this.worker) return;
     try {
       if (!isLocalRoot(span)) return;
       const traceId = span.spanContext().traceId;
@@ -189,6 +211,7 @@ export class TrajectoryProcessor implements SpanProcessor {
   async forceFlush(): Promise<void> {
     try {
       this.drain(Number.POSITIVE_INFINITY);
+      await this.worker?.settled();
       for (const trace of this.buffer.live()) this.passOnHeld(trace);
     } catch (error) {
       diag.error('toolpath: forceFlush failed', error);
@@ -206,6 +229,7 @@ export class TrajectoryProcessor implements SpanProcessor {
       try {
         for (const trace of this.buffer.takeAll()) this.closeIncomplete(trace, 'shutdown');
         this.drain(Number.POSITIVE_INFINITY);
+        await this.worker?.terminate();
       } catch (error) {
         diag.error('toolpath: shutdown failed', error);
       }
@@ -219,12 +243,13 @@ export class TrajectoryProcessor implements SpanProcessor {
   stats(): ProcessorStats {
     return {
       bufferedTraces: this.buffer.size,
-      bufferedSpans: this.buffer.spanCount + this.pendingSpans,
-      pendingTraces: this.pending.size,
+      bufferedSpans: this.buffer.spanCount + this.waiting.spanCount,
+      pendingTraces: this.waiting.size,
       openTraces: this.openTraces.size,
       judgedTraces: this.judged,
       flushedBeforeJudging: this.flushedBeforeJudging,
       untrackedTraces: this.openTraces.untracked,
+      workerRestarts: this.worker?.restarts ?? 0,
       dropped: this.buffer.droppedCounts(),
     };
   }
@@ -242,15 +267,14 @@ export class TrajectoryProcessor implements SpanProcessor {
 
   /** A span of a trace that is not buffered: waiting to be judged, judged, or not followed. */
   private endOutsideBuffer(traceId: string, span: ReadableSpan): void {
-    const waiting = this.pending.get(traceId);
+    const waiting = this.waiting.get(traceId);
     if (waiting) {
       // Ended before its trace was judged: judged with it, room permitting.
       if (
-        this.pendingSpans + this.buffer.spanCount < this.limits.maxSpans &&
+        this.waiting.spanCount + this.buffer.spanCount < this.limits.maxSpans &&
         waiting.spans.length < this.limits.maxSpansPerTrace
       ) {
-        waiting.spans.push(span);
-        this.pendingSpans++;
+        this.waiting.addLate(waiting, span);
       } else {
         waiting.spansOverCap++;
         this.buffer.count('buffer_full', 1);
@@ -275,24 +299,25 @@ export class TrajectoryProcessor implements SpanProcessor {
   /** Judging waits for the event loop, off the span's end; waiting traces count against the caps. */
   private defer(trace: Buffered): void {
     if (
-      this.pending.size >= this.limits.maxTraces ||
-      this.pendingSpans + this.buffer.spanCount + trace.spans.length > this.limits.maxSpans
+      this.waiting.size >= this.limits.maxTraces ||
+      this.waiting.spanCount + this.buffer.spanCount + trace.spans.length > this.limits.maxSpans
     ) {
       this.buffer.count('evicted', 1);
       this.letGo(trace);
       return;
     }
-    this.pending.set(trace.traceId, trace);
-    this.pendingSpans += trace.spans.length;
+    this.waiting.add(trace);
     this.laterDrain.schedule();
   }
 
   /** Judges waiting traces, oldest first, for up to `budgetMs`; then yields and comes back. */
   private drain(budgetMs: number): void {
+    if (this.worker) {
+      this.postToWorker(this.worker, budgetMs);
+      return;
+    }
     const deadline = performance.now() + budgetMs;
-    for (const trace of this.pending.values()) {
-      this.pending.delete(trace.traceId);
-      this.pendingSpans -= trace.spans.length;
+    for (let trace = this.waiting.takeOldest(); trace; trace = this.waiting.takeOldest()) {
       try {
         const records = trace.spans.map(fromReadableSpan);
         this.finish(trace, this.judgeOnce(trace, records), false);
@@ -301,9 +326,55 @@ export class TrajectoryProcessor implements SpanProcessor {
         diag.error(`toolpath: could not judge trace ${trace.traceId}; passing it on unjudged`, error);
         this.letGo(trace);
       }
-      if (performance.now() >= deadline && this.pending.size > 0) {
+      if (performance.now() >= deadline && this.waiting.queuedCount > 0) {
         this.laterDrain.schedule();
         return;
+      }
+    }
+  }
+
+  /** Posts waiting traces' records to the worker, oldest first, for up to `budgetMs` (making records is ours). */
+  private postToWorker(worker: WorkerJudge, budgetMs: number): void {
+    const deadline = performance.now() + budgetMs;
+    const traces: Buffered[] = [];
+    const requests: JudgeRequest[] = [];
+    for (let trace = this.waiting.sendOldest(); trace; trace = this.waiting.sendOldest()) {
+      this.judged++;
+      traces.push(trace);
+      const { traceId, spans, state } = trace;
+      const records = spans.map(fromReadableSpan);
+      requests.push({
+        traceId,
+        records,
+        incomplete: incompleteReason(trace),
+        partlyPassedOn: state.flushed > 0,
+      });
+      if (performance.now() >= deadline && this.waiting.queuedCount > 0) {
+        this.laterDrain.schedule();
+        break;
+      }
+    }
+    if (traces.length > 0)
+      worker.judge(requests, (judgements, error) => this.judgedOnWorker(traces, judgements, error));
+  }
+
+  /** A batch's judgements are back: record them and pass the kept traces on; a lost batch goes on unjudged. */
+  private judgedOnWorker(
+    traces: readonly Buffered[],
+    judgements: Judgement[] | undefined,
+    error?: Error,
+  ): void {
+    for (const [k, trace] of traces.entries()) {
+      this.waiting.release(trace);
+      const judgement = judgements?.[k];
+      try {
+        if (!judgement) throw error ?? new Error('no judgement came back');
+        this.judge.sinks.record(trace.traceId, judgement);
+        this.finish(trace, judgement, false);
+      } catch (failure) {
+        const message = `toolpath: could not judge trace ${trace.traceId} on the worker; passing it on unjudged`;
+        this.judge.sinks.fail({ stage: 'worker', message, error: failure });
+        this.letGo(trace);
       }
     }
   }

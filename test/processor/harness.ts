@@ -16,10 +16,19 @@ import {
   TracerProvider,
 } from '@opentelemetry/sdk-trace';
 import {
+  type AppThreadOptions,
   type TrajectoryProcessor,
   type TrajectoryProcessorOptions,
   trajectoryProcessor,
 } from '../../src/index.js';
+
+/** The processor's options a test gives (`worker: true` takes scenario documents and a one-argument onReport). */
+export type PipelineOptions = Omit<
+  AppThreadOptions,
+  'export' | 'meterProvider' | 'loggerProvider' | 'worker'
+> & {
+  worker?: boolean;
+};
 
 /** A MetricReader read on demand. */
 export class PullReader extends MetricReader {
@@ -46,7 +55,7 @@ export interface Pipeline {
 
 /** Builds the pipeline; `wrap` replaces the exporting processor (default: simple, to an in-memory exporter). */
 export function pipeline(
-  options: Omit<TrajectoryProcessorOptions, 'export' | 'meterProvider' | 'loggerProvider'>,
+  options: PipelineOptions,
   wrap?: (exporter: InMemorySpanExporter) => SpanProcessor,
 ): Pipeline {
   if (!contextManagerSet) {
@@ -74,7 +83,7 @@ export function pipeline(
     export: wrap ? wrap(exporter) : new SimpleSpanProcessor({ exporter }),
     meterProvider,
     loggerProvider,
-  });
+  } as unknown as TrajectoryProcessorOptions);
   const provider = new TracerProvider({ spanProcessors: [processor] });
   const points = async (name: string): Promise<DataPoint<unknown>[]> => {
     const { resourceMetrics } = await reader.collect();

@@ -9,7 +9,12 @@ import { ROOT_CONTEXT, type Span, trace } from '@opentelemetry/api';
 import { type ReadableSpan, type SpanProcessor, TracerProvider } from '@opentelemetry/sdk-trace';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { type ProcessorLimits, type ProcessorStats, trajectoryProcessor } from '../../src/index.js';
+import {
+  type ProcessorLimits,
+  type ProcessorStats,
+  type TrajectoryProcessorOptions,
+  trajectoryProcessor,
+} from '../../src/index.js';
 import { seededRandom } from '../helpers/seeded-random.js';
 
 const APP = 'app';
@@ -36,7 +41,7 @@ type Step = () => void;
 
 /**
  * One trace as steps: an agent root (or an HTTP root with an agent child), one to five children
- * (tool calls or database queries), then every span's end in random order. `made` gets each
+ * (tool calls or database queries), then every span's end in random order, sometimes a late span. `made` gets each
  * span's id and trace id.
  */
 function traceSteps(tracer: Tracer, random: () => number, n: number, made: Map<string, string>): Step[] {
@@ -94,7 +99,15 @@ function traceSteps(tracer: Tracer, random: () => number, n: number, made: Map<s
     const j = Math.floor(random() * (i + 1));
     [ends[i], ends[j]] = [ends[j] as Step, ends[i] as Step];
   }
-  return [...steps, ...ends];
+  // Now and then a span that starts after the trace completed (a callback after the response):
+  // it joins the trace while it waits to be judged, or follows its decision.
+  const late: Step[] = [];
+  if (random() < 0.3) {
+    late.push(() =>
+      start(tracer.startSpan('SELECT audit', {}, trace.setSpan(ROOT_CONTEXT, spans[0] as Span))).end(),
+    );
+  }
+  return [...steps, ...ends, ...late];
 }
 
 interface Setup {
@@ -103,6 +116,8 @@ interface Setup {
   traces: number;
   /** Wait this long every 50 steps, so timeouts fire. */
   sleepMs?: number;
+  /** Judge on a worker thread: judgements come back later, while spans keep ending. */
+  worker?: boolean;
 }
 
 interface Outcome {
@@ -119,8 +134,9 @@ async function run(seed: number, setup: Setup): Promise<Outcome> {
     scenarios: [{ id: 'tools', tools: { allowed: ['t0', 't1'] } }],
     export: counted,
     limits: setup.limits,
+    worker: setup.worker === true,
     ...(setup.ratio !== undefined && { sampling: { ratio: setup.ratio } }),
-  });
+  } as TrajectoryProcessorOptions);
   const provider = new TracerProvider({ spanProcessors: [processor] });
   const tracer = provider.getTracer(APP);
   const made = new Map<string, string>();
@@ -157,6 +173,10 @@ describe('trajectoryProcessor passes each span on at most once', () => {
       'timeouts',
       { limits: { maxTraces: 50, traceTimeoutMs: 5, inlineMaxSpans: 2 }, traces: 150, sleepMs: 8 },
     ],
+    [
+      'small caps, judging on a worker',
+      { limits: { maxTraces: 5, maxSpans: 20, maxSpansPerTrace: 4 }, traces: 400, worker: true },
+    ],
   ];
   for (const [name, setup] of keepAll) {
     it(`keeping everything, every span arrives exactly once: ${name}`, async () => {
@@ -178,6 +198,10 @@ describe('trajectoryProcessor passes each span on at most once', () => {
       { ratio: 0, limits: { decisionCacheSize: 100_000, inlineMaxSpans: 0 }, traces: 400 },
     ],
     ['ratio 0, evicting', { ratio: 0, limits: { maxTraces: 5, decisionCacheSize: 100_000 }, traces: 400 }],
+    [
+      'ratio 0, judging on a worker',
+      { ratio: 0, limits: { decisionCacheSize: 100_000 }, traces: 400, worker: true },
+    ],
   ];
   for (const [name, setup] of sampled) {
     it(`sampling, no span twice and every trace whole or not at all: ${name}`, async () => {

@@ -1,0 +1,184 @@
+/**
+ * Judging on a worker thread: the app's thread posts a batch of traces' records and gets their
+ * judgements back later, so normalizing and evaluating (the bulk of toolpath's cost) run beside
+ * the app instead of between its requests. Only the {@link TraceEvaluator} runs there; the
+ * judgements' effects (metrics, logs, `onReport`) stay with the caller.
+ */
+
+import { randomBytes } from 'node:crypto';
+import { Worker } from 'node:worker_threads';
+import type { SpanRecord } from '../model/span-record.js';
+import { type EvaluatorOptions, isLoadedScenario, type Judgement } from './trace-evaluator.js';
+
+/** A worker that dies this many times in a row without answering is not started again. */
+const MAX_FAILED_STARTS = 3;
+
+/** One trace to judge. */
+export interface JudgeRequest {
+  traceId: string;
+  records: readonly SpanRecord[];
+  incomplete?: string;
+  partlyPassedOn: boolean;
+}
+
+/** What goes to the worker. */
+export interface JudgeBatch {
+  id: number;
+  traces: readonly JudgeRequest[];
+}
+
+/** What comes back: a judgement per trace of the batch, in order (without trajectories). */
+export interface JudgedBatch {
+  id: number;
+  judgements: Judgement[];
+}
+
+/** Called once per batch: with its judgements, or with the error that lost them. */
+export type BatchDone = (judgements: Judgement[] | undefined, error?: Error) => void;
+
+/**
+ * A worker thread judging batches in the order they are posted. It starts at once (so a scenario
+ * it cannot load shows at setup), holds the event loop open only while a batch is out, and is
+ * started again on the next batch if it dies; the batches it had are answered with the error.
+ */
+export class WorkerJudge {
+  private worker: Worker;
+  private nextId = 0;
+  private readonly waiting = new Map<number, BatchDone>();
+  /** Who waits for every batch before `upTo` to be answered. */
+  private settledWaiters: { upTo: number; resolve: () => void }[] = [];
+  private terminated = false;
+  /** Deaths in a row with no batch answered between them: past {@link MAX_FAILED_STARTS}, judging stops. */
+  private failedStarts = 0;
+  private broken: Error | undefined;
+  /** Times the worker died and was started again. */
+  restarts = 0;
+
+  constructor(private readonly options: EvaluatorOptions) {
+    this.worker = this.start();
+  }
+
+  /** Traces' batches posted and not yet answered. */
+  get inFlight(): number {
+    return this.waiting.size;
+  }
+
+  /** Posts `traces`; `done` is called with their judgements, in order. */
+  judge(traces: readonly JudgeRequest[], done: BatchDone): void {
+    if (this.terminated || this.broken) {
+      done(undefined, this.broken ?? new Error('toolpath: the judging worker was shut down'));
+      return;
+    }
+    const id = this.nextId++;
+    this.waiting.set(id, done);
+    if (this.waiting.size === 1) this.worker.ref();
+    try {
+      this.worker.postMessage({ id, traces } satisfies JudgeBatch);
+    } catch (error) {
+      // A record that does not clone: that batch is lost, the worker is fine.
+      this.answer(id, undefined, error instanceof Error ? error : new Error(String(error)));
+    }
+  }
+
+  /**
+   * Resolves when every batch posted so far has been answered (not those posted later: a busy app
+   * keeps posting, and a flush must end).
+   */
+  settled(): Promise<void> {
+    const upTo = this.nextId;
+    if (this.oldestWaiting() >= upTo) return Promise.resolve();
+    return new Promise((resolve) => this.settledWaiters.push({ upTo, resolve }));
+  }
+
+  /** Waits for the batches out, then stops the thread; later batches are answered with an error. */
+  async terminate(): Promise<void> {
+    await this.settled();
+    this.terminated = true;
+    await this.worker.terminate();
+  }
+
+  private start(): Worker {
+    const worker = spawn(this.options);
+    worker.unref();
+    worker.on('message', ({ id, judgements }: JudgedBatch) => this.answer(id, judgements));
+    worker.on('error', (error) => this.lost(worker, error));
+    worker.on('exit', (code) =>
+      this.lost(worker, new Error(`toolpath: the judging worker exited (${code})`)),
+    );
+    return worker;
+  }
+
+  /**
+   * The worker died: its batches are answered with the error, and a new one takes the next, unless
+   * it keeps dying before answering anything (it cannot start): then every later batch gets the error.
+   */
+  private lost(worker: Worker, error: Error): void {
+    if (worker !== this.worker || this.terminated || this.broken) return;
+    if (++this.failedStarts >= MAX_FAILED_STARTS) this.broken = error;
+    else {
+      this.restarts++;
+      this.worker = this.start();
+    }
+    for (const id of [...this.waiting.keys()]) this.answer(id, undefined, error);
+  }
+
+  private answer(id: number, judgements: Judgement[] | undefined, error?: Error): void {
+    if (judgements) this.failedStarts = 0;
+    const done = this.waiting.get(id);
+    if (!done) return;
+    this.waiting.delete(id);
+    if (this.waiting.size === 0) this.worker.unref();
+    try {
+      done(judgements, error);
+    } finally {
+      this.wakeSettled();
+    }
+  }
+
+  private wakeSettled(): void {
+    if (this.settledWaiters.length === 0) return;
+    const oldest = this.oldestWaiting();
+    const woken = this.settledWaiters.filter((waiter) => waiter.upTo <= oldest);
+    if (woken.length === 0) return;
+    this.settledWaiters = this.settledWaiters.filter((waiter) => waiter.upTo > oldest);
+    for (const waiter of woken) waiter.resolve();
+  }
+
+  /** The id of the oldest batch not answered (ids grow, and a Map keeps them in order), or the next id. */
+  private oldestWaiting(): number {
+    for (const id of this.waiting.keys()) return id;
+    return this.nextId;
+  }
+}
+
+/**
+ * The options as the worker is given them: scenarios must be files or documents (a loaded
+ * Scenario holds compiled patterns, which do not cross threads), and the redaction key is made
+ * here, so a worker started again hashes the same values the same way.
+ */
+export function workerEvaluatorOptions(options: EvaluatorOptions): EvaluatorOptions {
+  const loaded = options.scenarios.findIndex(isLoadedScenario);
+  if (loaded >= 0) {
+    throw new TypeError(
+      `toolpath: scenarios[${loaded}] is a loaded Scenario; judging on a worker takes scenario files or documents`,
+    );
+  }
+  const { redact } = options;
+  const evaluatorOptions: EvaluatorOptions = { scenarios: options.scenarios, sampling: options.sampling };
+  evaluatorOptions.redact =
+    redact === false ? false : { ...redact, hashKey: redact?.hashKey ?? randomBytes(32) };
+  return evaluatorOptions;
+}
+
+/**
+ * Starts the worker's thread. Built, it is the compiled `judge-worker-thread.js` beside this file.
+ * Run from the TypeScript sources (tests, `tsx`), a worker does not inherit the parent's loader,
+ * so the thread first loads tsx (a dev dependency) and imports the `.ts` entry through it.
+ */
+function spawn(options: EvaluatorOptions): Worker {
+  const fromSource = import.meta.url.endsWith('.ts');
+  const entry = new URL(`./judge-worker-thread.${fromSource ? 'ts' : 'js'}`, import.meta.url);
+  if (!fromSource) return new Worker(entry, { workerData: options });
+  const bootstrap = `import('tsx/esm/api').then(({ tsImport }) => tsImport(${JSON.stringify(entry.href)}, ${JSON.stringify(import.meta.url)}))`;
+  return new Worker(bootstrap, { eval: true, workerData: options });
+}

@@ -1,0 +1,110 @@
+/** WorkerJudge on its own: batches answered in order, a worker that cannot start, settling. */
+import { afterEach, describe, expect, it } from 'vitest';
+import type { Judgement } from '../../src/index.js';
+import { type JudgeRequest, WorkerJudge, workerEvaluatorOptions } from '../../src/processor/judge-worker.js';
+import { REFUND_SCENARIO } from './vercel-agent.js';
+
+let judges: WorkerJudge[] = [];
+afterEach(async () => {
+  for (const judge of judges) await judge.terminate();
+  judges = [];
+});
+
+function workerJudge(...args: ConstructorParameters<typeof WorkerJudge>): WorkerJudge {
+  const judge = new WorkerJudge(...args);
+  judges.push(judge);
+  return judge;
+}
+
+/** One trace of an agent span and a tool call, as records. */
+function request(n: number): JudgeRequest {
+  const traceId = n.toString(16).padStart(32, '0');
+  const span = (spanId: string, name: string, attributes: Record<string, string>, parentSpanId?: string) => ({
+    traceId,
+    spanId,
+    ...(parentSpanId && { parentSpanId }),
+    name,
+    kind: 'internal' as const,
+    startTimeUnixNano: 1n,
+    endTimeUnixNano: 2n,
+    attributes,
+    events: [],
+    links: [],
+    status: { code: 'unset' as const },
+    resource: {},
+    scope: { name: 'app' },
+  });
+  return {
+    traceId,
+    records: [
+      span('a'.repeat(16), 'invoke_agent support', { 'gen_ai.operation.name': 'invoke_agent' }),
+      span(
+        'b'.repeat(16),
+        'execute_tool delete_account',
+        { 'gen_ai.operation.name': 'execute_tool', 'gen_ai.tool.name': 'delete_account' },
+        'a'.repeat(16),
+      ),
+    ],
+    partlyPassedOn: false,
+  };
+}
+
+const judged = (judge: WorkerJudge, traces: JudgeRequest[]) =>
+  new Promise<{ judgements?: Judgement[]; error?: Error }>((resolve) =>
+    judge.judge(traces, (judgements, error) => resolve({ judgements, error })),
+  );
+
+describe('WorkerJudge', () => {
+  it('answers each batch with a judgement per trace, in order, without trajectories', async () => {
+    const judge = workerJudge(workerEvaluatorOptions({ scenarios: [REFUND_SCENARIO] }));
+    const first = judged(judge, [request(1), request(2)]);
+    const second = judged(judge, [request(3)]);
+    const { judgements } = await first;
+    expect(judgements?.map((judgement) => judgement.reports[0]?.traceId)).toEqual([
+      request(1).traceId,
+      request(2).traceId,
+    ]);
+    expect(judgements?.[0]?.reports[0]?.findings.map((finding) => finding.rule)).toContain('tools.allowed');
+    expect(judgements?.[0]?.trajectory).toBeUndefined();
+    expect(judgements?.[0]?.toolCalls).toBe(1);
+    expect((await second).judgements).toHaveLength(1);
+  });
+
+  it('settles on the batches posted before, not on those posted after', async () => {
+    const judge = workerJudge(workerEvaluatorOptions({ scenarios: [REFUND_SCENARIO] }));
+    const answered: number[] = [];
+    judge.judge([request(1)], () => answered.push(1));
+    const settled = judge.settled();
+    judge.judge(
+      Array.from({ length: 200 }, (_, n) => request(n + 2)),
+      () => answered.push(2),
+    );
+    await settled;
+    expect(answered).toEqual([1]);
+    await judge.settled();
+    expect(answered).toEqual([1, 2]);
+    expect(judge.inFlight).toBe(0);
+  });
+
+  it('gives up on a worker that cannot start: every batch is answered with its error', async () => {
+    // The main thread checks scenario files before it starts the worker; this one is gone by then.
+    const judge = workerJudge({ scenarios: ['/nonexistent/scenario.yaml'] });
+    const answers = await Promise.all([judged(judge, [request(1)]), judged(judge, [request(2)])]);
+    for (const { judgements, error } of answers) {
+      expect(judgements).toBeUndefined();
+      expect(error?.message).toContain('/nonexistent/scenario.yaml');
+    }
+    // Three starts, then no more: a batch is then answered at once, with the error.
+    let atOnce: Error | undefined;
+    for (const deadline = Date.now() + 30_000; !atOnce && Date.now() < deadline; ) {
+      let posted = false;
+      judge.judge([request(3)], (_, error) => {
+        if (!posted) atOnce = error;
+      });
+      posted = true;
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+    expect(judge.restarts).toBe(2);
+    expect(atOnce?.message).toContain('/nonexistent/scenario.yaml');
+  });
+});
