@@ -1,18 +1,27 @@
 /**
  * The worker thread of {@link WorkerJudge}: a {@link TraceEvaluator} made from `workerData`,
- * judging each batch of traces posted to it and answering with their judgements, in order.
+ * unpacking each batch of traces posted to it, judging them and answering with their judgements,
+ * in order.
  */
 import { parentPort, workerData } from 'node:worker_threads';
 import type { JudgeBatch, JudgedBatch } from './judge-worker.js';
+import { unpackTraces } from './span-pack.js';
 import { type EvaluatorOptions, type Judgement, TraceEvaluator } from './trace-evaluator.js';
 
 const evaluator = new TraceEvaluator(workerData as EvaluatorOptions);
 
-parentPort?.on('message', (batch: JudgeBatch) => {
-  const judgements = batch.traces.map(({ traceId, records, incomplete, partlyPassedOn }) =>
-    sendable(evaluator.judge(traceId, records, incomplete, partlyPassedOn)),
-  );
-  const answer: JudgedBatch = { id: batch.id, judgements };
+parentPort?.on('message', ({ id, traces, pack }: JudgeBatch) => {
+  let answer: JudgedBatch;
+  try {
+    const records = unpackTraces(pack);
+    const judgements = traces.map(({ traceId, incomplete, partlyPassedOn }, k) =>
+      sendable(evaluator.judge(traceId, records[k] ?? [], incomplete, partlyPassedOn)),
+    );
+    answer = { id, judgements };
+  } catch (error) {
+    // A damaged pack (the evaluator itself never throws): the batch goes on unjudged, the worker stays.
+    answer = { id, error: error instanceof Error ? error.message : String(error) };
+  }
   parentPort?.postMessage(answer);
 });
 

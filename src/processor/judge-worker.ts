@@ -7,30 +7,33 @@
 
 import { randomBytes } from 'node:crypto';
 import { Worker } from 'node:worker_threads';
-import type { SpanRecord } from '../model/span-record.js';
+import type { ReadableSpan } from '@opentelemetry/sdk-trace-base';
+import { packTraces, type SpanPack } from './span-pack.js';
 import { type EvaluatorOptions, isLoadedScenario, type Judgement } from './trace-evaluator.js';
 
 /** A worker that dies this many times in a row without answering is not started again. */
 const MAX_FAILED_STARTS = 3;
 
-/** One trace to judge. */
+/** One trace to judge: its spans, and what `TraceEvaluator.judge` is told beside them. */
 export interface JudgeRequest {
   traceId: string;
-  records: readonly SpanRecord[];
+  spans: readonly ReadableSpan[];
   incomplete?: string;
   partlyPassedOn: boolean;
 }
 
-/** What goes to the worker. */
+/** What goes to the worker: the traces without their spans, which travel packed. */
 export interface JudgeBatch {
   id: number;
-  traces: readonly JudgeRequest[];
+  traces: readonly Omit<JudgeRequest, 'spans'>[];
+  pack: SpanPack;
 }
 
-/** What comes back: a judgement per trace of the batch, in order (without trajectories). */
+/** What comes back: a judgement per trace of the batch, in order (without trajectories), or why there is none. */
 export interface JudgedBatch {
   id: number;
-  judgements: Judgement[];
+  judgements?: Judgement[];
+  error?: string;
 }
 
 /** Called once per batch: with its judgements, or with the error that lost them. */
@@ -63,7 +66,7 @@ export class WorkerJudge {
     return this.waiting.size;
   }
 
-  /** Posts `traces`; `done` is called with their judgements, in order. */
+  /** Packs and posts `traces`; `done` is called with their judgements, in order. Never throws. */
   judge(traces: readonly JudgeRequest[], done: BatchDone): void {
     if (this.terminated || this.broken) {
       done(undefined, this.broken ?? new Error('toolpath: the judging worker was shut down'));
@@ -73,9 +76,15 @@ export class WorkerJudge {
     this.waiting.set(id, done);
     if (this.waiting.size === 1) this.worker.ref();
     try {
-      this.worker.postMessage({ id, traces } satisfies JudgeBatch);
+      const pack = packTraces(traces.map((trace) => trace.spans));
+      const metadata = traces.map(({ traceId, incomplete, partlyPassedOn }) => ({
+        traceId,
+        incomplete,
+        partlyPassedOn,
+      }));
+      this.worker.postMessage({ id, traces: metadata, pack } satisfies JudgeBatch, [pack.tape.buffer]);
     } catch (error) {
-      // A record that does not clone: that batch is lost, the worker is fine.
+      // A span that cannot be packed: that batch is lost, the worker is fine.
       this.answer(id, undefined, error instanceof Error ? error : new Error(String(error)));
     }
   }
@@ -100,7 +109,9 @@ export class WorkerJudge {
   private start(): Worker {
     const worker = spawn(this.options);
     worker.unref();
-    worker.on('message', ({ id, judgements }: JudgedBatch) => this.answer(id, judgements));
+    worker.on('message', ({ id, judgements, error }: JudgedBatch) =>
+      this.answer(id, judgements, error === undefined ? undefined : new Error(error)),
+    );
     worker.on('error', (error) => this.lost(worker, error));
     worker.on('exit', (code) =>
       this.lost(worker, new Error(`toolpath: the judging worker exited (${code})`)),

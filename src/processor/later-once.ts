@@ -2,8 +2,9 @@
 import { diag } from '@opentelemetry/api';
 
 /**
- * Runs `work` on a later turn of the event loop, once however often it is asked before then;
- * whatever `work` throws goes to `diag`, never to the host app.
+ * Runs `work` on a later turn of the event loop (or, with `queue: queueMicrotask`, as soon as the
+ * code running now returns), once however often it is asked before then; whatever `work` throws
+ * goes to `diag`, never to the host app.
  */
 export class LaterOnce {
   private scheduled = false;
@@ -11,12 +12,13 @@ export class LaterOnce {
   constructor(
     private readonly work: () => void,
     private readonly failure: string,
+    private readonly queue: (run: () => void) => unknown = setImmediate,
   ) {}
 
   schedule(): void {
     if (this.scheduled) return;
     this.scheduled = true;
-    setImmediate(() => {
+    this.queue(() => {
       this.scheduled = false;
       try {
         this.work();

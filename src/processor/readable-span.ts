@@ -17,7 +17,13 @@ import type {
 } from '../model/span-record.js';
 
 /** API SpanKind (INTERNAL = 0 ... CONSUMER = 4) by number; OTLP numbers are these plus one. */
-const SPAN_KIND_NAMES: readonly SpanKindName[] = ['internal', 'server', 'client', 'producer', 'consumer'];
+export const SPAN_KIND_NAMES: readonly SpanKindName[] = [
+  'internal',
+  'server',
+  'client',
+  'producer',
+  'consumer',
+];
 /** API SpanStatusCode (UNSET = 0, OK = 1, ERROR = 2) by number, the same numbers as OTLP. */
 const STATUS_CODE_NAMES: readonly StatusCodeName[] = ['unset', 'ok', 'error'];
 const NANOS_PER_SECOND = 1_000_000_000n;
@@ -82,7 +88,7 @@ function toLinkRecord(link: ReadableSpan['links'][number]): SpanLinkRecord {
  * A hex id in lower case: the id itself when it has no upper-case letter (nearly always), where
  * `toLowerCase` would allocate a copy. Only ASCII letters are lowered: ids are hex.
  */
-function lowercase(id: string): string {
+export function lowercase(id: string): string {
   for (let i = 0; i < id.length; i++) {
     const code = id.charCodeAt(i);
     if (code >= 65 && code <= 90) return id.toLowerCase();
@@ -101,7 +107,7 @@ export function hrTimeToNanos(time: HrTime): bigint {
   return BigInt(seconds) * NANOS_PER_SECOND + BigInt(nanos);
 }
 
-function statusOf(code: SpanStatusCode, message: string | undefined): SpanRecord['status'] {
+export function statusOf(code: SpanStatusCode, message: string | undefined): SpanRecord['status'] {
   const name = STATUS_CODE_NAMES[code] ?? 'unset';
   // Proto3 cannot tell an empty message from none; drop it, as the OTLP decoder does.
   return message ? { code: name, message } : { code: name };
@@ -160,7 +166,7 @@ function toAttributeValue(value: unknown): AttributeValue {
 }
 
 /** `record["__proto__"] = v` would set the prototype instead of a key. */
-function setKey(record: Attributes, key: string, value: AttributeValue): void {
+export function setKey(record: Attributes, key: string, value: AttributeValue): void {
   if (key === '__proto__') {
     Object.defineProperty(record, key, { value, enumerable: true, writable: true, configurable: true });
   } else {

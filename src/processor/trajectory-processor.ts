@@ -72,7 +72,7 @@ export class TrajectoryProcessor implements SpanProcessor {
   private judged = 0;
   private flushedBeforeJudging = 0;
   /** Judging waits for a later turn of the event loop, off the span's end and the receivers' path. */
-  private readonly laterDrain = new LaterOnce(() => this.drain(JUDGE_SLICE_MS), 'toolpath: judging failed');
+  private readonly laterDrain: LaterOnce;
   private closed = false;
   private readonly sweepTimer: ReturnType<typeof setInterval>;
 
@@ -83,6 +83,11 @@ export class TrajectoryProcessor implements SpanProcessor {
   constructor(options: TrajectoryProcessorOptions) {
     this.judge = new TraceJudge(options);
     if (options.worker) this.worker = new WorkerJudge(workerEvaluatorOptions(options));
+    // Posting to the worker is cheap: done as soon as the code that ended the trace returns, so the
+    // worker starts at once (and also when the app never yields to the event loop between requests).
+    this.laterDrain = this.worker
+      ? new LaterOnce(() => this.drain(Number.POSITIVE_INFINITY), 'toolpath: judging failed', queueMicrotask)
+      : new LaterOnce(() => this.drain(JUDGE_SLICE_MS), 'toolpath: judging failed');
     this.next = options.export;
     this.limits = { ...DEFAULTS, ...definedOnly(options.limits ?? {}) };
     this.stampSampling = options.sampling !== undefined;
@@ -333,7 +338,7 @@ export class TrajectoryProcessor implements SpanProcessor {
     }
   }
 
-  /** Posts waiting traces' records to the worker, oldest first, for up to `budgetMs` (making records is ours). */
+  /** Posts waiting traces to the worker, oldest first, for up to `budgetMs` (packing their spans is ours). */
   private postToWorker(worker: WorkerJudge, budgetMs: number): void {
     const deadline = performance.now() + budgetMs;
     const traces: Buffered[] = [];
@@ -342,10 +347,9 @@ export class TrajectoryProcessor implements SpanProcessor {
       this.judged++;
       traces.push(trace);
       const { traceId, spans, state } = trace;
-      const records = spans.map(fromReadableSpan);
       requests.push({
         traceId,
-        records,
+        spans,
         incomplete: incompleteReason(trace),
         partlyPassedOn: state.flushed > 0,
       });

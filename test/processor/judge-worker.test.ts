@@ -1,4 +1,6 @@
 /** WorkerJudge on its own: batches answered in order, a worker that cannot start, settling. */
+import { ROOT_CONTEXT, trace } from '@opentelemetry/api';
+import { type ReadableSpan, TracerProvider } from '@opentelemetry/sdk-trace';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { Judgement } from '../../src/index.js';
 import { type JudgeRequest, WorkerJudge, workerEvaluatorOptions } from '../../src/processor/judge-worker.js';
@@ -16,37 +18,33 @@ function workerJudge(...args: ConstructorParameters<typeof WorkerJudge>): Worker
   return judge;
 }
 
-/** One trace of an agent span and a tool call, as records. */
-function request(n: number): JudgeRequest {
-  const traceId = n.toString(16).padStart(32, '0');
-  const span = (spanId: string, name: string, attributes: Record<string, string>, parentSpanId?: string) => ({
-    traceId,
-    spanId,
-    ...(parentSpanId && { parentSpanId }),
-    name,
-    kind: 'internal' as const,
-    startTimeUnixNano: 1n,
-    endTimeUnixNano: 2n,
-    attributes,
-    events: [],
-    links: [],
-    status: { code: 'unset' as const },
-    resource: {},
-    scope: { name: 'app' },
+const collected: ReadableSpan[] = [];
+const tracer = new TracerProvider({
+  spanProcessors: [
+    {
+      onStart() {},
+      onEnd: (span) => void collected.push(span),
+      forceFlush: async () => {},
+      shutdown: async () => {},
+    },
+  ],
+}).getTracer('app');
+
+/** One trace of an agent span and a call of a tool the scenario does not allow, made by a real tracer. */
+function request(): JudgeRequest {
+  collected.length = 0;
+  const agent = tracer.startSpan('invoke_agent support', {
+    attributes: { 'gen_ai.operation.name': 'invoke_agent' },
   });
-  return {
-    traceId,
-    records: [
-      span('a'.repeat(16), 'invoke_agent support', { 'gen_ai.operation.name': 'invoke_agent' }),
-      span(
-        'b'.repeat(16),
-        'execute_tool delete_account',
-        { 'gen_ai.operation.name': 'execute_tool', 'gen_ai.tool.name': 'delete_account' },
-        'a'.repeat(16),
-      ),
-    ],
-    partlyPassedOn: false,
-  };
+  tracer
+    .startSpan(
+      'execute_tool delete_account',
+      { attributes: { 'gen_ai.operation.name': 'execute_tool', 'gen_ai.tool.name': 'delete_account' } },
+      trace.setSpan(ROOT_CONTEXT, agent),
+    )
+    .end();
+  agent.end();
+  return { traceId: agent.spanContext().traceId, spans: [...collected], partlyPassedOn: false };
 }
 
 const judged = (judge: WorkerJudge, traces: JudgeRequest[]) =>
@@ -57,13 +55,13 @@ const judged = (judge: WorkerJudge, traces: JudgeRequest[]) =>
 describe('WorkerJudge', () => {
   it('answers each batch with a judgement per trace, in order, without trajectories', async () => {
     const judge = workerJudge(workerEvaluatorOptions({ scenarios: [REFUND_SCENARIO] }));
-    const first = judged(judge, [request(1), request(2)]);
-    const second = judged(judge, [request(3)]);
+    const batch = [request(), request()];
+    const first = judged(judge, batch);
+    const second = judged(judge, [request()]);
     const { judgements } = await first;
-    expect(judgements?.map((judgement) => judgement.reports[0]?.traceId)).toEqual([
-      request(1).traceId,
-      request(2).traceId,
-    ]);
+    expect(judgements?.map((judgement) => judgement.reports[0]?.traceId)).toEqual(
+      batch.map((each) => each.traceId),
+    );
     expect(judgements?.[0]?.reports[0]?.findings.map((finding) => finding.rule)).toContain('tools.allowed');
     expect(judgements?.[0]?.trajectory).toBeUndefined();
     expect(judgements?.[0]?.toolCalls).toBe(1);
@@ -73,10 +71,10 @@ describe('WorkerJudge', () => {
   it('settles on the batches posted before, not on those posted after', async () => {
     const judge = workerJudge(workerEvaluatorOptions({ scenarios: [REFUND_SCENARIO] }));
     const answered: number[] = [];
-    judge.judge([request(1)], () => answered.push(1));
+    judge.judge([request()], () => answered.push(1));
     const settled = judge.settled();
     judge.judge(
-      Array.from({ length: 200 }, (_, n) => request(n + 2)),
+      Array.from({ length: 200 }, () => request()),
       () => answered.push(2),
     );
     await settled;
@@ -89,7 +87,7 @@ describe('WorkerJudge', () => {
   it('gives up on a worker that cannot start: every batch is answered with its error', async () => {
     // The main thread checks scenario files before it starts the worker; this one is gone by then.
     const judge = workerJudge({ scenarios: ['/nonexistent/scenario.yaml'] });
-    const answers = await Promise.all([judged(judge, [request(1)]), judged(judge, [request(2)])]);
+    const answers = await Promise.all([judged(judge, [request()]), judged(judge, [request()])]);
     for (const { judgements, error } of answers) {
       expect(judgements).toBeUndefined();
       expect(error?.message).toContain('/nonexistent/scenario.yaml');
@@ -98,7 +96,7 @@ describe('WorkerJudge', () => {
     let atOnce: Error | undefined;
     for (const deadline = Date.now() + 30_000; !atOnce && Date.now() < deadline; ) {
       let posted = false;
-      judge.judge([request(3)], (_, error) => {
+      judge.judge([request()], (_, error) => {
         if (!posted) atOnce = error;
       });
       posted = true;

@@ -1,0 +1,180 @@
+/**
+ * The span pack that carries spans to the judging worker: whatever SDK spans hold, unpacking gives
+ * exactly the records `fromReadableSpan` makes of them; a damaged pack is refused with a message.
+ */
+import type { ReadableSpan } from '@opentelemetry/sdk-trace';
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { fromReadableSpan } from '../../src/processor/readable-span.js';
+import { packTraces, type SpanPack, unpackTraces } from '../../src/processor/span-pack.js';
+
+const hex = (length: number) =>
+  fc.string({ unit: fc.constantFrom(...'0123456789abcdefABCDEF'), minLength: length, maxLength: length });
+const text = fc.oneof(fc.string(), fc.string({ unit: 'grapheme' }), fc.string({ unit: 'binary' }));
+const hrTime = fc.tuple(
+  fc.oneof(fc.integer({ min: 0, max: 2 ** 33 }), fc.constant(Number.NaN), fc.double()),
+  fc.oneof(fc.integer({ min: 0, max: 999_999_999 }), fc.constant(Number.NaN)),
+);
+
+/** What SDK attributes can hold at run time, the odd values included. */
+const { value: attributeValue } = fc.letrec<{ value: unknown }>((tie) => ({
+  value: fc.oneof(
+    { depthSize: 'small', withCrossShrink: true },
+    text,
+    fc.double(),
+    fc.integer(),
+    fc.boolean(),
+    fc.constantFrom(null, undefined, 10n, () => 1, Symbol('s')),
+    fc.uint8Array({ maxLength: 8 }),
+    fc.array(tie('value'), { maxLength: 4 }),
+    fc.dictionary(text, tie('value'), { maxKeys: 3 }),
+  ),
+}));
+const attributes = fc.oneof(
+  fc.dictionary(fc.oneof(text, fc.constant('__proto__')), attributeValue, { maxKeys: 5 }),
+  fc.constant(undefined),
+);
+
+const resource = attributes.map((attrs) => ({ attributes: attrs ?? {} }));
+const scope = fc.record(
+  { name: text, version: fc.option(text, { nil: undefined }), attributes },
+  { requiredKeys: ['name'] },
+);
+
+function spanOf(
+  traceId: string,
+  fields: {
+    spanId: string;
+    parent?: string;
+    name: string;
+    kind: number;
+    start: [number, number];
+    end: [number, number];
+    ended: boolean;
+    status: { code: number; message?: string };
+    attributes?: Record<string, unknown>;
+    events: { name: string; time: [number, number]; attributes?: Record<string, unknown> }[];
+    links: { traceId: string; spanId: string; attributes?: Record<string, unknown> }[];
+  },
+  res: { attributes: Record<string, unknown> },
+  sc: { name: string },
+): ReadableSpan {
+  return {
+    name: fields.name,
+    kind: fields.kind,
+    spanContext: () => ({ traceId, spanId: fields.spanId, traceFlags: 1 }),
+    parentSpanContext:
+      fields.parent === undefined ? undefined : { traceId, spanId: fields.parent, traceFlags: 1 },
+    startTime: fields.start,
+    endTime: fields.end,
+    ended: fields.ended,
+    status: fields.status,
+    attributes: fields.attributes ?? {},
+    events: fields.events.map((event) => ({ ...event, attributes: event.attributes })),
+    links: fields.links.map((link) => ({
+      context: { traceId: link.traceId, spanId: link.spanId, traceFlags: 1 },
+      attributes: link.attributes,
+    })),
+    resource: res,
+    instrumentationScope: sc,
+    duration: [0, 0],
+    droppedAttributesCount: 0,
+    droppedEventsCount: 0,
+    droppedLinksCount: 0,
+  } as unknown as ReadableSpan;
+}
+
+const spanFields = fc.record(
+  {
+    spanId: hex(16),
+    parent: fc.option(fc.oneof(hex(16), fc.constant('')), { nil: undefined }),
+    name: text,
+    kind: fc.oneof(fc.integer({ min: -1, max: 6 }), fc.constant(Number.NaN)),
+    start: hrTime,
+    end: hrTime,
+    ended: fc.boolean(),
+    status: fc.record({
+      code: fc.integer({ min: -1, max: 3 }),
+      message: fc.option(text, { nil: undefined }),
+    }),
+    attributes,
+    events: fc.array(fc.record({ name: text, time: hrTime, attributes }), { maxLength: 3 }),
+    links: fc.array(fc.record({ traceId: hex(32), spanId: hex(16), attributes }), { maxLength: 2 }),
+  },
+  { requiredKeys: ['spanId', 'name', 'kind', 'start', 'end', 'ended', 'status', 'events', 'links'] },
+);
+
+/** Traces whose spans draw on a few shared resources and scopes, as spans of a few tracers do. */
+const traces = fc
+  .record({
+    resources: fc.array(resource, { minLength: 1, maxLength: 3 }),
+    scopes: fc.array(scope, { minLength: 1, maxLength: 3 }),
+    traces: fc.array(
+      fc.tuple(hex(32), fc.array(fc.tuple(spanFields, fc.nat(), fc.nat()), { maxLength: 6 })),
+      { maxLength: 4 },
+    ),
+  })
+  .map(({ resources, scopes, traces }) =>
+    traces.map(([traceId, spans]) =>
+      spans.map(([fields, r, s]) =>
+        spanOf(
+          traceId,
+          fields,
+          resources[r % resources.length] as { attributes: Record<string, unknown> },
+          scopes[s % scopes.length] as { name: string },
+        ),
+      ),
+    ),
+  );
+
+describe('span pack', () => {
+  it('unpacks exactly the records fromReadableSpan makes, whatever the spans hold', () => {
+    fc.assert(
+      fc.property(traces, (batch) => {
+        expect(unpackTraces(packTraces(batch))).toEqual(batch.map((spans) => spans.map(fromReadableSpan)));
+      }),
+      { numRuns: 300 },
+    );
+  });
+
+  it('survives being posted to another thread (the text as a string, the tape transferred)', async () => {
+    const batch = fc.sample(traces, { numRuns: 5, seed: 7 });
+    const { port1, port2 } = new MessageChannel();
+    for (const spans of batch) {
+      const pack = packTraces(spans);
+      const received = new Promise<SpanPack>((resolve) => port2.once('message', resolve));
+      port1.postMessage(pack, [pack.tape.buffer]);
+      expect(unpackTraces(await received)).toEqual(spans.map((trace) => trace.map(fromReadableSpan)));
+    }
+    port1.close();
+  });
+
+  it('refuses a damaged pack with its message, never another error', () => {
+    const [batch] = fc.sample(
+      traces.filter((t) => t.some((spans) => spans.length > 0)),
+      { numRuns: 1, seed: 3 },
+    );
+    const pack = packTraces(batch as ReadableSpan[][]);
+    fc.assert(
+      fc.property(fc.nat(pack.tape.length - 1), fc.double(), (at, value) => {
+        const tape = pack.tape.slice();
+        tape[at] = value;
+        let records: unknown;
+        try {
+          records = unpackTraces({ text: pack.text, tape });
+        } catch (error) {
+          expect(String(error)).toMatch(/a damaged span pack/);
+          return;
+        }
+        // A change the format cannot see (a number changed to another number) unpacks; anything else throws.
+        expect(records).toBeDefined();
+      }),
+    );
+    expect(() => unpackTraces({ text: pack.text, tape: pack.tape.slice(0, -1) })).toThrow(
+      'a damaged span pack',
+    );
+    expect(() => unpackTraces({ text: `${pack.text}x`, tape: pack.tape })).toThrow(
+      'data after the last trace',
+    );
+  });
+});
