@@ -16,9 +16,9 @@
  * compare ratios, not absolute times. Budget (DESIGN.md): (b)/(a) at most 1.25.
  * With the OTLP exporter, also (c): (b) with judging left out (every trace gets one remembered
  * judgement), so (b) - (c) is what judging costs in the app and (c) - (a) everything else; and
- * (d), a prototype of judging on a worker thread: (c), plus each trace's records posted to a worker
- * that judges them for real (bench/judge-worker.ts); a round also waits for the worker. It shows
- * what moving judging off the app's thread would cost: app thread (wall) against CPU in all.
+ * (d), (b) with `worker: true`: judging on a worker thread, the app's thread buffering, making the
+ * records and applying the judgements (a round's flush waits for the worker). CPU time is the
+ * whole process's, the worker's included: wall time shows what the app's thread pays.
  * The same for ordinary traffic alone (no agent traces): the processor's fast path.
  *
  * Then memory: agent traces held open (root not ended) in a processor with large limits, heap
@@ -32,7 +32,6 @@ import { spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { performance } from 'node:perf_hooks';
 import { pathToFileURL } from 'node:url';
-import { Worker } from 'node:worker_threads';
 import {
   type Context,
   context,
@@ -54,7 +53,6 @@ import {
 } from '@opentelemetry/sdk-trace';
 import { type Report, type TrajectoryProcessor, trajectoryProcessor } from '../src/index.js';
 import type { Judgement, TraceJudge } from '../src/processor/trace-judge.js';
-import type { JudgeProgress, JudgeRequest } from './judge-worker.js';
 
 const TOOLS = ['search_kb', 'get_order', 'get_refund_policy', 'issue_refund', 'send_confirmation'];
 
@@ -84,10 +82,15 @@ export const PROCESSOR_SCENARIO = {
 
 /** Counts what reaches the exporter, then hands it to `next` (an OTLP exporter) or forgets it. */
 class CountingExporter implements SpanExporter {
+  /** The app's spans; toolpath's evaluation spans are counted apart. */
   spans = 0;
+  evaluationSpans = 0;
   constructor(private readonly next?: SpanExporter) {}
   export(spans: ReadableSpan[], done: Parameters<SpanExporter['export']>[1]): void {
-    this.spans += spans.length;
+    for (const span of spans) {
+      if (span.name === 'toolpath.evaluate') this.evaluationSpans++;
+      else this.spans++;
+    }
     if (this.next) this.next.export(spans, done);
     else done({ code: 0 });
   }
@@ -386,8 +389,6 @@ interface Config {
   shutdown: () => Promise<void>;
   processor?: TrajectoryProcessor;
   reports?: Report[];
-  /** What the worker judged and how many traces the app's thread judged, for the sanity line. */
-  worker?: () => JudgeProgress & { here: number };
 }
 
 function baseline(name: string, sink?: Sink): Config {
@@ -414,12 +415,12 @@ function withProcessor(name: string, sink?: Sink, judging: Judging = 'here'): Co
     scenarios: [PROCESSOR_SCENARIO],
     export: new BatchSpanProcessor({ exporter }),
     meterProvider,
-    onReport: (report) => {
+    worker: judging === 'worker',
+    onReport: (report: Report) => {
       if (reports.length < 1_000) reports.push(report);
     },
   });
-  const worker = judging === 'worker' ? new JudgeWorker() : undefined;
-  const judgedHere = judging === 'here' ? undefined : withoutJudging(processor, worker);
+  if (judging === 'none') withoutJudging(processor);
   const provider = new TracerProvider({ spanProcessors: [processor] });
   return {
     name,
@@ -427,15 +428,10 @@ function withProcessor(name: string, sink?: Sink, judging: Judging = 'here'): Co
     exporter,
     processor,
     reports,
-    ...(worker && { worker: () => ({ ...worker.progress, here: judgedHere?.() ?? 0 }) }),
-    flush: async () => {
-      await processor.forceFlush();
-      await worker?.idle();
-    },
+    flush: () => processor.forceFlush(),
     shutdown: async () => {
       await provider.shutdown();
       await meterProvider.shutdown();
-      await worker?.stop();
     },
   };
 }
@@ -444,72 +440,21 @@ function withProcessor(name: string, sink?: Sink, judging: Judging = 'here'): Co
  * For the breakdown: the processor with judging left out. Its judge answers every trace with the
  * judgement of the first trace that passed, pointed at the trace's own root, so buffering, span
  * records, the events on the root and forwarding cost what they cost in (b), and (b) - (c) is what
- * judging costs in the app. With a worker, each trace's records also go to it to be judged there.
- * Reaches into the processor's private judge: a benchmark's diagnosis only.
+ * judging costs in the app. Reaches into the processor's private judge: a benchmark's diagnosis only.
  */
-function withoutJudging(processor: TrajectoryProcessor, worker?: JudgeWorker): () => number {
+function withoutJudging(processor: TrajectoryProcessor): void {
   const judge = (processor as unknown as { judge: TraceJudge }).judge;
   const judgeForReal = judge.judge.bind(judge);
   let canned: Judgement | undefined;
-  let judgedHere = 0;
   judge.judge = (traceId, spans, incomplete) => {
     if (canned === undefined) {
-      judgedHere++;
       const judgement = judgeForReal(traceId, spans, incomplete);
       if (judgement.reports.every((report) => report.verdict === 'pass')) canned = judgement;
       return judgement;
     }
-    worker?.judge({ traceId, records: spans });
     const root = spans.find((span) => span.parentSpanId === undefined);
     return { ...canned, evaluatedSpanId: root?.spanId };
   };
-  return () => judgedHere;
-}
-
-/**
- * bench/judge-worker.ts on a worker thread. Under tsx the worker loads the TypeScript through
- * tsx's API (a worker does not inherit tsx's loader on Node 20); compiled, it loads the .js.
- */
-class JudgeWorker {
-  progress: JudgeProgress = { judged: 0, failed: 0 };
-  private posted = 0;
-  private waiting: (() => void) | undefined;
-  private readonly worker: Worker;
-
-  constructor() {
-    const url = new URL(`./judge-worker${import.meta.url.endsWith('.ts') ? '.ts' : '.js'}`, import.meta.url);
-    this.worker = url.pathname.endsWith('.ts')
-      ? new Worker(
-          `import('tsx/esm/api').then(({ tsImport }) => tsImport(${JSON.stringify(url.href)}, ${JSON.stringify(import.meta.url)}))`,
-          { eval: true },
-        )
-      : new Worker(url);
-    this.worker.on('message', (progress: JudgeProgress) => {
-      this.progress = progress;
-      if (progress.judged === this.posted) this.waiting?.();
-    });
-    this.worker.on('error', (error) => console.error('  ! judge worker failed:', error));
-  }
-
-  judge(request: JudgeRequest): void {
-    this.posted++;
-    this.worker.postMessage(request);
-  }
-
-  /** Resolves when the worker has judged every trace posted so far. */
-  idle(): Promise<void> {
-    if (this.progress.judged === this.posted) return Promise.resolve();
-    return new Promise((resolve) => {
-      this.waiting = () => {
-        this.waiting = undefined;
-        resolve();
-      };
-    });
-  }
-
-  async stop(): Promise<void> {
-    await this.worker.terminate();
-  }
 }
 
 // ---------------------------------------------------------------- timing
@@ -555,6 +500,8 @@ const median = (values: number[]) => {
 
 async function timeProcessors(workload: Workload, exporting: string, configs: Config[]): Promise<void> {
   const wall = configs.map(() => [] as number[]);
+  /** Time in each round's closing flush (exporting; with a worker, also waiting for its last judgements). */
+  const flushes = configs.map(() => [] as number[]);
   const cpu = configs.map(() => [] as number[]);
   const created = configs.map(() => 0);
   const rounds = WARMUP_ROUNDS + workload.rounds;
@@ -566,13 +513,16 @@ async function timeProcessors(workload: Workload, exporting: string, configs: Co
       const start = performance.now();
       const startCpu = process.cpuUsage();
       const spans = await workload.run(config.tracer, r);
+      const flushStart = performance.now();
       await config.flush();
+      const flushed = performance.now() - flushStart;
       const usage = process.cpuUsage(startCpu);
       const elapsed = performance.now() - start;
       created[index] = (created[index] as number) + spans;
       if (r >= WARMUP_ROUNDS) {
         (wall[index] as number[]).push((elapsed * 1e6) / spans);
         (cpu[index] as number[]).push(((usage.user + usage.system) * 1e3) / spans);
+        (flushes[index] as number[]).push(flushed);
       }
     }
   }
@@ -584,7 +534,7 @@ async function timeProcessors(workload: Workload, exporting: string, configs: Co
     'Wall time counts waiting on the exporter; CPU time (this process) counts only work, the fairer measure.',
   );
   console.log(
-    'configuration                     wall ns/span   p25..p75         ratio  paired    cpu ns/span   ratio  paired',
+    'configuration                     wall ns/span   p25..p75         ratio  paired    cpu ns/span   ratio  paired   flush ms',
   );
   const a = { wall: median(wall[0] as number[]), cpu: median(cpu[0] as number[]) };
   // The median of a configuration's time over (a)'s in the same round: steadier when the load drifts.
@@ -598,7 +548,10 @@ async function timeProcessors(workload: Workload, exporting: string, configs: Co
     console.log(
       `${config.name.padEnd(32)} ${m.toFixed(0).padStart(9)}   ${q(0.25).toFixed(0).padStart(6)}..${q(0.75).toFixed(0).padEnd(7)}` +
         `  ${(m / a.wall).toFixed(2).padStart(5)}x ${paired(wall, index).toFixed(2).padStart(5)}x` +
-        `  ${c.toFixed(0).padStart(11)}   ${(c / a.cpu).toFixed(2).padStart(5)}x ${paired(cpu, index).toFixed(2).padStart(5)}x`,
+        `  ${c.toFixed(0).padStart(11)}   ${(c / a.cpu).toFixed(2).padStart(5)}x ${paired(cpu, index).toFixed(2).padStart(5)}x` +
+        `  ${median(flushes[index] as number[])
+          .toFixed(2)
+          .padStart(8)}`,
     );
   });
   // Sanity: nothing lost on the way (the BSP drops when its queue is full), every agent trace judged.
@@ -621,15 +574,6 @@ async function timeProcessors(workload: Workload, exporting: string, configs: Co
           `; dropped ${dropped.length > 0 ? JSON.stringify(Object.fromEntries(dropped)) : 'nothing'}`,
       );
       if (stats.judgedTraces !== agentTraces) console.log('  ! not every agent trace was judged');
-      const worker = config.worker?.();
-      // Traces up to the first that passes are judged on the app's thread (to remember), the rest on the worker.
-      if (worker !== undefined) {
-        console.log(
-          `  ${config.name}: the worker judged ${worker.judged} (${worker.failed} failed), the app's thread ${worker.here}`,
-        );
-        if (worker.judged + worker.here !== agentTraces)
-          console.log('  ! the worker did not judge every agent trace');
-      }
     }
   }
   for (const config of configs) await config.shutdown();
@@ -725,11 +669,12 @@ if (process.argv[1] !== undefined && import.meta.url === pathToFileURL(process.a
       baseline('(a) BatchSpanProcessor', sink),
       withProcessor('(b) trajectoryProcessor + BSP', sink),
       withProcessor('(c) (b) without judging', sink, 'none'),
-      withProcessor('(d) (c) + judging on a worker', sink, 'worker'),
+      withProcessor('(d) (b) judging on a worker', sink, 'worker'),
     ]);
     await timeProcessors(MIXED, 'discarding exporter (span work alone: a lower bound for (a))', [
       baseline('(a) BatchSpanProcessor'),
       withProcessor('(b) trajectoryProcessor + BSP'),
+      withProcessor('(d) (b) judging on a worker', undefined, 'worker'),
     ]);
     await timeProcessors(HTTP_ONLY, 'exporting OTLP/protobuf over loopback', [
       baseline('(a) BatchSpanProcessor', sink),
