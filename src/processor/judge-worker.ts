@@ -7,25 +7,24 @@
 
 import { randomBytes } from 'node:crypto';
 import { Worker } from 'node:worker_threads';
-import type { ReadableSpan } from '@opentelemetry/sdk-trace-base';
-import { packTraces, type SpanPack } from './span-pack.js';
+import { diag } from '@opentelemetry/api';
+import type { SpanPack } from './span-pack.js';
 import { type EvaluatorOptions, isLoadedScenario, type Judgement } from './trace-evaluator.js';
 
 /** A worker that dies this many times in a row without answering is not started again. */
 const MAX_FAILED_STARTS = 3;
 
-/** One trace to judge: its spans, and what `TraceEvaluator.judge` is told beside them. */
-export interface JudgeRequest {
+/** One trace to judge: what `TraceEvaluator.judge` is told beside its spans (which travel packed). */
+export interface TraceToJudge {
   traceId: string;
-  spans: readonly ReadableSpan[];
   incomplete?: string;
   partlyPassedOn: boolean;
 }
 
-/** What goes to the worker: the traces without their spans, which travel packed. */
+/** What goes to the worker: the traces, and their spans packed in the same order. */
 export interface JudgeBatch {
   id: number;
-  traces: readonly Omit<JudgeRequest, 'spans'>[];
+  traces: readonly TraceToJudge[];
   pack: SpanPack;
 }
 
@@ -66,8 +65,12 @@ export class WorkerJudge {
     return this.waiting.size;
   }
 
-  /** Packs and posts `traces`; `done` is called with their judgements, in order. Never throws. */
-  judge(traces: readonly JudgeRequest[], done: BatchDone): void {
+  /**
+   * Posts `traces` with their spans, packed by `pack` (`packTraces` or `packRecordTraces`, in the
+   * same order); `done` is called with their judgements, in order. Never throws: a pack that fails
+   * is that batch's error.
+   */
+  judge(traces: readonly TraceToJudge[], pack: () => SpanPack, done: BatchDone): void {
     if (this.terminated || this.broken) {
       done(undefined, this.broken ?? new Error('toolpath: the judging worker was shut down'));
       return;
@@ -76,13 +79,8 @@ export class WorkerJudge {
     this.waiting.set(id, done);
     if (this.waiting.size === 1) this.worker.ref();
     try {
-      const pack = packTraces(traces.map((trace) => trace.spans));
-      const metadata = traces.map(({ traceId, incomplete, partlyPassedOn }) => ({
-        traceId,
-        incomplete,
-        partlyPassedOn,
-      }));
-      this.worker.postMessage({ id, traces: metadata, pack } satisfies JudgeBatch, [pack.tape.buffer]);
+      const packed = pack();
+      this.worker.postMessage({ id, traces, pack: packed } satisfies JudgeBatch, [packed.tape.buffer]);
     } catch (error) {
       // A span that cannot be packed: that batch is lost, the worker is fine.
       this.answer(id, undefined, error instanceof Error ? error : new Error(String(error)));
@@ -106,9 +104,9 @@ export class WorkerJudge {
     await this.worker.terminate();
   }
 
+  /** Its handlers run on the app's event loop: they never throw. */
   private start(): Worker {
     const worker = spawn(this.options);
-    worker.unref();
     worker.on('message', ({ id, judgements, error }: JudgedBatch) =>
       this.answer(id, judgements, error === undefined ? undefined : new Error(error)),
     );
@@ -116,6 +114,8 @@ export class WorkerJudge {
     worker.on('exit', (code) =>
       this.lost(worker, new Error(`toolpath: the judging worker exited (${code})`)),
     );
+    // After the listeners: adding a 'message' listener refs the worker's port again.
+    worker.unref();
     return worker;
   }
 
@@ -127,8 +127,13 @@ export class WorkerJudge {
     if (worker !== this.worker || this.terminated || this.broken) return;
     if (++this.failedStarts >= MAX_FAILED_STARTS) this.broken = error;
     else {
-      this.restarts++;
-      this.worker = this.start();
+      try {
+        this.restarts++;
+        this.worker = this.start();
+      } catch (failure) {
+        // Cannot even start a thread (memory): judging stops, every batch is answered with why.
+        this.broken = failure instanceof Error ? failure : new Error(String(failure));
+      }
     }
     for (const id of [...this.waiting.keys()]) this.answer(id, undefined, error);
   }
@@ -141,6 +146,8 @@ export class WorkerJudge {
     if (this.waiting.size === 0) this.worker.unref();
     try {
       done(judgements, error);
+    } catch (failure) {
+      diag.error('toolpath: applying judgements from the worker failed', failure);
     } finally {
       this.wakeSettled();
     }

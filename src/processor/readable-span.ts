@@ -25,7 +25,7 @@ export const SPAN_KIND_NAMES: readonly SpanKindName[] = [
   'consumer',
 ];
 /** API SpanStatusCode (UNSET = 0, OK = 1, ERROR = 2) by number, the same numbers as OTLP. */
-const STATUS_CODE_NAMES: readonly StatusCodeName[] = ['unset', 'ok', 'error'];
+export const STATUS_CODE_NAMES: readonly StatusCodeName[] = ['unset', 'ok', 'error'];
 const NANOS_PER_SECOND = 1_000_000_000n;
 
 type SdkAttributes = ReadableSpan['attributes'];
@@ -156,7 +156,8 @@ function toAttributeValue(value: unknown): AttributeValue {
       return value;
     case 'object':
       if (value instanceof Uint8Array) return value;
-      if (Array.isArray(value)) return value.map(toAttributeValue);
+      // Array.from, not map: a hole (`[1, , 3]`) reads as null, as `undefined` does, not as a hole.
+      if (Array.isArray(value)) return Array.from(value, toAttributeValue);
       // Map-valued attributes (allowed by newer API versions): copied recursively.
       return toAttributes(value as SdkAttributes);
     default:

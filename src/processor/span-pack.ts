@@ -8,7 +8,16 @@
  */
 import type { ReadableSpan } from '@opentelemetry/sdk-trace-base';
 import type { Attributes, AttributeValue, ScopeRecord, SpanRecord } from '../model/span-record.js';
-import { hrTimeToNanos, lowercase, SPAN_KIND_NAMES, setKey, statusOf } from './readable-span.js';
+import {
+  hrTimeToNanos,
+  lowercase,
+  SPAN_KIND_NAMES,
+  STATUS_CODE_NAMES,
+  setKey,
+  statusOf,
+} from './readable-span.js';
+
+const NANOS_PER_SECOND = 1_000_000_000n;
 
 /** A batch of traces' spans, packed. `tape` is transferable. */
 export interface SpanPack {
@@ -43,7 +52,21 @@ export function packTraces(traces: readonly (readonly ReadableSpan[])[]): SpanPa
   return packer.done();
 }
 
-/** Unpacks what {@link packTraces} packed: per trace, the records `fromReadableSpan` makes. Throws on a damaged pack. */
+/**
+ * Packs traces of SpanRecords (the adapter's, decoded from OTLP) the same way: unpacked, they are
+ * the same records, but for what judging does not read (tracestates, dropped counts).
+ */
+export function packRecordTraces(traces: readonly (readonly SpanRecord[])[]): SpanPack {
+  const packer = new Packer();
+  packer.number(traces.length);
+  for (const records of traces) {
+    packer.number(records.length);
+    for (const record of records) packer.record(record);
+  }
+  return packer.done();
+}
+
+/** Unpacks what {@link packTraces} or {@link packRecordTraces} packed: per trace, the records `fromReadableSpan` makes. Throws on a damaged pack. */
 export function unpackTraces(pack: SpanPack): SpanRecord[][] {
   const unpacker = new Unpacker(pack);
   const traces: SpanRecord[][] = [];
@@ -61,8 +84,8 @@ class Packer {
   private tape: Float64Array<ArrayBuffer> = new Float64Array(1024);
   private length = 0;
   /** Spans of a tracer share their resource and scope: packed once, then by number. */
-  private readonly resources = new Map<ReadableSpan['resource'], number>();
-  private readonly scopes = new Map<ReadableSpan['instrumentationScope'], number>();
+  private readonly resources = new Map<object, number>();
+  private readonly scopes = new Map<object, number>();
 
   done(): SpanPack {
     return { text: this.texts.join(''), tape: this.tape.slice(0, this.length) };
@@ -77,13 +100,23 @@ class Packer {
     this.tape[this.length++] = value;
   }
 
-  string(value: string | undefined): void {
+  /**
+   * A string, or ABSENT for undefined. The SDK keeps whatever a JavaScript caller passed as a name
+   * or id: anything else is packed as its text, so one odd span costs its trace a string, not the batch.
+   */
+  string(value: unknown): void {
     if (value === undefined) {
       this.number(ABSENT);
       return;
     }
-    this.number(value.length);
-    this.texts.push(value);
+    const text = typeof value === 'string' ? value : String(value);
+    this.number(text.length);
+    this.texts.push(text);
+  }
+
+  /** A string that must be there: absent (undefined, null) packs as the empty string. */
+  required(value: unknown): void {
+    this.string(value ?? '');
   }
 
   /** An HrTime; what is not a number reads as NaN, which `hrTimeToNanos` reads as 0, as it would the original. */
@@ -94,10 +127,10 @@ class Packer {
 
   span(span: ReadableSpan): void {
     const context = span.spanContext();
-    this.string(context.traceId);
-    this.string(context.spanId);
+    this.required(context.traceId);
+    this.required(context.spanId);
     this.string(span.parentSpanContext?.spanId || undefined);
-    this.string(span.name);
+    this.required(span.name);
     this.number(span.kind);
     this.time(span.startTime);
     this.number(span.ended ? 1 : 0);
@@ -107,22 +140,59 @@ class Packer {
     this.attributes(span.attributes);
     this.number(span.events.length);
     for (const event of span.events) {
-      this.string(event.name);
+      this.required(event.name);
       this.time(event.time);
       this.attributes(event.attributes);
     }
     this.number(span.links.length);
     for (const link of span.links) {
-      this.string(link.context.traceId);
-      this.string(link.context.spanId);
+      this.required(link.context.traceId);
+      this.required(link.context.spanId);
       this.attributes(link.attributes);
     }
-    this.resource(span.resource);
+    this.resource(span.resource, span.resource.attributes);
     this.scope(span.instrumentationScope);
   }
 
+  record(record: SpanRecord): void {
+    this.required(record.traceId);
+    this.required(record.spanId);
+    this.string(record.parentSpanId);
+    this.required(record.name);
+    this.number(SPAN_KIND_NAMES.indexOf(record.kind));
+    this.nanos(record.startTimeUnixNano);
+    this.number(record.endTimeUnixNano === undefined ? 0 : 1);
+    this.nanos(record.endTimeUnixNano ?? 0n);
+    this.number(STATUS_CODE_NAMES.indexOf(record.status.code));
+    this.string(record.status.message);
+    this.attributes(record.attributes);
+    this.number(record.events.length);
+    for (const event of record.events) {
+      this.required(event.name);
+      this.nanos(event.timeUnixNano);
+      this.attributes(event.attributes);
+    }
+    this.number(record.links.length);
+    for (const link of record.links) {
+      this.required(link.traceId);
+      this.required(link.spanId);
+      this.attributes(link.attributes);
+    }
+    this.resource(record.resource, record.resource);
+    this.scope(record.scope);
+  }
+
+  /**
+   * Nanoseconds as an HrTime `hrTimeToNanos` turns back into them: exact while the seconds fit a
+   * double's integers (2^53 s; OTLP's uint64 nanoseconds are far inside).
+   */
+  private nanos(time: bigint): void {
+    this.number(Number(time / NANOS_PER_SECOND));
+    this.number(Number(time % NANOS_PER_SECOND));
+  }
+
   /** A resource's number; the first time, its attributes follow. */
-  private resource(resource: ReadableSpan['resource']): void {
+  private resource(resource: object, attributes: SdkAttributes | Attributes): void {
     const known = this.resources.get(resource);
     if (known !== undefined) {
       this.number(known);
@@ -130,10 +200,10 @@ class Packer {
     }
     this.resources.set(resource, this.resources.size);
     this.number(this.resources.size - 1);
-    this.attributes(resource.attributes);
+    this.attributes(attributes);
   }
 
-  private scope(scope: ReadableSpan['instrumentationScope']): void {
+  private scope(scope: ReadableSpan['instrumentationScope'] | ScopeRecord): void {
     const known = this.scopes.get(scope);
     if (known !== undefined) {
       this.number(known);
@@ -141,13 +211,13 @@ class Packer {
     }
     this.scopes.set(scope, this.scopes.size);
     this.number(this.scopes.size - 1);
-    this.string(scope.name);
+    this.required(scope.name);
     this.string(scope.version || undefined);
     // 3.x scopes may carry attributes; 2.x ones do not.
     this.attributes((scope as { attributes?: SdkAttributes }).attributes);
   }
 
-  private attributes(attributes: SdkAttributes | undefined): void {
+  private attributes(attributes: SdkAttributes | Attributes | undefined): void {
     if (!attributes) {
       this.number(0);
       return;
@@ -156,7 +226,7 @@ class Packer {
     this.number(keys.length);
     for (const key of keys) {
       this.string(key);
-      this.value(attributes[key]);
+      this.value((attributes as Record<string, unknown>)[key]);
     }
   }
 

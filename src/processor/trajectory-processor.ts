@@ -10,7 +10,7 @@ import { type Context, diag } from '@opentelemetry/api';
 import type { ReadableSpan, Span, SpanProcessor } from '@opentelemetry/sdk-trace-base';
 import type { SpanRecord } from '../model/span-record.js';
 import { evaluationSpanOf } from './evaluation-span.js';
-import { type JudgeRequest, WorkerJudge, workerEvaluatorOptions } from './judge-worker.js';
+import { type TraceToJudge, WorkerJudge, workerEvaluatorOptions } from './judge-worker.js';
 import { LaterOnce } from './later-once.js';
 import { type Buffered, incompleteReason, isAgentSpan, isLocalRoot, type LiveTrace } from './live-trace.js';
 import { type OpenTrace, OpenTraces } from './open-traces.js';
@@ -24,6 +24,7 @@ import {
 } from './processor-options.js';
 import { fromEndingSpan, fromReadableSpan } from './readable-span.js';
 import { samplingAttributes, stamped } from './risk-sampler.js';
+import { packTraces } from './span-pack.js';
 import { DecisionCache, TraceBuffer } from './trace-buffer.js';
 import { type Judgement, TraceJudge } from './trace-judge.js';
 import { WaitingTraces } from './waiting-traces.js';
@@ -66,7 +67,7 @@ export class TrajectoryProcessor implements SpanProcessor {
   private readonly limits: Required<ProcessorLimits>;
   private readonly openTraces: OpenTraces;
   private readonly buffer: TraceBuffer<ReadableSpan, LiveTrace>;
-  private readonly waiting = new WaitingTraces();
+  private readonly waiting = new WaitingTraces<ReadableSpan, Buffered>();
   private readonly decisions: DecisionCache;
   private readonly stampSampling: boolean;
   private judged = 0;
@@ -216,8 +217,9 @@ export class TrajectoryProcessor implements SpanProcessor {
   async forceFlush(): Promise<void> {
     try {
       this.drain(Number.POSITIVE_INFINITY);
-      await this.worker?.settled();
+      // Before waiting for the worker: a trace completing meanwhile leaves the buffer for the worker.
       for (const trace of this.buffer.live()) this.passOnHeld(trace);
+      await this.worker?.settled();
     } catch (error) {
       diag.error('toolpath: forceFlush failed', error);
     }
@@ -342,24 +344,25 @@ export class TrajectoryProcessor implements SpanProcessor {
   private postToWorker(worker: WorkerJudge, budgetMs: number): void {
     const deadline = performance.now() + budgetMs;
     const traces: Buffered[] = [];
-    const requests: JudgeRequest[] = [];
+    const requests: TraceToJudge[] = [];
     for (let trace = this.waiting.sendOldest(); trace; trace = this.waiting.sendOldest()) {
-      this.judged++;
       traces.push(trace);
-      const { traceId, spans, state } = trace;
       requests.push({
-        traceId,
-        spans,
+        traceId: trace.traceId,
         incomplete: incompleteReason(trace),
-        partlyPassedOn: state.flushed > 0,
+        partlyPassedOn: trace.state.flushed > 0,
       });
       if (performance.now() >= deadline && this.waiting.queuedCount > 0) {
         this.laterDrain.schedule();
         break;
       }
     }
-    if (traces.length > 0)
-      worker.judge(requests, (judgements, error) => this.judgedOnWorker(traces, judgements, error));
+    if (traces.length === 0) return;
+    worker.judge(
+      requests,
+      () => packTraces(traces.map((trace) => trace.spans)),
+      (judgements, error) => this.judgedOnWorker(traces, judgements, error),
+    );
   }
 
   /** A batch's judgements are back: record them and pass the kept traces on; a lost batch goes on unjudged. */
@@ -373,12 +376,14 @@ export class TrajectoryProcessor implements SpanProcessor {
       const judgement = judgements?.[k];
       try {
         if (!judgement) throw error ?? new Error('no judgement came back');
+        this.judged++;
         this.judge.sinks.record(trace.traceId, judgement);
         this.finish(trace, judgement, false);
       } catch (failure) {
+        // Its spans go on first: reporting the failure could fail too (a broken meter).
+        this.letGo(trace);
         const message = `toolpath: could not judge trace ${trace.traceId} on the worker; passing it on unjudged`;
         this.judge.sinks.fail({ stage: 'worker', message, error: failure });
-        this.letGo(trace);
       }
     }
   }

@@ -3,7 +3,8 @@ import { ROOT_CONTEXT, trace } from '@opentelemetry/api';
 import { type ReadableSpan, TracerProvider } from '@opentelemetry/sdk-trace';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { Judgement } from '../../src/index.js';
-import { type JudgeRequest, WorkerJudge, workerEvaluatorOptions } from '../../src/processor/judge-worker.js';
+import { type BatchDone, WorkerJudge, workerEvaluatorOptions } from '../../src/processor/judge-worker.js';
+import { packTraces } from '../../src/processor/span-pack.js';
 import { REFUND_SCENARIO } from './vercel-agent.js';
 
 let judges: WorkerJudge[] = [];
@@ -31,7 +32,13 @@ const tracer = new TracerProvider({
 }).getTracer('app');
 
 /** One trace of an agent span and a call of a tool the scenario does not allow, made by a real tracer. */
-function request(): JudgeRequest {
+interface Request {
+  traceId: string;
+  spans: ReadableSpan[];
+  partlyPassedOn: boolean;
+}
+
+function request(): Request {
   collected.length = 0;
   const agent = tracer.startSpan('invoke_agent support', {
     attributes: { 'gen_ai.operation.name': 'invoke_agent' },
@@ -47,9 +54,17 @@ function request(): JudgeRequest {
   return { traceId: agent.spanContext().traceId, spans: [...collected], partlyPassedOn: false };
 }
 
-const judged = (judge: WorkerJudge, traces: JudgeRequest[]) =>
+/** Posts the traces as the processor does: their spans packed. */
+const post = (judge: WorkerJudge, traces: Request[], done: BatchDone) =>
+  judge.judge(
+    traces.map(({ traceId, partlyPassedOn }) => ({ traceId, partlyPassedOn })),
+    () => packTraces(traces.map((trace) => trace.spans)),
+    done,
+  );
+
+const judged = (judge: WorkerJudge, traces: Request[]) =>
   new Promise<{ judgements?: Judgement[]; error?: Error }>((resolve) =>
-    judge.judge(traces, (judgements, error) => resolve({ judgements, error })),
+    post(judge, traces, (judgements, error) => resolve({ judgements, error })),
   );
 
 describe('WorkerJudge', () => {
@@ -71,9 +86,10 @@ describe('WorkerJudge', () => {
   it('settles on the batches posted before, not on those posted after', async () => {
     const judge = workerJudge(workerEvaluatorOptions({ scenarios: [REFUND_SCENARIO] }));
     const answered: number[] = [];
-    judge.judge([request()], () => answered.push(1));
+    post(judge, [request()], () => answered.push(1));
     const settled = judge.settled();
-    judge.judge(
+    post(
+      judge,
       Array.from({ length: 200 }, () => request()),
       () => answered.push(2),
     );
@@ -96,7 +112,7 @@ describe('WorkerJudge', () => {
     let atOnce: Error | undefined;
     for (const deadline = Date.now() + 30_000; !atOnce && Date.now() < deadline; ) {
       let posted = false;
-      judge.judge([request()], (_, error) => {
+      post(judge, [request()], (_, error) => {
         if (!posted) atOnce = error;
       });
       posted = true;

@@ -6,7 +6,7 @@ import { context, trace } from '@opentelemetry/api';
 import { BatchSpanProcessor, type ReadableSpan } from '@opentelemetry/sdk-trace';
 import { afterEach, describe, expect, it } from 'vitest';
 import { parseScenario, type Report, trajectoryProcessor } from '../../src/index.js';
-import { eventsNamed, type Pipeline, type PipelineOptions, pipeline, spansOfTrace } from './harness.js';
+import { eventsNamed, type Pipeline, type PipelineOptions, pipeline } from './harness.js';
 import { REFUND_SCENARIO, runRefundAgent } from './vercel-agent.js';
 
 let current: Pipeline[] = [];
