@@ -60,6 +60,12 @@ export function evaluationSpan(input: EvaluationSpanInput): ReadableSpan {
   };
 }
 
+/** How the evaluation span finds the evaluated span among SDK spans (the processor's). */
+export const SDK_SPAN_VIEW = {
+  spanId: (span: ReadableSpan) => span.spanContext().spanId,
+  resource: (span: ReadableSpan) => span.resource,
+};
+
 /** The evaluated trace, as both front doors hold it. */
 export interface EvaluatedTrace<T> {
   traceId: string;

@@ -66,8 +66,7 @@ export class WorkerJudge {
   }
 
   /**
-   * Posts `traces` with their spans, packed by `pack` (`packTraces` or `packRecordTraces`, in the
-   * same order); `done` is called with their judgements, in order. Never throws: a pack that fails
+   * Posts `traces` with their spans, packed by `pack` (`packTraces`, in the same order); `done` is called with their judgements, in order. Never throws: a pack that fails
    * is that batch's error.
    */
   judge(traces: readonly TraceToJudge[], pack: () => SpanPack, done: BatchDone): void {

@@ -87,3 +87,9 @@ export const DEFAULTS = {
   inlineMaxSpans: 256,
   decisionCacheSize: 10_000,
 } as const;
+
+/** The limits given, with the defaults for those not given. */
+export function withDefaults(limits: ProcessorLimits = {}): Required<ProcessorLimits> {
+  const given = Object.entries(limits).filter(([, value]) => value !== undefined);
+  return { ...DEFAULTS, ...Object.fromEntries(given) };
+}

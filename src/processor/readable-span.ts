@@ -25,7 +25,7 @@ export const SPAN_KIND_NAMES: readonly SpanKindName[] = [
   'consumer',
 ];
 /** API SpanStatusCode (UNSET = 0, OK = 1, ERROR = 2) by number, the same numbers as OTLP. */
-export const STATUS_CODE_NAMES: readonly StatusCodeName[] = ['unset', 'ok', 'error'];
+const STATUS_CODE_NAMES: readonly StatusCodeName[] = ['unset', 'ok', 'error'];
 const NANOS_PER_SECOND = 1_000_000_000n;
 
 type SdkAttributes = ReadableSpan['attributes'];

@@ -8,16 +8,7 @@
  */
 import type { ReadableSpan } from '@opentelemetry/sdk-trace-base';
 import type { Attributes, AttributeValue, ScopeRecord, SpanRecord } from '../model/span-record.js';
-import {
-  hrTimeToNanos,
-  lowercase,
-  SPAN_KIND_NAMES,
-  STATUS_CODE_NAMES,
-  setKey,
-  statusOf,
-} from './readable-span.js';
-
-const NANOS_PER_SECOND = 1_000_000_000n;
+import { hrTimeToNanos, lowercase, SPAN_KIND_NAMES, setKey, statusOf } from './readable-span.js';
 
 /** A batch of traces' spans, packed. `tape` is transferable. */
 export interface SpanPack {
@@ -52,21 +43,7 @@ export function packTraces(traces: readonly (readonly ReadableSpan[])[]): SpanPa
   return packer.done();
 }
 
-/**
- * Packs traces of SpanRecords (the adapter's, decoded from OTLP) the same way: unpacked, they are
- * the same records, but for what judging does not read (tracestates, dropped counts).
- */
-export function packRecordTraces(traces: readonly (readonly SpanRecord[])[]): SpanPack {
-  const packer = new Packer();
-  packer.number(traces.length);
-  for (const records of traces) {
-    packer.number(records.length);
-    for (const record of records) packer.record(record);
-  }
-  return packer.done();
-}
-
-/** Unpacks what {@link packTraces} or {@link packRecordTraces} packed: per trace, the records `fromReadableSpan` makes. Throws on a damaged pack. */
+/** Unpacks what {@link packTraces} packed: per trace, the records `fromReadableSpan` makes. Throws on a damaged pack. */
 export function unpackTraces(pack: SpanPack): SpanRecord[][] {
   const unpacker = new Unpacker(pack);
   const traces: SpanRecord[][] = [];
@@ -84,8 +61,8 @@ class Packer {
   private tape: Float64Array<ArrayBuffer> = new Float64Array(1024);
   private length = 0;
   /** Spans of a tracer share their resource and scope: packed once, then by number. */
-  private readonly resources = new Map<object, number>();
-  private readonly scopes = new Map<object, number>();
+  private readonly resources = new Map<ReadableSpan['resource'], number>();
+  private readonly scopes = new Map<ReadableSpan['instrumentationScope'], number>();
 
   done(): SpanPack {
     return { text: this.texts.join(''), tape: this.tape.slice(0, this.length) };
@@ -150,49 +127,12 @@ class Packer {
       this.required(link.context.spanId);
       this.attributes(link.attributes);
     }
-    this.resource(span.resource, span.resource.attributes);
+    this.resource(span.resource);
     this.scope(span.instrumentationScope);
   }
 
-  record(record: SpanRecord): void {
-    this.required(record.traceId);
-    this.required(record.spanId);
-    this.string(record.parentSpanId);
-    this.required(record.name);
-    this.number(SPAN_KIND_NAMES.indexOf(record.kind));
-    this.nanos(record.startTimeUnixNano);
-    this.number(record.endTimeUnixNano === undefined ? 0 : 1);
-    this.nanos(record.endTimeUnixNano ?? 0n);
-    this.number(STATUS_CODE_NAMES.indexOf(record.status.code));
-    this.string(record.status.message);
-    this.attributes(record.attributes);
-    this.number(record.events.length);
-    for (const event of record.events) {
-      this.required(event.name);
-      this.nanos(event.timeUnixNano);
-      this.attributes(event.attributes);
-    }
-    this.number(record.links.length);
-    for (const link of record.links) {
-      this.required(link.traceId);
-      this.required(link.spanId);
-      this.attributes(link.attributes);
-    }
-    this.resource(record.resource, record.resource);
-    this.scope(record.scope);
-  }
-
-  /**
-   * Nanoseconds as an HrTime `hrTimeToNanos` turns back into them: exact while the seconds fit a
-   * double's integers (2^53 s; OTLP's uint64 nanoseconds are far inside).
-   */
-  private nanos(time: bigint): void {
-    this.number(Number(time / NANOS_PER_SECOND));
-    this.number(Number(time % NANOS_PER_SECOND));
-  }
-
   /** A resource's number; the first time, its attributes follow. */
-  private resource(resource: object, attributes: SdkAttributes | Attributes): void {
+  private resource(resource: ReadableSpan['resource']): void {
     const known = this.resources.get(resource);
     if (known !== undefined) {
       this.number(known);
@@ -200,10 +140,10 @@ class Packer {
     }
     this.resources.set(resource, this.resources.size);
     this.number(this.resources.size - 1);
-    this.attributes(attributes);
+    this.attributes(resource.attributes);
   }
 
-  private scope(scope: ReadableSpan['instrumentationScope'] | ScopeRecord): void {
+  private scope(scope: ReadableSpan['instrumentationScope']): void {
     const known = this.scopes.get(scope);
     if (known !== undefined) {
       this.number(known);
@@ -217,7 +157,7 @@ class Packer {
     this.attributes((scope as { attributes?: SdkAttributes }).attributes);
   }
 
-  private attributes(attributes: SdkAttributes | Attributes | undefined): void {
+  private attributes(attributes: SdkAttributes | undefined): void {
     if (!attributes) {
       this.number(0);
       return;
@@ -226,7 +166,7 @@ class Packer {
     this.number(keys.length);
     for (const key of keys) {
       this.string(key);
-      this.value((attributes as Record<string, unknown>)[key]);
+      this.value(attributes[key]);
     }
   }
 

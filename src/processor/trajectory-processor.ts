@@ -9,25 +9,24 @@
 import { type Context, diag } from '@opentelemetry/api';
 import type { ReadableSpan, Span, SpanProcessor } from '@opentelemetry/sdk-trace-base';
 import type { SpanRecord } from '../model/span-record.js';
-import { evaluationSpanOf } from './evaluation-span.js';
-import { type TraceToJudge, WorkerJudge, workerEvaluatorOptions } from './judge-worker.js';
+import { evaluationSpanOf, SDK_SPAN_VIEW } from './evaluation-span.js';
 import { LaterOnce } from './later-once.js';
 import { type Buffered, incompleteReason, isAgentSpan, isLocalRoot, type LiveTrace } from './live-trace.js';
 import { type OpenTrace, OpenTraces } from './open-traces.js';
 import {
   type AppThreadOptions,
-  DEFAULTS,
   type ProcessorLimits,
   type ProcessorStats,
   type TrajectoryProcessorOptions,
   type WorkerOptions,
+  withDefaults,
 } from './processor-options.js';
 import { fromEndingSpan, fromReadableSpan } from './readable-span.js';
 import { samplingAttributes, stamped } from './risk-sampler.js';
-import { packTraces } from './span-pack.js';
 import { DecisionCache, TraceBuffer } from './trace-buffer.js';
 import { type Judgement, TraceJudge } from './trace-judge.js';
 import { WaitingTraces } from './waiting-traces.js';
+import { WorkerDrain } from './worker-drain.js';
 
 export type {
   AppThreadOptions,
@@ -61,8 +60,8 @@ export function trajectoryProcessor(options: TrajectoryProcessorOptions): Trajec
  */
 export class TrajectoryProcessor implements SpanProcessor {
   private readonly judge: TraceJudge;
-  /** With `worker: true`: where traces are judged; their judgements come back to {@link judgedOnWorker}. */
-  private readonly worker?: WorkerJudge;
+  /** With `worker: true`: where traces are judged. */
+  private readonly worker?: WorkerDrain;
   private readonly next?: SpanProcessor;
   private readonly limits: Required<ProcessorLimits>;
   private readonly openTraces: OpenTraces;
@@ -83,14 +82,28 @@ export class TrajectoryProcessor implements SpanProcessor {
   constructor(options: TrajectoryProcessorOptions);
   constructor(options: TrajectoryProcessorOptions) {
     this.judge = new TraceJudge(options);
-    if (options.worker) this.worker = new WorkerJudge(workerEvaluatorOptions(options));
+    if (options.worker) {
+      this.worker = new WorkerDrain(options, this.waiting, {
+        judged: (trace, judgement) => {
+          this.judged++;
+          this.judge.sinks.record(trace.traceId, judgement);
+          this.finish(trace, judgement, false);
+        },
+        lost: (trace, error) => {
+          // Its spans go on first: reporting the failure could fail too (a broken meter).
+          this.letGo(trace);
+          const message = `toolpath: could not judge trace ${trace.traceId} on the worker; passing it on unjudged`;
+          this.judge.sinks.fail({ stage: 'worker', message, error });
+        },
+      });
+    }
     // Posting to the worker is cheap: done as soon as the code that ended the trace returns, so the
     // worker starts at once (and also when the app never yields to the event loop between requests).
     this.laterDrain = this.worker
       ? new LaterOnce(() => this.drain(Number.POSITIVE_INFINITY), 'toolpath: judging failed', queueMicrotask)
       : new LaterOnce(() => this.drain(JUDGE_SLICE_MS), 'toolpath: judging failed');
     this.next = options.export;
-    this.limits = { ...DEFAULTS, ...definedOnly(options.limits ?? {}) };
+    this.limits = withDefaults(options.limits);
     this.stampSampling = options.sampling !== undefined;
     this.openTraces = new OpenTraces(this.limits.maxOpenTraces);
     this.buffer = new TraceBuffer<ReadableSpan, LiveTrace>(
@@ -320,7 +333,7 @@ export class TrajectoryProcessor implements SpanProcessor {
   /** Judges waiting traces, oldest first, for up to `budgetMs`; then yields and comes back. */
   private drain(budgetMs: number): void {
     if (this.worker) {
-      this.postToWorker(this.worker, budgetMs);
+      this.worker.post();
       return;
     }
     const deadline = performance.now() + budgetMs;
@@ -336,54 +349,6 @@ export class TrajectoryProcessor implements SpanProcessor {
       if (performance.now() >= deadline && this.waiting.queuedCount > 0) {
         this.laterDrain.schedule();
         return;
-      }
-    }
-  }
-
-  /** Posts waiting traces to the worker, oldest first, for up to `budgetMs` (packing their spans is ours). */
-  private postToWorker(worker: WorkerJudge, budgetMs: number): void {
-    const deadline = performance.now() + budgetMs;
-    const traces: Buffered[] = [];
-    const requests: TraceToJudge[] = [];
-    for (let trace = this.waiting.sendOldest(); trace; trace = this.waiting.sendOldest()) {
-      traces.push(trace);
-      requests.push({
-        traceId: trace.traceId,
-        incomplete: incompleteReason(trace),
-        partlyPassedOn: trace.state.flushed > 0,
-      });
-      if (performance.now() >= deadline && this.waiting.queuedCount > 0) {
-        this.laterDrain.schedule();
-        break;
-      }
-    }
-    if (traces.length === 0) return;
-    worker.judge(
-      requests,
-      () => packTraces(traces.map((trace) => trace.spans)),
-      (judgements, error) => this.judgedOnWorker(traces, judgements, error),
-    );
-  }
-
-  /** A batch's judgements are back: record them and pass the kept traces on; a lost batch goes on unjudged. */
-  private judgedOnWorker(
-    traces: readonly Buffered[],
-    judgements: Judgement[] | undefined,
-    error?: Error,
-  ): void {
-    for (const [k, trace] of traces.entries()) {
-      this.waiting.release(trace);
-      const judgement = judgements?.[k];
-      try {
-        if (!judgement) throw error ?? new Error('no judgement came back');
-        this.judged++;
-        this.judge.sinks.record(trace.traceId, judgement);
-        this.finish(trace, judgement, false);
-      } catch (failure) {
-        // Its spans go on first: reporting the failure could fail too (a broken meter).
-        this.letGo(trace);
-        const message = `toolpath: could not judge trace ${trace.traceId} on the worker; passing it on unjudged`;
-        this.judge.sinks.fail({ stage: 'worker', message, error: failure });
       }
     }
   }
@@ -422,7 +387,7 @@ export class TrajectoryProcessor implements SpanProcessor {
     const evaluation = evaluationSpanOf(
       trace,
       judgement,
-      READABLE_VIEW,
+      SDK_SPAN_VIEW,
       this.stampSampling ? samplingAttributes(decision) : {},
     );
     if (evaluation) this.forward(evaluation);
@@ -462,14 +427,4 @@ export class TrajectoryProcessor implements SpanProcessor {
       diag.error('toolpath: the wrapped processor threw in onEnd', error);
     }
   }
-}
-
-/** How the evaluation span finds the evaluated span among SDK spans. */
-const READABLE_VIEW = {
-  spanId: (span: ReadableSpan) => span.spanContext().spanId,
-  resource: (span: ReadableSpan) => span.resource,
-};
-
-function definedOnly<T extends object>(value: T): Partial<T> {
-  return Object.fromEntries(Object.entries(value).filter(([, v]) => v !== undefined)) as Partial<T>;
 }

@@ -122,3 +122,13 @@ export function eventsNamed(span: ReadableSpan, name: string): Attributes[] {
 export function spansOfTrace(exporter: InMemorySpanExporter, traceId: string): ReadableSpan[] {
   return exporter.getFinishedSpans().filter((span) => span.spanContext().traceId === traceId);
 }
+
+/** The processor's worker client, reached through its internals (tests that kill the worker). */
+export function workerJudgeOf(processor: TrajectoryProcessor): {
+  worker: { terminate(): Promise<number> };
+  inFlight: number;
+} {
+  const drain = (processor as unknown as { worker?: { worker: ReturnType<typeof workerJudgeOf> } }).worker;
+  if (!drain) throw new Error('the processor does not judge on a worker');
+  return drain.worker;
+}

@@ -5,9 +5,8 @@
 import type { ReadableSpan } from '@opentelemetry/sdk-trace';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import type { SpanRecord } from '../../src/model/span-record.js';
 import { fromReadableSpan } from '../../src/processor/readable-span.js';
-import { packRecordTraces, packTraces, type SpanPack, unpackTraces } from '../../src/processor/span-pack.js';
+import { packTraces, type SpanPack, unpackTraces } from '../../src/processor/span-pack.js';
 
 const hex = (length: number) =>
   fc.string({ unit: fc.constantFrom(...'0123456789abcdefABCDEF'), minLength: length, maxLength: length });
@@ -128,34 +127,11 @@ const traces = fc
     ),
   );
 
-const MAX_EXACT = 2n ** 53n * 1_000_000_000n;
-const timesOf = (record: SpanRecord) => [
-  record.startTimeUnixNano,
-  record.endTimeUnixNano ?? 0n,
-  ...record.events.map((event) => event.timeUnixNano),
-];
-
 describe('span pack', () => {
   it('unpacks exactly the records fromReadableSpan makes, whatever the spans hold', () => {
     fc.assert(
       fc.property(traces, (batch) => {
         expect(unpackTraces(packTraces(batch))).toEqual(batch.map((spans) => spans.map(fromReadableSpan)));
-      }),
-      { numRuns: 300 },
-    );
-  });
-
-  it('packs SpanRecords (as the adapter holds them) the same way: they unpack as they were', () => {
-    fc.assert(
-      fc.property(traces, (batch) => {
-        const records = batch.map((spans) => spans.map(fromReadableSpan));
-        // Times whose seconds are past a double's integers are not exact in a pack of records.
-        fc.pre(
-          records
-            .flat()
-            .every((record) => timesOf(record).every((time) => time < MAX_EXACT && time > -MAX_EXACT)),
-        );
-        expect(unpackTraces(packRecordTraces(records))).toEqual(records);
       }),
       { numRuns: 300 },
     );

@@ -6,7 +6,7 @@ import { context, trace } from '@opentelemetry/api';
 import { BatchSpanProcessor, type ReadableSpan } from '@opentelemetry/sdk-trace';
 import { afterEach, describe, expect, it } from 'vitest';
 import { parseScenario, type Report, trajectoryProcessor } from '../../src/index.js';
-import { eventsNamed, type Pipeline, type PipelineOptions, pipeline } from './harness.js';
+import { eventsNamed, type Pipeline, type PipelineOptions, pipeline, workerJudgeOf } from './harness.js';
 import { REFUND_SCENARIO, runRefundAgent } from './vercel-agent.js';
 
 let current: Pipeline[] = [];
@@ -144,8 +144,7 @@ describe('trajectoryProcessor with worker: true', () => {
   it('passes a batch on unjudged when the worker dies, and judges the next trace on a new one', async () => {
     const p = start({ scenarios: [REFUND_SCENARIO], worker: true });
     const tracer = p.provider.getTracer('app');
-    const worker = (p.processor as unknown as { worker: { worker: { terminate(): Promise<number> } } })
-      .worker;
+    const worker = workerJudgeOf(p.processor);
     // The agent's trace completes and the worker is stopped; the flush posts the batch to it, and it exits.
     await runRefundAgent(tracer, 'good');
     void worker.worker.terminate();

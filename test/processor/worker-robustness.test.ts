@@ -12,7 +12,7 @@ import { describe, expect, it } from 'vitest';
 import { type Report, trajectoryProcessor } from '../../src/index.js';
 import { fromReadableSpan } from '../../src/processor/readable-span.js';
 import { packTraces, unpackTraces } from '../../src/processor/span-pack.js';
-import { pipeline } from './harness.js';
+import { pipeline, workerJudgeOf } from './harness.js';
 import { REFUND_SCENARIO } from './vercel-agent.js';
 
 const AGENT = { 'gen_ai.operation.name': 'invoke_agent' };
@@ -75,9 +75,7 @@ describe('worker: true, robustness', () => {
       export: recorder(log),
     });
     const tracer = new TracerProvider({ spanProcessors: [processor] }).getTracer('app');
-    const judge = (
-      processor as unknown as { worker: { worker: { terminate(): Promise<number> }; inFlight: number } }
-    ).worker;
+    const judge = workerJudgeOf(processor);
     tracer.startSpan('invoke_agent a', { attributes: AGENT }, ROOT_CONTEXT).end();
     await Promise.resolve(); // posted: batch 0
     tracer.startSpan('invoke_agent b', { attributes: AGENT }, ROOT_CONTEXT).end();
