@@ -40,6 +40,8 @@ const processor = trajectoryProcessor({
   // seen before. Of the rest, 10% go on, chosen by trace id. Kept spans carry
   // `toolpath.sampling.reason` and `toolpath.sampling.adjusted_count`.
   sampling: { ratio: 0.1 },
+  // To judge on a worker thread, off the app's (findings then arrive on a `toolpath.evaluate`
+  // span, and onReport gets the report alone): `worker: true`.
   // One line per verdict. Values in findings are redacted by default (`redact` option).
   onReport: (report) => {
     const rules = [...new Set(report.findings.map((finding) => finding.rule))];

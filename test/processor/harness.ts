@@ -9,6 +9,7 @@ import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-ho
 import { InMemoryLogRecordExporter, LoggerProvider, SimpleLogRecordProcessor } from '@opentelemetry/sdk-logs';
 import { type DataPoint, MeterProvider, MetricReader } from '@opentelemetry/sdk-metrics';
 import {
+  BatchSpanProcessor,
   InMemorySpanExporter,
   type ReadableSpan,
   SimpleSpanProcessor,
@@ -131,4 +132,21 @@ export function workerJudgeOf(processor: TrajectoryProcessor): {
   const drain = (processor as unknown as { worker?: { worker: ReturnType<typeof workerJudgeOf> } }).worker;
   if (!drain) throw new Error('the processor does not judge on a worker');
   return drain.worker;
+}
+
+/**
+ * A `wrap` for {@link pipeline}: a BatchSpanProcessor whose exports are also kept in `exported`
+ * (InMemorySpanExporter forgets its spans on shutdown; tests of shutdown need them after).
+ */
+export function keepingExports(exported: ReadableSpan[]): (exporter: InMemorySpanExporter) => SpanProcessor {
+  return (exporter) =>
+    new BatchSpanProcessor({
+      exporter: {
+        export: (spans, done) => {
+          exported.push(...spans);
+          exporter.export(spans, done);
+        },
+        shutdown: () => exporter.shutdown(),
+      },
+    });
 }

@@ -2,7 +2,7 @@ import { context, SpanKind, SpanStatusCode, trace } from '@opentelemetry/api';
 import { BatchSpanProcessor, type ReadableSpan } from '@opentelemetry/sdk-trace';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { Report } from '../../src/index.js';
-import { eventsNamed, type Pipeline, pipeline, spansOfTrace } from './harness.js';
+import { eventsNamed, keepingExports, type Pipeline, pipeline, spansOfTrace } from './harness.js';
 import { REFUND_SCENARIO, runRefundAgent } from './vercel-agent.js';
 
 let current: Pipeline | undefined;
@@ -290,20 +290,10 @@ describe('trajectoryProcessor bounds what it holds', () => {
 
   it('on shutdown judges open traces as incomplete and exports them through the batch processor', async () => {
     const reports: Report[] = [];
-    // InMemorySpanExporter forgets its spans on shutdown: keep what it was given.
     const exported: ReadableSpan[] = [];
     const p = start(
       { scenarios: [REFUND_SCENARIO], onReport: (report) => reports.push(report) },
-      (exporter) =>
-        new BatchSpanProcessor({
-          exporter: {
-            export: (spans, done) => {
-              exported.push(...spans);
-              exporter.export(spans, done);
-            },
-            shutdown: () => exporter.shutdown(),
-          },
-        }),
+      keepingExports(exported),
     );
     const tracer = p.provider.getTracer('app');
     const server = tracer.startSpan('POST /refunds'); // never ended: the app is shutting down

@@ -6,7 +6,14 @@ import { context, trace } from '@opentelemetry/api';
 import { BatchSpanProcessor, type ReadableSpan } from '@opentelemetry/sdk-trace';
 import { afterEach, describe, expect, it } from 'vitest';
 import { parseScenario, type Report, trajectoryProcessor } from '../../src/index.js';
-import { eventsNamed, type Pipeline, type PipelineOptions, pipeline, workerJudgeOf } from './harness.js';
+import {
+  eventsNamed,
+  keepingExports,
+  type Pipeline,
+  type PipelineOptions,
+  pipeline,
+  workerJudgeOf,
+} from './harness.js';
 import { REFUND_SCENARIO, runRefundAgent } from './vercel-agent.js';
 
 let current: Pipeline[] = [];
@@ -115,20 +122,10 @@ describe('trajectoryProcessor with worker: true', () => {
 
   it('judges a trace still open at shutdown, as incomplete, before the exporter shuts down', async () => {
     const reports: Report[] = [];
-    // InMemorySpanExporter forgets its spans on shutdown: keep what it was given.
     const exported: ReadableSpan[] = [];
     const p = start(
       { scenarios: [REFUND_SCENARIO], worker: true, onReport: (report) => reports.push(report) },
-      (exporter) =>
-        new BatchSpanProcessor({
-          exporter: {
-            export: (spans, done) => {
-              exported.push(...spans);
-              exporter.export(spans, done);
-            },
-            shutdown: () => exporter.shutdown(),
-          },
-        }),
+      keepingExports(exported),
     );
     const tracer = p.provider.getTracer('app');
     const server = tracer.startSpan('POST /refunds'); // never ended: the app is shutting down
