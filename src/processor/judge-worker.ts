@@ -1,6 +1,6 @@
 /**
- * Judging on a worker thread: the app's thread posts a batch of traces' records and gets their
- * judgements back later, so normalizing and evaluating (the bulk of toolpath's cost) run beside
+ * Judging on a worker thread: the app's thread posts a batch of traces (their spans packed) and
+ * gets their judgements back later, so normalizing and evaluating (the bulk of toolpath's cost) run beside
  * the app instead of between its requests. Only the {@link TraceEvaluator} runs there; the
  * judgements' effects (metrics, logs, `onReport`) stay with the caller.
  */
@@ -66,8 +66,8 @@ export class WorkerJudge {
   }
 
   /**
-   * Posts `traces` with their spans, packed by `pack` (`packTraces`, in the same order); `done` is called with their judgements, in order. Never throws: a pack that fails
-   * is that batch's error.
+   * Posts `traces` with their spans, packed by `pack` (`packTraces`, in the same order); `done` is
+   * called with their judgements, in order. Never throws: a pack that fails is that batch's error.
    */
   judge(traces: readonly TraceToJudge[], pack: () => SpanPack, done: BatchDone): void {
     if (this.terminated || this.broken) {

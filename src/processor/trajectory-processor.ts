@@ -55,8 +55,8 @@ export function trajectoryProcessor(options: TrajectoryProcessorOptions): Trajec
  *
  * A trace lives in one place at a time: followed in `openTraces` until its first agent span
  * ends (its spans pass straight through: the fast path), then buffered in `buffer` until it
- * completes, then `waiting` until judged (here or on a worker), then remembered in `decisions` (its late spans follow
- * the decision). Each place is capped, and what leaves one unjudged is counted.
+ * completes, then `waiting` until judged (here or on a worker), then remembered in `decisions`
+ * (its late spans follow the decision). Each place is capped, and what leaves one unjudged is counted.
  */
 export class TrajectoryProcessor implements SpanProcessor {
   private readonly judge: TraceJudge;
