@@ -13,6 +13,8 @@ import { type EvaluatorOptions, isLoadedScenario, type Judgement } from './trace
 
 /** A worker that dies this many times in a row without answering is not started again. */
 const MAX_FAILED_STARTS = 3;
+/** A batch out longer than this (from when the worker was ready) stops the worker: see {@link WorkerJudge}. */
+export const DEFAULT_BATCH_TIMEOUT_MS = 60_000;
 
 /** One trace to judge: what `TraceEvaluator.judge` is told beside its spans (which travel packed). */
 export interface TraceToJudge {
@@ -35,6 +37,11 @@ export interface JudgedBatch {
   error?: string;
 }
 
+/** What the worker says once, when its scenarios are loaded: deadlines count from then. */
+export interface WorkerReady {
+  ready: true;
+}
+
 /** Called once per batch: with its judgements, or with the error that lost them. */
 export type BatchDone = (judgements: Judgement[] | undefined, error?: Error) => void;
 
@@ -42,11 +49,18 @@ export type BatchDone = (judgements: Judgement[] | undefined, error?: Error) => 
  * A worker thread judging batches in the order they are posted. It starts at once (so a scenario
  * it cannot load shows at setup), holds the event loop open only while a batch is out, and is
  * started again on the next batch if it dies; the batches it had are answered with the error.
+ * A worker that keeps a batch longer than `batchTimeoutMs` (a bug: judging is linear in the
+ * trace) is stopped, and counts as dead.
  */
 export class WorkerJudge {
   private worker: Worker;
   private nextId = 0;
-  private readonly waiting = new Map<number, BatchDone>();
+  private readonly waiting = new Map<number, { done: BatchDone; postedAt: number }>();
+  /** When the current worker said it was ready; undefined while it starts. */
+  private readyAt: number | undefined;
+  private deadlineTimer: ReturnType<typeof setInterval> | undefined;
+  /** The worker stopped for missing a deadline, so its exit is told as that. */
+  private stoppedLate: Worker | undefined;
   /** Who waits for every batch before `upTo` to be answered. */
   private settledWaiters: { upTo: number; resolve: () => void }[] = [];
   private terminated = false;
@@ -56,7 +70,10 @@ export class WorkerJudge {
   /** Times the worker died and was started again. */
   restarts = 0;
 
-  constructor(private readonly options: EvaluatorOptions) {
+  constructor(
+    private readonly options: EvaluatorOptions,
+    private readonly batchTimeoutMs = DEFAULT_BATCH_TIMEOUT_MS,
+  ) {
     this.worker = this.start();
   }
 
@@ -75,8 +92,10 @@ export class WorkerJudge {
       return;
     }
     const id = this.nextId++;
-    this.waiting.set(id, done);
+    this.waiting.set(id, { done, postedAt: performance.now() });
     if (this.waiting.size === 1) this.worker.ref();
+    this.deadlineTimer ??= setInterval(() => this.checkDeadline(), Math.min(this.batchTimeoutMs / 2, 1_000));
+    this.deadlineTimer.unref?.();
     try {
       const packed = pack();
       this.worker.postMessage({ id, traces, pack: packed } satisfies JudgeBatch, [packed.tape.buffer]);
@@ -100,18 +119,32 @@ export class WorkerJudge {
   async terminate(): Promise<void> {
     await this.settled();
     this.terminated = true;
+    clearInterval(this.deadlineTimer);
     await this.worker.terminate();
   }
 
   /** Its handlers run on the app's event loop: they never throw. */
   private start(): Worker {
     const worker = spawn(this.options);
-    worker.on('message', ({ id, judgements, error }: JudgedBatch) =>
-      this.answer(id, judgements, error === undefined ? undefined : new Error(error)),
-    );
+    this.readyAt = undefined;
+    worker.on('message', (message: JudgedBatch | WorkerReady) => {
+      if ('ready' in message) {
+        if (worker === this.worker) this.readyAt = performance.now();
+        return;
+      }
+      const { id, judgements, error } = message;
+      this.answer(id, judgements, error === undefined ? undefined : new Error(error));
+    });
     worker.on('error', (error) => this.lost(worker, error));
     worker.on('exit', (code) =>
-      this.lost(worker, new Error(`toolpath: the judging worker exited (${code})`)),
+      this.lost(
+        worker,
+        new Error(
+          worker === this.stoppedLate
+            ? `toolpath: the judging worker kept a batch over ${this.batchTimeoutMs} ms and was stopped`
+            : `toolpath: the judging worker exited (${code})`,
+        ),
+      ),
     );
     // After the listeners: adding a 'message' listener refs the worker's port again.
     worker.unref();
@@ -137,9 +170,27 @@ export class WorkerJudge {
     for (const id of [...this.waiting.keys()]) this.answer(id, undefined, error);
   }
 
+  /** Stops a ready worker whose oldest batch is past its deadline; its exit answers the batches. */
+  private checkDeadline(): void {
+    try {
+      const oldest = this.waiting.values().next().value;
+      if (oldest === undefined) {
+        clearInterval(this.deadlineTimer);
+        this.deadlineTimer = undefined;
+        return;
+      }
+      if (this.readyAt === undefined || this.stoppedLate === this.worker) return;
+      if (performance.now() - Math.max(oldest.postedAt, this.readyAt) <= this.batchTimeoutMs) return;
+      this.stoppedLate = this.worker;
+      void this.worker.terminate();
+    } catch (error) {
+      diag.error('toolpath: checking the judging worker failed', error);
+    }
+  }
+
   private answer(id: number, judgements: Judgement[] | undefined, error?: Error): void {
     if (judgements) this.failedStarts = 0;
-    const done = this.waiting.get(id);
+    const done = this.waiting.get(id)?.done;
     if (!done) return;
     this.waiting.delete(id);
     if (this.waiting.size === 0) this.worker.unref();

@@ -26,6 +26,11 @@ export interface ProcessorLimits {
   inlineMaxSpans?: number;
   /** Decisions remembered for late spans of judged traces (default 10,000). */
   decisionCacheSize?: number;
+  /**
+   * With `worker: true`: a batch of traces the worker keeps longer than this (default 60,000 ms)
+   * stops it; those traces go on unjudged, counted, and a new worker takes the next ones.
+   */
+  workerTimeoutMs?: number;
 }
 
 /** What both ways of judging take. */
@@ -41,7 +46,7 @@ export interface AppThreadOptions extends CommonOptions, Pick<JudgeOptions, 'sce
 }
 
 /**
- * Judging on a worker thread: the app's thread only buffers spans and turns them into records;
+ * Judging on a worker thread: the app's thread only buffers spans and packs them for the worker;
  * normalizing and evaluating, most of toolpath's cost, run beside the app. Findings then always
  * arrive on a `toolpath.evaluate` span (the root has ended by the time they are known), and
  * `onReport` gets the report alone. Scenarios are given as files or documents, which a thread
@@ -86,6 +91,7 @@ export const DEFAULTS = {
   traceTimeoutMs: 300_000,
   inlineMaxSpans: 256,
   decisionCacheSize: 10_000,
+  workerTimeoutMs: 60_000,
 } as const;
 
 /** The limits given, with the defaults for those not given. */

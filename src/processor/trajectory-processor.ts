@@ -82,20 +82,26 @@ export class TrajectoryProcessor implements SpanProcessor {
   constructor(options: TrajectoryProcessorOptions);
   constructor(options: TrajectoryProcessorOptions) {
     this.judge = new TraceJudge(options);
+    this.limits = withDefaults(options.limits);
     if (options.worker) {
-      this.worker = new WorkerDrain(options, this.waiting, {
-        judged: (trace, judgement) => {
-          this.judged++;
-          this.judge.sinks.record(trace.traceId, judgement);
-          this.finish(trace, judgement, false);
+      this.worker = new WorkerDrain(
+        options,
+        this.waiting,
+        {
+          judged: (trace, judgement) => {
+            this.judged++;
+            this.judge.sinks.record(trace.traceId, judgement);
+            this.finish(trace, judgement, false);
+          },
+          lost: (trace, error) => {
+            // Its spans go on first: reporting the failure could fail too (a broken meter).
+            this.letGo(trace);
+            const message = `toolpath: could not judge trace ${trace.traceId} on the worker; passing it on unjudged`;
+            this.judge.sinks.fail({ stage: 'worker', message, error });
+          },
         },
-        lost: (trace, error) => {
-          // Its spans go on first: reporting the failure could fail too (a broken meter).
-          this.letGo(trace);
-          const message = `toolpath: could not judge trace ${trace.traceId} on the worker; passing it on unjudged`;
-          this.judge.sinks.fail({ stage: 'worker', message, error });
-        },
-      });
+        this.limits.workerTimeoutMs,
+      );
     }
     // Posting to the worker is cheap: done as soon as the code that ended the trace returns, so the
     // worker starts at once (and also when the app never yields to the event loop between requests).
@@ -103,7 +109,6 @@ export class TrajectoryProcessor implements SpanProcessor {
       ? new LaterOnce(() => this.drain(Number.POSITIVE_INFINITY), 'toolpath: judging failed', queueMicrotask)
       : new LaterOnce(() => this.drain(JUDGE_SLICE_MS), 'toolpath: judging failed');
     this.next = options.export;
-    this.limits = withDefaults(options.limits);
     this.stampSampling = options.sampling !== undefined;
     this.openTraces = new OpenTraces(this.limits.maxOpenTraces);
     this.buffer = new TraceBuffer<ReadableSpan, LiveTrace>(

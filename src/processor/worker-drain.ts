@@ -24,8 +24,9 @@ export class WorkerDrain {
     options: EvaluatorOptions,
     private readonly waiting: WaitingTraces<ReadableSpan, Buffered>,
     private readonly outcomes: WorkerOutcomes,
+    timeoutMs?: number,
   ) {
-    this.worker = new WorkerJudge(workerEvaluatorOptions(options));
+    this.worker = new WorkerJudge(workerEvaluatorOptions(options), timeoutMs);
   }
 
   /** Times the worker died and was started again. */

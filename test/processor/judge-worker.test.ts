@@ -100,6 +100,20 @@ describe('WorkerJudge', () => {
     expect(judge.inFlight).toBe(0);
   });
 
+  it('stops a worker that keeps a batch past its deadline, answers the batch with why, and judges on', async () => {
+    const judge = workerJudge(workerEvaluatorOptions({ scenarios: [REFUND_SCENARIO] }), 150);
+    // Started and ready: the deadline counts from then, not from the thread's start.
+    expect((await judged(judge, [request()])).judgements).toHaveLength(1);
+    // Far more than 150 ms of judging in one batch.
+    const heavy = Array.from({ length: 10_000 }, () => request());
+    const late = await judged(judge, heavy);
+    expect(late.judgements).toBeUndefined();
+    expect(late.error?.message).toBe('toolpath: the judging worker kept a batch over 150 ms and was stopped');
+    expect(judge.restarts).toBe(1);
+    const next = await judged(judge, [request()]);
+    expect(next.judgements?.[0]?.reports[0]?.verdict).toBe('fail');
+  });
+
   it('gives up on a worker that cannot start: every batch is answered with its error', async () => {
     // The main thread checks scenario files before it starts the worker; this one is gone by then.
     const judge = workerJudge({ scenarios: ['/nonexistent/scenario.yaml'] });
