@@ -115,12 +115,18 @@ export class WorkerJudge {
     return new Promise((resolve) => this.settledWaiters.push({ upTo, resolve }));
   }
 
-  /** Waits for the batches out, then stops the thread; later batches are answered with an error. */
+  /**
+   * Waits for the batches out, then stops the thread. Batches posted from now on are answered at
+   * once with an error; any still out when the thread stops, with why.
+   */
   async terminate(): Promise<void> {
-    await this.settled();
+    const settled = this.settled();
     this.terminated = true;
+    await settled;
     clearInterval(this.deadlineTimer);
     await this.worker.terminate();
+    const stopped = new Error('toolpath: the judging worker was shut down');
+    for (const id of [...this.waiting.keys()]) this.answer(id, undefined, stopped);
   }
 
   /** Its handlers run on the app's event loop: they never throw. */
@@ -136,6 +142,8 @@ export class WorkerJudge {
       this.answer(id, judgements, error === undefined ? undefined : new Error(error));
     });
     worker.on('error', (error) => this.lost(worker, error));
+    // An answer that could not be read back: the batches out are lost, as if the worker had died.
+    worker.on('messageerror', (error) => this.lost(worker, error));
     worker.on('exit', (code) =>
       this.lost(
         worker,
@@ -156,8 +164,10 @@ export class WorkerJudge {
    * it keeps dying before answering anything (it cannot start): then every later batch gets the error.
    */
   private lost(worker: Worker, error: Error): void {
-    if (worker !== this.worker || this.terminated || this.broken) return;
-    if (++this.failedStarts >= MAX_FAILED_STARTS) this.broken = error;
+    if (worker !== this.worker || this.broken) return;
+    // Shutting down: no new worker, but the batches out are still answered, so shutdown ends.
+    if (this.terminated) this.broken = error;
+    else if (++this.failedStarts >= MAX_FAILED_STARTS) this.broken = error;
     else {
       try {
         this.restarts++;

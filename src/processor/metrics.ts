@@ -2,7 +2,7 @@
  * toolpath's own metrics, through the OpenTelemetry metrics API (a no-op until the app gives a
  * MeterProvider, or sets a global one). Names are dot-separated with no `total` suffix.
  */
-import { type Counter, type Histogram, type MeterProvider, metrics } from '@opentelemetry/api';
+import { type Counter, diag, type Histogram, type MeterProvider, metrics } from '@opentelemetry/api';
 import type { Report } from '../model/report.js';
 import type { DropReason } from './trace-buffer.js';
 
@@ -56,32 +56,60 @@ export class ToolpathMetrics {
 
   /** One scenario's report. */
   recordReport(report: Report): void {
-    const scenario = report.scenario.id;
-    this.evaluations.add(1, { 'toolpath.scenario.id': scenario, 'toolpath.verdict': report.verdict });
-    for (const finding of report.findings) {
-      this.findings.add(1, {
-        'toolpath.scenario.id': scenario,
-        'toolpath.finding.rule': finding.rule,
-        'toolpath.finding.severity': finding.severity,
-      });
+    try {
+      const scenario = report.scenario.id;
+      this.evaluations.add(1, { 'toolpath.scenario.id': scenario, 'toolpath.verdict': report.verdict });
+      for (const finding of report.findings) {
+        this.findings.add(1, {
+          'toolpath.scenario.id': scenario,
+          'toolpath.finding.rule': finding.rule,
+          'toolpath.finding.severity': finding.severity,
+        });
+      }
+    } catch (error) {
+      failed(error);
     }
   }
 
   /** One judged trajectory: its size and what judging it cost. */
   recordTrajectory(toolCalls: number, seconds: number): void {
-    this.toolCalls.record(toolCalls);
-    this.duration.record(seconds);
+    try {
+      this.toolCalls.record(toolCalls);
+      this.duration.record(seconds);
+    } catch (error) {
+      failed(error);
+    }
   }
 
   recordDrop(reason: DropReason, count: number): void {
-    this.dropped.add(count, { 'toolpath.drop.reason': reason });
+    try {
+      this.dropped.add(count, { 'toolpath.drop.reason': reason });
+    } catch (error) {
+      failed(error);
+    }
   }
 
   recordSampling(reason: string, kept: boolean): void {
-    this.sampled.add(1, { 'toolpath.sampling.reason': reason, 'toolpath.sampling.kept': kept });
+    try {
+      this.sampled.add(1, { 'toolpath.sampling.reason': reason, 'toolpath.sampling.kept': kept });
+    } catch (error) {
+      failed(error);
+    }
   }
 
   recordError(stage: string): void {
-    this.errors.add(1, { 'toolpath.error.stage': stage });
+    try {
+      this.errors.add(1, { 'toolpath.error.stage': stage });
+    } catch (error) {
+      failed(error);
+    }
   }
+}
+
+/**
+ * A meter that throws (a broken SDK or a custom provider) costs the metric, never the spans or the
+ * judgement around it: every caller counts before it passes spans on.
+ */
+function failed(error: unknown): void {
+  diag.error('toolpath: recording a metric failed', error);
 }

@@ -109,12 +109,8 @@ export class JudgementSinks {
 
   /** Counts and reports a failure (of judging, or of a sink). Never throws, even when the meter does. */
   fail(failure: JudgingFailure): void {
+    this.metrics.recordError(failure.stage);
     diag.error(failure.message, failure.error);
-    try {
-      this.metrics.recordError(failure.stage);
-    } catch (error) {
-      diag.error('toolpath: recording an error metric failed', error);
-    }
   }
 }
 

@@ -114,6 +114,17 @@ describe('WorkerJudge', () => {
     expect(next.judgements?.[0]?.reports[0]?.verdict).toBe('fail');
   });
 
+  it('answers a batch posted while it shuts down, at once and with why', async () => {
+    const judge = workerJudge(workerEvaluatorOptions({ scenarios: [REFUND_SCENARIO] }));
+    const first = judged(judge, [request()]);
+    const terminating = judge.terminate();
+    const second = judged(judge, [request()]);
+    await terminating;
+    expect((await first).judgements).toHaveLength(1);
+    expect((await second).error?.message).toBe('toolpath: the judging worker was shut down');
+    await judge.settled();
+  });
+
   it('gives up on a worker that cannot start: every batch is answered with its error', async () => {
     // The main thread checks scenario files before it starts the worker; this one is gone by then.
     const judge = workerJudge({ scenarios: ['/nonexistent/scenario.yaml'] });

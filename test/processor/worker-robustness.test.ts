@@ -27,6 +27,17 @@ function recorder(log: string[]) {
   };
 }
 
+/** A MeterProvider whose instruments throw on every measurement. */
+function throwingMeterProvider(): MeterProvider {
+  const broken = () => {
+    throw new Error('meter broke');
+  };
+  const instrument = { add: broken, record: broken };
+  return {
+    getMeter: () => ({ createCounter: () => instrument, createHistogram: () => instrument }),
+  } as unknown as MeterProvider;
+}
+
 describe('worker: true, robustness', () => {
   it.each(['idle', 'judged'])('lets an app that never shuts it down exit (%s)', (mode) => {
     const app = fileURLToPath(new URL('./worker-exit-app.ts', import.meta.url));
@@ -60,13 +71,7 @@ describe('worker: true, robustness', () => {
   });
 
   it('with a meter that throws and the worker dying with two batches out: nothing thrown, every span passed on', async () => {
-    const broken = () => {
-      throw new Error('meter broke');
-    };
-    const instrument = { add: broken, record: broken };
-    const meterProvider = {
-      getMeter: () => ({ createCounter: () => instrument, createHistogram: () => instrument }),
-    } as unknown as MeterProvider;
+    const meterProvider = throwingMeterProvider();
     const log: string[] = [];
     const processor = trajectoryProcessor({
       scenarios: [REFUND_SCENARIO],
@@ -98,6 +103,45 @@ describe('worker: true, robustness', () => {
     expect(judge.inFlight).toBe(0);
     expect(log).toEqual(expect.arrayContaining(['invoke_agent a', 'invoke_agent b']));
     await processor.shutdown();
+  });
+
+  it.each([false, true])(
+    'with a meter that throws, loses no span over a cap and judges each trace once (worker: %s)',
+    async (worker) => {
+      const log: string[] = [];
+      const processor = trajectoryProcessor({
+        scenarios: [REFUND_SCENARIO],
+        worker: worker as true,
+        meterProvider: throwingMeterProvider(),
+        export: recorder(log),
+        limits: { maxSpansPerTrace: 1 },
+      });
+      const tracer = new TracerProvider({ spanProcessors: [processor] }).getTracer('app');
+      const root = tracer.startSpan('invoke_agent r', { attributes: AGENT }, ROOT_CONTEXT);
+      tracer.startSpan('invoke_agent c', { attributes: AGENT }, trace.setSpan(ROOT_CONTEXT, root)).end();
+      root.end(); // over maxSpansPerTrace: counted as a drop (the meter throws), passed on
+      await processor.forceFlush();
+      expect(processor.stats().judgedTraces).toBe(1);
+      await processor.shutdown();
+      expect(log).toEqual(expect.arrayContaining(['invoke_agent c', 'invoke_agent r']));
+    },
+  );
+
+  it('shuts down when the worker dies during shutdown: the trace goes on unjudged, then the exporter shuts down', async () => {
+    const log: string[] = [];
+    const processor = trajectoryProcessor({
+      scenarios: [REFUND_SCENARIO],
+      worker: true,
+      export: recorder(log),
+    });
+    const tracer = new TracerProvider({ spanProcessors: [processor] }).getTracer('app');
+    const server = tracer.startSpan('POST /x', {}, ROOT_CONTEXT);
+    tracer.startSpan('invoke_agent x', { attributes: AGENT }, trace.setSpan(ROOT_CONTEXT, server)).end();
+    const shutting = processor.shutdown();
+    void workerJudgeOf(processor).worker.terminate();
+    await shutting;
+    expect(log).toEqual(['invoke_agent x', '<shutdown>']);
+    expect(processor.stats()).toMatchObject({ pendingTraces: 0, bufferedSpans: 0 });
   });
 
   it('judges a trace beside one whose span has names that are not strings', async () => {
