@@ -27,6 +27,16 @@ function recorder(log: string[]) {
   };
 }
 
+/** A processor judging on a worker, feeding `log`, and a tracer of it. */
+function onWorker(log: string[]) {
+  const processor = trajectoryProcessor({
+    scenarios: [REFUND_SCENARIO],
+    worker: true,
+    export: recorder(log),
+  });
+  return { processor, tracer: new TracerProvider({ spanProcessors: [processor] }).getTracer('app') };
+}
+
 /** A MeterProvider whose instruments throw on every measurement. */
 function throwingMeterProvider(): MeterProvider {
   const broken = () => {
@@ -53,12 +63,7 @@ describe('worker: true, robustness', () => {
 
   it('passes on at a flush a held span whose trace completes while the flush waits for the worker', async () => {
     const log: string[] = [];
-    const processor = trajectoryProcessor({
-      scenarios: [REFUND_SCENARIO],
-      worker: true,
-      export: recorder(log),
-    });
-    const tracer = new TracerProvider({ spanProcessors: [processor] }).getTracer('app');
+    const { processor, tracer } = onWorker(log);
     tracer.startSpan('invoke_agent u', { attributes: AGENT }, ROOT_CONTEXT).end(); // completes: to the worker
     const server = tracer.startSpan('POST /t', {}, ROOT_CONTEXT);
     tracer.startSpan('invoke_agent t', { attributes: AGENT }, trace.setSpan(ROOT_CONTEXT, server)).end();
@@ -129,12 +134,7 @@ describe('worker: true, robustness', () => {
 
   it('shuts down when the worker dies during shutdown: the trace goes on unjudged, then the exporter shuts down', async () => {
     const log: string[] = [];
-    const processor = trajectoryProcessor({
-      scenarios: [REFUND_SCENARIO],
-      worker: true,
-      export: recorder(log),
-    });
-    const tracer = new TracerProvider({ spanProcessors: [processor] }).getTracer('app');
+    const { processor, tracer } = onWorker(log);
     const server = tracer.startSpan('POST /x', {}, ROOT_CONTEXT);
     tracer.startSpan('invoke_agent x', { attributes: AGENT }, trace.setSpan(ROOT_CONTEXT, server)).end();
     const shutting = processor.shutdown();
