@@ -22,6 +22,7 @@ export interface ProcessorLimits {
   /**
    * A trace of at most this many spans (default 256) is judged in `onEnding` of its local root,
    * so its events go onto that span; larger ones are judged after span end, off the app's path.
+   * Not with `worker: true`: a worker's judgement always comes back after the root has ended.
    */
   inlineMaxSpans?: number;
   /** Decisions remembered for late spans of judged traces (default 10,000). */
