@@ -133,28 +133,28 @@ class Packer {
 
   /** A resource's number; the first time, its attributes follow. */
   private resource(resource: ReadableSpan['resource']): void {
-    const known = this.resources.get(resource);
-    if (known !== undefined) {
-      this.number(known);
-      return;
-    }
-    this.resources.set(resource, this.resources.size);
-    this.number(this.resources.size - 1);
-    this.attributes(resource.attributes);
+    if (this.numbered(this.resources, resource)) this.attributes(resource.attributes);
   }
 
+  /** A scope's number; the first time, its name, version and attributes follow. */
   private scope(scope: ReadableSpan['instrumentationScope']): void {
-    const known = this.scopes.get(scope);
-    if (known !== undefined) {
-      this.number(known);
-      return;
-    }
-    this.scopes.set(scope, this.scopes.size);
-    this.number(this.scopes.size - 1);
+    if (!this.numbered(this.scopes, scope)) return;
     this.required(scope.name);
     this.string(scope.version || undefined);
     // 3.x scopes may carry attributes; 2.x ones do not.
     this.attributes((scope as { attributes?: SdkAttributes }).attributes);
+  }
+
+  /** Packs `key`'s number in `table`, numbering it if new; true when new (its content follows). */
+  private numbered<K>(table: Map<K, number>, key: K): boolean {
+    const known = table.get(key);
+    if (known !== undefined) {
+      this.number(known);
+      return false;
+    }
+    table.set(key, table.size);
+    this.number(table.size - 1);
+    return true;
   }
 
   private attributes(attributes: SdkAttributes | undefined): void {

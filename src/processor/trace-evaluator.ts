@@ -24,8 +24,11 @@ export type ScenarioInput = Scenario | string | Record<string, unknown>;
 
 /** What the evaluator needs: all plain data, so a worker can be given it too. */
 export interface EvaluatorOptions {
+  /** Scenarios to evaluate; each trace is evaluated against those whose `appliesTo` holds. */
   scenarios: readonly ScenarioInput[];
+  /** Redaction of values in findings; default: every argument and result value is redacted. */
   redact?: RedactionSetting;
+  /** Risk sampling of what goes on to the exporter; default: keep every trace. */
   sampling?: SamplingOptions;
 }
 

@@ -16,7 +16,6 @@ import {
   type EvaluatorOptions,
   type Judgement,
   type JudgingFailure,
-  type ScenarioInput,
   TraceEvaluator,
 } from './trace-evaluator.js';
 
@@ -42,14 +41,7 @@ export interface SinkOptions {
 }
 
 /** What judging needs, shared by the processor's and the adapter's options. */
-export interface JudgeOptions extends EvaluatorOptions, SinkOptions {
-  /** Scenarios to evaluate; each trace is evaluated against those whose `appliesTo` holds. */
-  scenarios: readonly ScenarioInput[];
-  /** Redaction of values in findings; default: every argument and result value is redacted. */
-  redact?: EvaluatorOptions['redact'];
-  /** Risk sampling of what goes on to the exporter; default: keep every trace. */
-  sampling?: EvaluatorOptions['sampling'];
-}
+export interface JudgeOptions extends EvaluatorOptions, SinkOptions {}
 
 /** A judgement's effects in the app: metrics, log records, `onReport`, and failures to `diag`. */
 export class JudgementSinks {

@@ -24,7 +24,7 @@ import {
 import { fromEndingSpan, fromReadableSpan } from './readable-span.js';
 import { samplingAttributes, stamped } from './risk-sampler.js';
 import { DecisionCache, TraceBuffer } from './trace-buffer.js';
-import { type Judgement, TraceJudge } from './trace-judge.js';
+import { type Judgement, JudgementSinks, TraceJudge } from './trace-judge.js';
 import { WaitingTraces } from './waiting-traces.js';
 import { WorkerDrain } from './worker-drain.js';
 
@@ -59,7 +59,10 @@ export function trajectoryProcessor(options: TrajectoryProcessorOptions): Trajec
  * (its late spans follow the decision). Each place is capped, and what leaves one unjudged is counted.
  */
 export class TrajectoryProcessor implements SpanProcessor {
-  private readonly judge: TraceJudge;
+  /** Judging on the app's thread (without `worker`). */
+  private readonly judge?: TraceJudge;
+  /** Where judgements' metrics, log records and `onReport` calls go, wherever they were made. */
+  private readonly sinks: JudgementSinks;
   /** With `worker: true`: where traces are judged. */
   private readonly worker?: WorkerDrain;
   private readonly next?: SpanProcessor;
@@ -81,23 +84,26 @@ export class TrajectoryProcessor implements SpanProcessor {
   constructor(options: WorkerOptions);
   constructor(options: TrajectoryProcessorOptions);
   constructor(options: TrajectoryProcessorOptions) {
-    this.judge = new TraceJudge(options);
     this.limits = withDefaults(options.limits);
-    if (options.worker) {
+    if (!options.worker) {
+      this.judge = new TraceJudge(options);
+      this.sinks = this.judge.sinks;
+    } else {
+      this.sinks = new JudgementSinks(options);
       this.worker = new WorkerDrain(
         options,
         this.waiting,
         {
           judged: (trace, judgement) => {
             this.judged++;
-            this.judge.sinks.record(trace.traceId, judgement);
+            this.sinks.record(trace.traceId, judgement);
             this.finish(trace, judgement, false);
           },
           lost: (trace, error) => {
             // Its spans go on first: reporting the failure could fail too (a broken meter).
             this.letGo(trace);
             const message = `toolpath: could not judge trace ${trace.traceId} on the worker; passing it on unjudged`;
-            this.judge.sinks.fail({ stage: 'worker', message, error });
+            this.sinks.fail({ stage: 'worker', message, error });
           },
         },
         this.limits.workerTimeoutMs,
@@ -120,7 +126,7 @@ export class TrajectoryProcessor implements SpanProcessor {
       },
       {
         newState: () => ({ localRootEnded: false, flushed: 0 }),
-        onDrop: (reason, count) => this.judge.metrics.recordDrop(reason, count),
+        onDrop: (reason, count) => this.sinks.metrics.recordDrop(reason, count),
         onEvict: (trace) => this.letGo(trace),
         heldElsewhere: () => this.waiting.spanCount,
       },
@@ -360,7 +366,9 @@ export class TrajectoryProcessor implements SpanProcessor {
 
   private judgeOnce(trace: Buffered, records: SpanRecord[]): Judgement {
     this.judged++;
-    return this.judge.judge(trace.traceId, records, incompleteReason(trace), trace.state.flushed > 0);
+    // Only reached without a worker (drain and onEnding hand traces to the worker otherwise).
+    const judge = this.judge as TraceJudge;
+    return judge.judge(trace.traceId, records, incompleteReason(trace), trace.state.flushed > 0);
   }
 
   /** A flush: the trace's spans not yet passed on go on now, before it is judged. */

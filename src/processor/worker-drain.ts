@@ -3,7 +3,7 @@ import type { ReadableSpan } from '@opentelemetry/sdk-trace-base';
 import { type TraceToJudge, WorkerJudge, workerEvaluatorOptions } from './judge-worker.js';
 import { type Buffered, incompleteReason } from './live-trace.js';
 import { packTraces } from './span-pack.js';
-import type { EvaluatorOptions, Judgement } from './trace-evaluator.js';
+import { type EvaluatorOptions, type Judgement, TraceEvaluator } from './trace-evaluator.js';
 import type { WaitingTraces } from './waiting-traces.js';
 
 /** What the processor does with a trace whose judgement is back, or whose batch was lost. */
@@ -19,14 +19,20 @@ export interface WorkerOutcomes {
 export class WorkerDrain {
   private readonly worker: WorkerJudge;
 
-  /** Starts the worker: throws at once for scenarios it cannot be given (loaded Scenario objects). */
+  /**
+   * Starts the worker. Throws at once for scenarios it cannot be given (loaded Scenario objects),
+   * and for anything the worker's evaluator would refuse (a scenario that cannot be loaded, a bad
+   * sampling ratio): one is made here first, so a setup mistake shows at setup.
+   */
   constructor(
     options: EvaluatorOptions,
     private readonly waiting: WaitingTraces<ReadableSpan, Buffered>,
     private readonly outcomes: WorkerOutcomes,
     timeoutMs?: number,
   ) {
-    this.worker = new WorkerJudge(workerEvaluatorOptions(options), timeoutMs);
+    const evaluatorOptions = workerEvaluatorOptions(options);
+    new TraceEvaluator(evaluatorOptions);
+    this.worker = new WorkerJudge(evaluatorOptions, timeoutMs);
   }
 
   /** Times the worker died and was started again. */

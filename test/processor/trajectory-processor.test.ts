@@ -1,5 +1,5 @@
 import { context, SpanKind, SpanStatusCode, trace } from '@opentelemetry/api';
-import { BatchSpanProcessor, type ReadableSpan } from '@opentelemetry/sdk-trace';
+import type { ReadableSpan } from '@opentelemetry/sdk-trace';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { Report } from '../../src/index.js';
 import { eventsNamed, keepingExports, type Pipeline, pipeline, spansOfTrace } from './harness.js';

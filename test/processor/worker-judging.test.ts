@@ -3,7 +3,7 @@
  * provider. The judgements must be the ones the app's thread makes, on a `toolpath.evaluate` span.
  */
 import { context, trace } from '@opentelemetry/api';
-import { BatchSpanProcessor, type ReadableSpan } from '@opentelemetry/sdk-trace';
+import type { ReadableSpan } from '@opentelemetry/sdk-trace';
 import { afterEach, describe, expect, it } from 'vitest';
 import { parseScenario, type Report, trajectoryProcessor } from '../../src/index.js';
 import {
@@ -160,6 +160,15 @@ describe('trajectoryProcessor with worker: true', () => {
     expect(eventsNamed(evaluation as ReadableSpan, 'gen_ai.evaluation.result')[0]).toMatchObject({
       'gen_ai.evaluation.score.label': 'fail',
     });
+  });
+
+  it('refuses at setup what the worker could not judge by: a scenario file missing, a bad sampling ratio', () => {
+    expect(() => trajectoryProcessor({ scenarios: ['/nonexistent/scenario.yaml'], worker: true })).toThrow(
+      '/nonexistent/scenario.yaml',
+    );
+    expect(() =>
+      trajectoryProcessor({ scenarios: [REFUND_SCENARIO], worker: true, sampling: { ratio: 2 } }),
+    ).toThrow('sampling.ratio must be between 0 and 1, got 2');
   });
 
   it('refuses a loaded Scenario at setup, naming it: a worker takes files or documents', () => {
