@@ -5,6 +5,7 @@
  */
 import type protobuf from 'protobufjs';
 import type { Attributes, AttributeValue } from '../model/span-record.js';
+import type { ExtendingTexts } from './extending-texts.js';
 import { Invalid } from './otlp-json-values.js';
 
 /**
@@ -16,6 +17,8 @@ export type ProtoReader = protobuf.Reader & {
     utf8Slice(start: number, end: number): string;
     hexSlice(start: number, end: number): string;
   };
+  /** The request's long string values, which later ones may extend. */
+  texts: ExtendingTexts;
 };
 
 /**
@@ -123,6 +126,14 @@ export function readString(reader: ProtoReader): string {
   const value = reader.buf.utf8Slice(reader.pos, end);
   reader.pos = end;
   return value;
+}
+
+/** A string value: long ones may share the text of one read before them ({@link ExtendingTexts}). */
+function readStringValue(reader: ProtoReader): string {
+  const end = lengthEnd(reader);
+  const start = reader.pos;
+  reader.pos = end;
+  return reader.texts.read(reader.buf, start, end);
 }
 
 /**
@@ -301,7 +312,7 @@ function readAnyValue(reader: ProtoReader, end: number, depth: number): Attribut
     const tag = reader.uint32();
     switch (tag) {
       case 10: // 1 string_value
-        value = readString(reader);
+        value = readStringValue(reader);
         break;
       case 16: // 2 bool_value
         value = reader.uint32() !== 0;

@@ -51,6 +51,7 @@ export {
 } from './otlp-proto-schema.js';
 
 import { addError, type DecodeState, finishDecoding, startDecoding } from './decode-state.js';
+import { ExtendingTexts } from './extending-texts.js';
 
 /**
  * Decodes an OTLP protobuf ExportTraceServiceRequest into the same {@link DecodeResult} as
@@ -107,7 +108,9 @@ function createReader(bytes: Uint8Array): ProtoReader {
   if (!(bytes instanceof Uint8Array)) throw new Malformed('expected the request body as bytes');
   // A Buffer view (no copy) gives protobufjs's BufferReader and native hex and UTF-8 decoding.
   const buf = Buffer.isBuffer(bytes) ? bytes : Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
-  return protobuf.Reader.create(buf) as ProtoReader;
+  const reader = protobuf.Reader.create(buf) as ProtoReader;
+  reader.texts = new ExtendingTexts();
+  return reader;
 }
 
 function readResourceSpans(reader: ProtoReader, end: number, out: DecodeState, index: number): void {

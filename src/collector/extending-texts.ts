@@ -1,0 +1,78 @@
+/**
+ * Long strings of one request that extend a string read before them share its text. A chat
+ * span's input history is the previous turn's history plus what happened since, so the histories
+ * of a conversation's turns are ever longer texts with a common start: decoded each on its own,
+ * a request's history bytes cost UTF-8 decoding and buffer memory by the square of a
+ * conversation's length. Here a string whose bytes start with an earlier string's (all but its
+ * closing character) is that earlier text joined to the new bytes alone, which V8 keeps as a
+ * pointer pair (a cons string): decoding and memory grow with the new bytes only. The text is
+ * exactly what decoding all the bytes gives (a property test holds it to `utf8Slice`).
+ */
+
+/** Shorter strings are decoded whole: comparing them would cost more than it saves. */
+const MIN_EXTENDED_BYTES = 1024;
+/**
+ * The strings remembered: one per conversation in flight in a request (a string that extends
+ * one takes its place), and the latest others.
+ */
+const SLOTS = 8;
+const ASCII_END = 0x80;
+
+/** The recent long strings of one request body, by their bytes' place in it. */
+export class ExtendingTexts {
+  readonly #starts: number[] = [];
+  readonly #ends: number[] = [];
+  /** Each remembered string but its last character (an ASCII one). */
+  readonly #opens: string[] = [];
+  #next = 0;
+  /** Strings read as an extension of an earlier one (not decoded whole). */
+  extended = 0;
+
+  /** The string the UTF-8 bytes `buf[start, end)` hold. */
+  read(buf: Buffer & { utf8Slice(start: number, end: number): string }, start: number, end: number): string {
+    const length = end - start;
+    if (length < MIN_EXTENDED_BYTES) return buf.utf8Slice(start, end);
+    // Ends in two ASCII bytes (`}]`): the last character is the last byte alone, and the bytes
+    // before it end a character, so a later string can share them.
+    const openable = (buf[end - 1] as number) < ASCII_END && (buf[end - 2] as number) < ASCII_END;
+    const starts = this.#starts;
+    for (let slot = 0; slot < starts.length; slot++) {
+      const earlierStart = starts[slot] as number;
+      const shared = (this.#ends[slot] as number) - earlierStart - 1;
+      if (
+        shared >= length ||
+        buf.compare(buf, earlierStart, earlierStart + shared, start, start + shared) !== 0
+      )
+        continue;
+      // The shared bytes end in an ASCII byte, which ends any UTF-8 sequence before it: decoding
+      // them, then the rest, gives what decoding all of them does.
+      const prefix = this.#opens[slot] as string;
+      this.extended++;
+      if (!openable) return prefix + buf.utf8Slice(start + shared, end);
+      const open = prefix + buf.utf8Slice(start + shared, end - 1);
+      this.#remember(slot, start, end, open);
+      return open + String.fromCharCode(buf[end - 1] as number);
+    }
+    const value = buf.utf8Slice(start, end);
+    if (openable)
+      this.#remember(
+        starts.length < SLOTS ? starts.length : this.#nextSlot(),
+        start,
+        end,
+        value.slice(0, -1),
+      );
+    return value;
+  }
+
+  #nextSlot(): number {
+    const slot = this.#next;
+    this.#next = (slot + 1) % SLOTS;
+    return slot;
+  }
+
+  #remember(slot: number, start: number, end: number, open: string): void {
+    this.#starts[slot] = start;
+    this.#ends[slot] = end;
+    this.#opens[slot] = open;
+  }
+}
