@@ -18,6 +18,20 @@ const MIN_EXTENDED_BYTES = 1024;
 const SLOTS = 8;
 const ASCII_END = 0x80;
 
+/** Bytes compared before the whole: the last ones of the shared part. */
+const END_BYTES = 16;
+
+/**
+ * Whether the last bytes of the shared part agree. Conversations in flight together often share
+ * a long start (their system prompt) and differ near the end, so most misses stop here, before
+ * comparing all of it.
+ */
+function endsAlike(buf: Buffer, earlierStart: number, start: number, shared: number): boolean {
+  for (let i = Math.max(shared - END_BYTES, 0); i < shared; i++)
+    if (buf[earlierStart + i] !== buf[start + i]) return false;
+  return true;
+}
+
 /** The recent long strings of one request body, by their bytes' place in it. */
 export class ExtendingTexts {
   readonly #starts: number[] = [];
@@ -41,6 +55,7 @@ export class ExtendingTexts {
       const shared = (this.#ends[slot] as number) - earlierStart - 1;
       if (
         shared >= length ||
+        !endsAlike(buf, earlierStart, start, shared) ||
         buf.compare(buf, earlierStart, earlierStart + shared, start, start + shared) !== 0
       )
         continue;
