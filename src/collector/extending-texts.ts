@@ -6,8 +6,11 @@
  * conversation's length. Here a string whose bytes start with an earlier string's (all but its
  * closing character) is that earlier text joined to the new bytes alone, which V8 keeps as a
  * pointer pair (a cons string): decoding and memory grow with the new bytes only. The text is
- * exactly what decoding all the bytes gives (a property test holds it to `utf8Slice`).
+ * exactly what decoding all the bytes gives (a property test holds it to `utf8Slice`). How it
+ * extends the earlier one is kept for the decoder to note (model/text-extensions.ts), so that
+ * judging reads only the new part too, and never makes V8 join the pieces into one copy.
  */
+import type { TextExtension } from '../model/text-extensions.js';
 
 /** Shorter strings are decoded whole: comparing them would cost more than it saves. */
 const MIN_EXTENDED_BYTES = 1024;
@@ -36,11 +39,15 @@ function endsAlike(buf: Buffer, earlierStart: number, start: number, shared: num
 export class ExtendingTexts {
   readonly #starts: number[] = [];
   readonly #ends: number[] = [];
-  /** Each remembered string but its last character (an ASCII one). */
+  /** Each remembered string, and the same but its last character (an ASCII one). */
+  readonly #values: string[] = [];
   readonly #opens: string[] = [];
   #next = 0;
   /** Strings read as an extension of an earlier one (not decoded whole). */
   extended = 0;
+  /** The string last read as an extension, and how it extends its earlier one (kept until the next). */
+  extendedText: string | undefined;
+  extension: TextExtension | undefined;
 
   /** The string the UTF-8 bytes `buf[start, end)` hold. */
   read(buf: Buffer & { utf8Slice(start: number, end: number): string }, start: number, end: number): string {
@@ -61,12 +68,14 @@ export class ExtendingTexts {
         continue;
       // The shared bytes end in an ASCII byte, which ends any UTF-8 sequence before it: decoding
       // them, then the rest, gives what decoding all of them does.
-      const prefix = this.#opens[slot] as string;
+      const added = buf.utf8Slice(start + shared, end);
+      const value = (this.#opens[slot] as string) + added;
       this.extended++;
-      if (!openable) return prefix + buf.utf8Slice(start + shared, end);
-      const open = prefix + buf.utf8Slice(start + shared, end - 1);
-      this.#remember(slot, start, end, open);
-      return open + String.fromCharCode(buf[end - 1] as number);
+      this.extendedText = value;
+      this.extension = { earlier: this.#values[slot] as string, added };
+      if (openable)
+        this.#remember(slot, start, end, value, (this.#opens[slot] as string) + added.slice(0, -1));
+      return value;
     }
     const value = buf.utf8Slice(start, end);
     if (openable)
@@ -74,6 +83,7 @@ export class ExtendingTexts {
         starts.length < SLOTS ? starts.length : this.#nextSlot(),
         start,
         end,
+        value,
         value.slice(0, -1),
       );
     return value;
@@ -85,9 +95,10 @@ export class ExtendingTexts {
     return slot;
   }
 
-  #remember(slot: number, start: number, end: number, open: string): void {
+  #remember(slot: number, start: number, end: number, value: string, open: string): void {
     this.#starts[slot] = start;
     this.#ends[slot] = end;
+    this.#values[slot] = value;
     this.#opens[slot] = open;
   }
 }

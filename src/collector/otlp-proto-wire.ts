@@ -5,6 +5,7 @@
  */
 import type protobuf from 'protobufjs';
 import type { Attributes, AttributeValue } from '../model/span-record.js';
+import { noteExtension, type TextExtension } from '../model/text-extensions.js';
 import type { ExtendingTexts } from './extending-texts.js';
 import { Invalid } from './otlp-json-values.js';
 
@@ -290,11 +291,16 @@ function readKeyValue(
 ): Invalid | undefined {
   let key = '';
   let value: AttributeValue | Invalid = null;
+  let extension: TextExtension | undefined;
   while (reader.pos < end) {
     const tag = reader.uint32();
     if (tag === 10) key = readCommonString(reader);
-    else if (tag === 18) value = readAnyValue(reader, lengthEnd(reader), depth);
-    else skipField(reader, tag, KEY_VALUE);
+    else if (tag === 18) {
+      value = readAnyValue(reader, lengthEnd(reader), depth);
+      // The note is about a text: it holds for this value if the value is that text.
+      const { extendedText } = reader.texts;
+      extension = extendedText !== undefined && value === extendedText ? reader.texts.extension : undefined;
+    } else skipField(reader, tag, KEY_VALUE);
   }
   verifyEnd(reader, end, 'KeyValue');
   if (value instanceof Invalid) return new Invalid(`.value${value.path}`, value.message);
@@ -302,6 +308,7 @@ function readKeyValue(
   if (key === '__proto__')
     Object.defineProperty(into, key, { value, enumerable: true, writable: true, configurable: true });
   else into[key] = value;
+  if (extension !== undefined) noteExtension(into, key, value as string, extension);
   return undefined;
 }
 

@@ -7,6 +7,7 @@
 import type { JsonValue } from '../model/json.js';
 import { isJsonObject } from '../model/json.js';
 import type { Attributes, AttributeValue } from '../model/span-record.js';
+import { extensionOf, type TextExtension } from '../model/text-extensions.js';
 import type { Captured } from '../model/trajectory.js';
 import { capturedJson, parsedJson } from './attributes.js';
 import type { RequestedCall, ShownResult } from './convention.js';
@@ -60,7 +61,8 @@ export function readHistory(
   outputKey: string,
   output: readonly JsonValue[] | undefined,
 ): HistoryReading | undefined {
-  const history = readRememberedHistory(attributes, inputKey);
+  const extension = extensionOf(attributes, inputKey);
+  const history = readRememberedHistory(attributes, inputKey, extension);
   if (!history || !output || history.length === 0 || output.length === 0) return history;
   const inputText = attributes[inputKey];
   const outputText = attributes[outputKey];
@@ -68,7 +70,7 @@ export function readHistory(
   if (
     typeof inputText === 'string' &&
     typeof outputText === 'string' &&
-    inputText.charCodeAt(inputText.length - 1) === CLOSE_BRACKET &&
+    lastCharCode(inputText, extension) === CLOSE_BRACKET &&
     outputText.charCodeAt(0) === OPEN_BRACKET &&
     outputText.charCodeAt(outputText.length - 1) === CLOSE_BRACKET
   ) {
@@ -119,19 +121,48 @@ const CLOSE_BRACKET = 93;
 const COMMA = 44;
 
 /** The reading of a history, remembered for later turns; undefined when absent or not a list. */
-function readRememberedHistory(attributes: Attributes, key: string): HistoryReading | undefined {
+function readRememberedHistory(
+  attributes: Attributes,
+  key: string,
+  extension: TextExtension | undefined,
+): HistoryReading | undefined {
   const text = attributes[key];
   if (typeof text !== 'string' || text.length < MIN_INCREMENTAL_TEXT) {
     const messages = readMessages(attributes, key);
     if (!messages) return undefined;
     const reading = { length: messages.length, shown: shownResults(messages) };
     // Remembered all the same: the next turn's history, long by then, extends this one.
-    if (typeof text === 'string') rememberText(text, reading);
+    if (typeof text === 'string') rememberText(text, reading, undefined);
     return reading;
   }
-  const reading = extendRecent(text) ?? readWhole(text);
-  if (reading) rememberText(text, reading);
+  const reading = (extension && extendNoted(extension)) ?? extendRecent(text) ?? readWhole(text);
+  if (reading) rememberText(text, reading, extension);
   return reading;
+}
+
+/**
+ * A history noted to extend an earlier text (see text-extensions.ts) that was read recently:
+ * only what was added is parsed, and the text itself is never touched. `[a,b]` (or `[a,b]` with
+ * the reply `[c]`, remembered as `[a,b,c]`) then `added` = `,c,d]`: the messages after the known
+ * ones are `[d]`.
+ */
+function extendNoted({ earlier, added }: TextExtension): HistoryReading | undefined {
+  if (added.charCodeAt(0) !== COMMA) return undefined;
+  for (let i = recentHistories.length - 1; i >= 0; i--) {
+    const recent = recentHistories[i] as RecentHistory;
+    if (recent.head !== earlier) continue;
+    let from = 1;
+    const tail = recent.tail;
+    if (tail !== undefined) {
+      // `,c` first (the reply without its brackets), then a comma before the new messages.
+      const end = tail.length - 1;
+      if (added.charCodeAt(end) !== COMMA || added.substring(1, end) !== tail.substring(1, end)) continue;
+      from = end + 1;
+    }
+    const reading = withAdded(recent.reading, added.substring(from));
+    if (reading) return reading;
+  }
+  return undefined;
 }
 
 function extendRecent(text: string): HistoryReading | undefined {
@@ -140,20 +171,32 @@ function extendRecent(text: string): HistoryReading | undefined {
     const known = recent.length;
     // `[a,b]` then `[a,b,c,d]`: the same text up to the closing bracket, then a comma.
     if (text.length <= known || text.charCodeAt(known - 1) !== COMMA || !isPrefixOf(recent, text)) continue;
-    let added: JsonValue;
-    try {
-      added = JSON.parse(`[${text.substring(known)}`) as JsonValue;
-    } catch {
-      continue;
-    }
-    // `[a,b,]` is not JSON: only a history that adds messages extends a known one.
-    if (!Array.isArray(added) || added.length === 0) continue;
-    return {
-      length: recent.reading.length + added.length,
-      shown: withShownResults(recent.reading.shown, added),
-    };
+    const reading = withAdded(recent.reading, text.substring(known));
+    if (reading) return reading;
   }
   return undefined;
+}
+
+/**
+ * A known reading extended by the messages of `rest` (`d]` for the messages `[d]`); undefined
+ * when they are not JSON or none (`[a,b,]` is not JSON: only a history that adds messages
+ * extends a known one).
+ */
+function withAdded(known: HistoryReading, rest: string): HistoryReading | undefined {
+  let added: JsonValue;
+  try {
+    added = JSON.parse(`[${rest}`) as JsonValue;
+  } catch {
+    return undefined;
+  }
+  if (!Array.isArray(added) || added.length === 0) return undefined;
+  return { length: known.length + added.length, shown: withShownResults(known.shown, added) };
+}
+
+/** A text's last character, from its note when it has one: reading the text would copy it into one piece. */
+function lastCharCode(text: string, extension: TextExtension | undefined): number {
+  const source = extension === undefined ? text : extension.added;
+  return source.charCodeAt(source.length - 1);
 }
 
 /**
@@ -189,8 +232,8 @@ function readWhole(text: string): HistoryReading | undefined {
 }
 
 /** Remembers a history read from one text; only `...]`, so a later history can extend it. */
-function rememberText(text: string, reading: HistoryReading): void {
-  if (text.charCodeAt(text.length - 1) !== CLOSE_BRACKET) return;
+function rememberText(text: string, reading: HistoryReading, extension: TextExtension | undefined): void {
+  if (lastCharCode(text, extension) !== CLOSE_BRACKET) return;
   remember({ head: text, tail: undefined, length: text.length, reading });
 }
 

@@ -4,19 +4,23 @@
  * multi-byte characters around the shared end included), and the protobuf decoder must give
  * what the JSON path gives for chat histories recorded by a real SDK provider.
  */
-import { SpanKind } from '@opentelemetry/api';
+import { context, SpanKind, trace } from '@opentelemetry/api';
 import { JsonTraceSerializer, ProtobufTraceSerializer } from '@opentelemetry/otlp-transformer';
 import { resourceFromAttributes } from '@opentelemetry/resources';
 import {
   BasicTracerProvider,
   InMemorySpanExporter,
+  type ReadableSpan,
   SimpleSpanProcessor,
 } from '@opentelemetry/sdk-trace-base';
 import fc from 'fast-check';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { ExtendingTexts } from '../../src/collector/extending-texts.js';
 import { decodeOtlpJsonText } from '../../src/collector/otlp-json.js';
 import { decodeExportTraceProtobuf } from '../../src/collector/otlp-proto.js';
+import type { SpanRecord } from '../../src/model/span-record.js';
+import { extensionOf, type TextExtension } from '../../src/model/text-extensions.js';
+import { normalizeTrace } from '../../src/normalizers/normalize.js';
 
 type Utf8Buffer = Buffer & { utf8Slice(start: number, end: number): string };
 
@@ -114,30 +118,118 @@ describe('ExtendingTexts', () => {
   });
 });
 
-describe('decodeExportTraceProtobuf with growing chat histories', () => {
+/**
+ * Conversations recorded by a real provider as GenAI spans, interleaved as a server runs them:
+ * an `invoke_agent` root per conversation, chat turns whose input holds the whole conversation
+ * so far (over 1 KiB from the first turn), and `execute_tool` spans with arguments and results.
+ */
+function recordConversations(count: number, turns: number): ReadableSpan[] {
   const exporter = new InMemorySpanExporter();
   const provider = new BasicTracerProvider({
     resource: resourceFromAttributes({ 'service.name': 'agent' }),
     spanProcessors: [new SimpleSpanProcessor(exporter)],
   });
   const tracer = provider.getTracer('agent-sdk');
-  for (let turn = 0; turn < 5; turn++) {
-    for (const who of ['first', 'second']) {
-      const chat = tracer.startSpan('chat gpt-4o', { kind: SpanKind.CLIENT });
-      chat.setAttributes({ 'gen_ai.operation.name': 'chat', 'gen_ai.input.messages': history(turn, who) });
+  const conversations = Array.from({ length: count }, (_, c) => {
+    const root = tracer.startSpan('invoke_agent support', {
+      attributes: { 'gen_ai.operation.name': 'invoke_agent', 'gen_ai.agent.name': 'support' },
+    });
+    const system = `You’re a support agent. ${'Be brief. '.repeat(110)}`;
+    const messages: object[] = [
+      { role: 'system', parts: [{ type: 'text', content: system }] },
+      { role: 'user', parts: [{ type: 'text', content: `Refund order A-${c}: it arrived broken ☹.` }] },
+    ];
+    return { root, inRoot: trace.setSpan(context.active(), root), messages };
+  });
+  for (let turn = 0; turn < turns; turn++) {
+    for (const [c, { inRoot, messages }] of conversations.entries()) {
+      const id = `call_${c}_${turn}`;
+      const ask = { type: 'tool_call', id, name: 'get_order', arguments: { orderId: `A-${c}` } };
+      const chat = tracer.startSpan('chat gpt-4o', { kind: SpanKind.CLIENT }, inRoot);
+      chat.setAttributes({
+        'gen_ai.operation.name': 'chat',
+        'gen_ai.input.messages': JSON.stringify(messages),
+        'gen_ai.output.messages': JSON.stringify([
+          { role: 'assistant', parts: [ask], finish_reason: 'tool_calls' },
+        ]),
+      });
       chat.end();
+      const result = { orderId: `A-${c}`, amount: 40 + turn, note: 'ü ☃ 🙂 '.repeat(30) };
+      const tool = tracer.startSpan('execute_tool get_order', {}, inRoot);
+      tool.setAttributes({
+        'gen_ai.operation.name': 'execute_tool',
+        'gen_ai.tool.name': 'get_order',
+        'gen_ai.tool.call.id': id,
+        'gen_ai.tool.call.arguments': JSON.stringify(ask.arguments),
+        'gen_ai.tool.call.result': JSON.stringify(result),
+      });
+      tool.end();
+      messages.push({ role: 'assistant', parts: [ask] });
+      messages.push({ role: 'tool', parts: [{ type: 'tool_call_response', id, response: result }] });
     }
   }
-  const spans = exporter.getFinishedSpans();
+  for (const { root } of conversations) root.end();
+  return exporter.getFinishedSpans();
+}
+
+const INPUT = 'gen_ai.input.messages';
+
+describe('decodeExportTraceProtobuf with growing chat histories', () => {
+  const spans = recordConversations(3, 5);
+  const json = () =>
+    decodeOtlpJsonText(new TextDecoder().decode(JsonTraceSerializer.serializeRequest(spans) as Uint8Array));
 
   it('gives what the JSON path gives, and keeps its strings when the body is reused', () => {
     const body = Buffer.from(ProtobufTraceSerializer.serializeRequest(spans) as Uint8Array);
     const proto = decodeExportTraceProtobuf(body);
     body.fill(0);
-    const text = new TextDecoder().decode(JsonTraceSerializer.serializeRequest(spans) as Uint8Array);
-    expect(proto).toEqual(decodeOtlpJsonText(text));
-    expect(proto.spans.map((s) => s.attributes['gen_ai.input.messages'])).toEqual(
-      spans.map((s) => s.attributes['gen_ai.input.messages']),
+    expect(proto).toEqual(json());
+    expect(proto.spans.map((s) => s.attributes[INPUT])).toEqual(spans.map((s) => s.attributes[INPUT]));
+  });
+
+  it('notes each history that extends the previous one of its conversation, and only those', () => {
+    const { spans: records } = decodeExportTraceProtobuf(
+      ProtobufTraceSerializer.serializeRequest(spans) as Uint8Array,
     );
+    const chats = records.filter((record) => typeof record.attributes[INPUT] === 'string');
+    const noted = chats.filter((record) => extensionOf(record.attributes, INPUT) !== undefined);
+    // Every turn after each conversation's first.
+    expect(noted).toHaveLength(3 * 4);
+    for (const record of noted) {
+      const { earlier, added } = extensionOf(record.attributes, INPUT) as TextExtension;
+      expect(earlier.slice(0, -1) + added).toBe(record.attributes[INPUT]);
+      expect(chats.some((other) => other.attributes[INPUT] === earlier)).toBe(true);
+    }
+    for (const record of records)
+      for (const key of Object.keys(record.attributes))
+        if (key !== INPUT) expect(extensionOf(record.attributes, key)).toBeUndefined();
+  });
+
+  it('normalizes to the same trajectories as the JSON path, and reads noted histories from what was added', () => {
+    const byTrace = (records: readonly SpanRecord[]) => {
+      const traces = new Map<string, SpanRecord[]>();
+      for (const record of records)
+        traces.set(record.traceId, [...(traces.get(record.traceId) ?? []), record]);
+      return [...traces].map(([traceId, members]) => normalizeTrace(traceId, members));
+    };
+    const fromJson = byTrace(json().spans);
+    const body = ProtobufTraceSerializer.serializeRequest(spans) as Uint8Array;
+    const parse = vi.spyOn(JSON, 'parse');
+    const fromProto = byTrace(decodeExportTraceProtobuf(body).spans);
+    const parsed = parse.mock.calls.map(([text]) => String(text));
+    parse.mockRestore();
+    expect(fromProto).toEqual(fromJson);
+    expect(fromProto.flatMap((t) => t?.calls ?? [])).toHaveLength(15);
+    // Only each conversation's first history is parsed whole (it holds the system prompt).
+    expect(parsed.filter((text) => text.includes('Be brief.'))).toHaveLength(3);
+  });
+
+  it('leaves no note on a key set again in the same span', () => {
+    const noted = decodeExportTraceProtobuf(
+      ProtobufTraceSerializer.serializeRequest(spans) as Uint8Array,
+    ).spans.find((record) => extensionOf(record.attributes, INPUT) !== undefined) as SpanRecord;
+    const attributes = noted.attributes;
+    attributes[INPUT] = `${attributes[INPUT]}`.replace('Refund', 'Return');
+    expect(extensionOf(attributes, INPUT)).toBeUndefined();
   });
 });

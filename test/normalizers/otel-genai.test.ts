@@ -1,5 +1,6 @@
 import { describe, expect, it, vi } from 'vitest';
 import type { SpanRecord } from '../../src/model/span-record.js';
+import { noteExtension } from '../../src/model/text-extensions.js';
 import { normalizeSpans, normalizeTrace } from '../../src/normalizers/normalize.js';
 import { otelGenAi } from '../../src/normalizers/otel-genai.js';
 import { spanOutcome } from '../../src/normalizers/span-outcome.js';
@@ -274,6 +275,35 @@ describe('turn histories', () => {
     expect(parsed.some((text) => text.includes('"tool_call_response","id":"h3"'))).toBe(true);
     expect(read).toEqual(turn(alone));
     expect(read).toMatchObject({ historyLength: 3, shown: [{ callId: 'h3' }] });
+  });
+
+  it('reads a history noted to extend one read before from what was added alone, never the text', () => {
+    const turn = (span: SpanRecord) => {
+      const reading = otelGenAi.read(span);
+      return reading?.kind === 'turn' ? reading.turn : undefined;
+    };
+    const earlier = [user, asked('h5'), answered('h5')];
+    const first = chat(earlier, [asked('h6')]);
+    turn(first);
+    const added = `,${JSON.stringify(asked('h6'))},${JSON.stringify(answered('h6'))}]`;
+    const noted = chat(earlier, [asked('h7')]);
+    // A text no reader could use: only the note can give the reading.
+    noted.attributes['gen_ai.input.messages'] = 'x'.repeat(2_000);
+    noteExtension(noted.attributes, 'gen_ai.input.messages', 'x'.repeat(2_000), {
+      earlier: first.attributes['gen_ai.input.messages'] as string,
+      added,
+    });
+    const alone = chat([...earlier, asked('h6'), answered('h6')], [asked('h7')], true);
+    const parse = vi.spyOn(JSON, 'parse');
+    const read = turn(noted);
+    const parsed = parse.mock.calls.map(([text]) => String(text));
+    parse.mockRestore();
+    // The reply, remembered with the history it answered, is not parsed again: only the result after it.
+    expect(parsed.filter((text) => text.includes('"id":"h6"'))).toEqual([
+      `[${JSON.stringify(answered('h6'))}]`,
+    ]);
+    expect(read).toEqual(turn(alone));
+    expect(turn(noted)).toMatchObject({ historyLength: 5, shown: [{ callId: 'h5' }, { callId: 'h6' }] });
   });
 
   it('reads structured (non-string) messages without remembering them', () => {
