@@ -2,6 +2,7 @@
  * What both OTLP decoders (JSON and protobuf) keep while decoding one request: the spans that
  * decoded, the first errors (bounded), and how many spans were rejected.
  */
+import type { ExtendingStrings } from './extending-texts.js';
 import type { DecodeOptions, DecodeResult } from './otlp-json.js';
 
 /** A request being decoded. */
@@ -9,6 +10,8 @@ export interface DecodeState extends DecodeResult {
   /** Errors beyond `maxErrors`, summed up in one last error. */
   omittedErrors: number;
   maxErrors: number;
+  /** The JSON decoder's long span attribute values, which later ones may extend. */
+  strings?: ExtendingStrings;
 }
 
 /** An empty state for one request. */

@@ -102,3 +102,74 @@ export class ExtendingTexts {
     this.#opens[slot] = open;
   }
 }
+
+/** Characters compared before the whole, for strings: the last ones of the shared part. */
+const END_CHARS = 16;
+
+/**
+ * The same for strings already decoded (OTLP JSON, after `JSON.parse`): a long string that
+ * starts with an earlier one (all but its closing character) becomes that earlier text joined to
+ * a copy of its new part, and the whole string parsed from the body is left to the garbage
+ * collector while it is young. Buffered memory grows with the new parts only, and judging reads
+ * only them ({@link TextExtension}).
+ */
+export class ExtendingStrings {
+  /** What each remembered string was read as, and the string as parsed (whole, to compare with). */
+  readonly #values: string[] = [];
+  readonly #wholes: string[] = [];
+  readonly #opens: string[] = [];
+  #next = 0;
+  /** Strings read as an extension of an earlier one. */
+  extended = 0;
+  /** How the string last read extends an earlier one; undefined when it did not. */
+  extension: TextExtension | undefined;
+
+  /** `text` itself, or the same text sharing an earlier string's. */
+  read(text: string): string {
+    this.extension = undefined;
+    if (text.length < MIN_EXTENDED_BYTES) return text;
+    const wholes = this.#wholes;
+    for (let slot = 0; slot < wholes.length; slot++) {
+      const whole = wholes[slot] as string;
+      const shared = whole.length - 1;
+      if (shared >= text.length || !endCharsAlike(whole, text, shared)) continue;
+      // Substring equality: V8 compares flat strings a block at a time, startsWith a character at a time.
+      if (text.substring(0, shared) !== whole.substring(0, shared)) continue;
+      const added = copyOf(text.substring(shared));
+      const value = (this.#opens[slot] as string) + added;
+      this.extended++;
+      this.extension = { earlier: this.#values[slot] as string, added };
+      this.#remember(slot, value, text, (this.#opens[slot] as string) + added.slice(0, -1));
+      return value;
+    }
+    this.#remember(wholes.length < SLOTS ? wholes.length : this.#nextSlot(), text, text, text.slice(0, -1));
+    return text;
+  }
+
+  #nextSlot(): number {
+    const slot = this.#next;
+    this.#next = (slot + 1) % SLOTS;
+    return slot;
+  }
+
+  #remember(slot: number, value: string, whole: string, open: string): void {
+    this.#values[slot] = value;
+    this.#wholes[slot] = whole;
+    this.#opens[slot] = open;
+  }
+}
+
+function endCharsAlike(earlier: string, text: string, shared: number): boolean {
+  for (let i = Math.max(shared - END_CHARS, 0); i < shared; i++)
+    if (earlier.charCodeAt(i) !== text.charCodeAt(i)) return false;
+  return true;
+}
+
+/**
+ * A string of its own with the characters of `part`. V8 makes a long substring a view that
+ * keeps its whole parent alive; joining a character to it and slicing it off makes V8 copy the
+ * characters out (the joined string is made flat first), and the view left points into the copy.
+ */
+function copyOf(part: string): string {
+  return ` ${part}`.slice(1);
+}

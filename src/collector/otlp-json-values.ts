@@ -4,6 +4,8 @@
  * one span and keep the rest.
  */
 import type { Attributes, AttributeValue, SpanKindName, StatusCodeName } from '../model/span-record.js';
+import { noteExtension, type TextExtension } from '../model/text-extensions.js';
+import type { ExtendingStrings } from './extending-texts.js';
 
 /**
  * Why a value was rejected, with its path relative to the caller. Returned rather than thrown:
@@ -256,7 +258,12 @@ function holdsOnlyString(raw: Record<string, unknown>): boolean {
 }
 
 /** A `[{key, value}]` list (attributes, kvlistValue) as an object; a repeated key keeps its last value. */
-export function decodeKeyValues(raw: unknown, at: string, depth: number): Attributes | Invalid {
+export function decodeKeyValues(
+  raw: unknown,
+  at: string,
+  depth: number,
+  strings?: ExtendingStrings,
+): Attributes | Invalid {
   const attributes: Attributes = {};
   if (raw == null) return attributes;
   if (!Array.isArray(raw))
@@ -272,12 +279,18 @@ export function decodeKeyValues(raw: unknown, at: string, depth: number): Attrib
         key === undefined ? 'missing key' : `expected a string, got ${describe(key)}`,
       );
     }
-    const value = decodeAnyValue(entry.value, depth);
+    let value = decodeAnyValue(entry.value, depth);
     if (value instanceof Invalid) return new Invalid(`${at}[${i}].value${value.path}`, value.message);
+    let extension: TextExtension | undefined;
+    if (strings !== undefined && typeof value === 'string') {
+      value = strings.read(value);
+      extension = strings.extension;
+    }
     // `attributes["__proto__"] = v` would set the prototype, not a key.
     if (key === '__proto__')
       Object.defineProperty(attributes, key, { value, enumerable: true, writable: true, configurable: true });
     else attributes[key] = value;
+    if (extension !== undefined) noteExtension(attributes, key, value as string, extension);
   }
   return attributes;
 }

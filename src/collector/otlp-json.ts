@@ -13,6 +13,7 @@ import type {
   SpanRecord,
 } from '../model/span-record.js';
 import { addError, type DecodeState, finishDecoding, startDecoding } from './decode-state.js';
+import { ExtendingStrings } from './extending-texts.js';
 import {
   decodeEnum,
   decodeId,
@@ -176,6 +177,7 @@ export interface DecodeResult {
  */
 export function decodeExportTraceRequest(request: unknown, options: DecodeOptions = {}): DecodeResult {
   const out = startDecoding(options);
+  out.strings = new ExtendingStrings();
   if (!isObject(request)) {
     addError(
       out,
@@ -247,7 +249,7 @@ function decodeScopeSpans(
     return;
   }
   for (let k = 0; k < spans.length; k++) {
-    const span = decodeSpan(spans[k], resource, scope);
+    const span = decodeSpan(spans[k], resource, scope, out.strings);
     if (span instanceof Invalid) {
       addError(out, `${at}.spans[${k}]${span.path}`, span.message);
       out.rejectedSpans++;
@@ -283,7 +285,12 @@ function decodeScope(raw: unknown): ScopeRecord | Invalid {
   return scope;
 }
 
-function decodeSpan(raw: unknown, resource: Attributes, scope: ScopeRecord): SpanRecord | Invalid {
+function decodeSpan(
+  raw: unknown,
+  resource: Attributes,
+  scope: ScopeRecord,
+  strings: ExtendingStrings | undefined,
+): SpanRecord | Invalid {
   if (!isObject(raw)) return new Invalid('', `expected a Span object, got ${describe(raw)}`);
   const traceId = decodeId(raw.traceId, '.traceId', 32);
   if (traceId instanceof Invalid) return traceId;
@@ -305,7 +312,7 @@ function decodeSpan(raw: unknown, resource: Attributes, scope: ScopeRecord): Spa
   if (end instanceof Invalid) return end;
   const status = decodeStatus(raw.status);
   if (status instanceof Invalid) return status;
-  const attributes = decodeKeyValues(raw.attributes, '.attributes', 0);
+  const attributes = decodeKeyValues(raw.attributes, '.attributes', 0, strings);
   if (attributes instanceof Invalid) return attributes;
   const events = decodeList(raw.events, '.events', decodeEvent);
   if (events instanceof Invalid) return events;

@@ -15,12 +15,13 @@ import {
 } from '@opentelemetry/sdk-trace-base';
 import fc from 'fast-check';
 import { describe, expect, it, vi } from 'vitest';
-import { ExtendingTexts } from '../../src/collector/extending-texts.js';
+import { ExtendingStrings, ExtendingTexts } from '../../src/collector/extending-texts.js';
 import { decodeOtlpJsonText } from '../../src/collector/otlp-json.js';
 import { decodeExportTraceProtobuf } from '../../src/collector/otlp-proto.js';
 import type { SpanRecord } from '../../src/model/span-record.js';
 import { extensionOf, type TextExtension } from '../../src/model/text-extensions.js';
 import { normalizeTrace } from '../../src/normalizers/normalize.js';
+import { fromReadableSpan } from '../../src/processor/readable-span.js';
 
 type Utf8Buffer = Buffer & { utf8Slice(start: number, end: number): string };
 
@@ -56,6 +57,46 @@ function history(turns: number, note = ''): string {
   }
   return JSON.stringify(messages);
 }
+
+describe('ExtendingStrings', () => {
+  it('reads every string as itself, and notes truly how it extends an earlier one', () => {
+    const tail = fc.string({ unit: 'binary', maxLength: 20 });
+    const step = fc.record({
+      extend: fc.nat(),
+      fresh: fc.boolean(),
+      base: fc.string({ unit: 'binary', minLength: 1030, maxLength: 1100 }),
+      tail,
+    });
+    fc.assert(
+      fc.property(fc.array(step, { minLength: 1, maxLength: 14 }), (steps) => {
+        const strings = new ExtendingStrings();
+        const read: string[] = [];
+        for (const { extend, fresh, base, tail } of steps) {
+          const earlier = read[extend % Math.max(read.length, 1)];
+          const text = fresh || earlier === undefined ? base : `${earlier.slice(0, -1)}${tail}`;
+          // A copy: the reader must not rely on the text being the very string it made.
+          const value = strings.read(` ${text}`.slice(1));
+          expect(value).toBe(text);
+          const extension = strings.extension;
+          if (extension !== undefined) {
+            expect(read).toContain(extension.earlier);
+            expect(extension.earlier.slice(0, -1) + extension.added).toBe(text);
+          }
+          read.push(value);
+        }
+      }),
+      { numRuns: 300 },
+    );
+  });
+
+  it('reads a growing conversation as extensions, conversations interleaved', () => {
+    const strings = new ExtendingStrings();
+    const texts: string[] = [];
+    for (let turn = 0; turn < 6; turn++) texts.push(history(turn, 'first'), history(turn, 'second'));
+    expect(texts.map((text) => strings.read(text))).toEqual(texts);
+    expect(strings.extended).toBe(10);
+  });
+});
 
 describe('ExtendingTexts', () => {
   it('reads every string as decoding its bytes does, whatever the bytes', () => {
@@ -174,60 +215,64 @@ function recordConversations(count: number, turns: number): ReadableSpan[] {
 
 const INPUT = 'gen_ai.input.messages';
 
-describe('decodeExportTraceProtobuf with growing chat histories', () => {
-  const spans = recordConversations(3, 5);
-  const json = () =>
-    decodeOtlpJsonText(new TextDecoder().decode(JsonTraceSerializer.serializeRequest(spans) as Uint8Array));
+const byTrace = (records: readonly SpanRecord[]) => {
+  const traces = new Map<string, SpanRecord[]>();
+  for (const record of records) traces.set(record.traceId, [...(traces.get(record.traceId) ?? []), record]);
+  return [...traces].map(([traceId, members]) => normalizeTrace(traceId, members));
+};
 
-  it('gives what the JSON path gives, and keeps its strings when the body is reused', () => {
+describe('both OTLP decoders on growing chat histories', () => {
+  const spans = recordConversations(3, 5);
+  const decoders = {
+    protobuf: () => decodeExportTraceProtobuf(ProtobufTraceSerializer.serializeRequest(spans) as Uint8Array),
+    json: () =>
+      decodeOtlpJsonText(new TextDecoder().decode(JsonTraceSerializer.serializeRequest(spans) as Uint8Array)),
+  };
+
+  it('give the same records, whose strings outlive a reused body', () => {
     const body = Buffer.from(ProtobufTraceSerializer.serializeRequest(spans) as Uint8Array);
     const proto = decodeExportTraceProtobuf(body);
     body.fill(0);
-    expect(proto).toEqual(json());
+    expect(proto).toEqual(decoders.json());
     expect(proto.spans.map((s) => s.attributes[INPUT])).toEqual(spans.map((s) => s.attributes[INPUT]));
   });
 
-  it('notes each history that extends the previous one of its conversation, and only those', () => {
-    const { spans: records } = decodeExportTraceProtobuf(
-      ProtobufTraceSerializer.serializeRequest(spans) as Uint8Array,
-    );
-    const chats = records.filter((record) => typeof record.attributes[INPUT] === 'string');
-    const noted = chats.filter((record) => extensionOf(record.attributes, INPUT) !== undefined);
-    // Every turn after each conversation's first.
-    expect(noted).toHaveLength(3 * 4);
-    for (const record of noted) {
-      const { earlier, added } = extensionOf(record.attributes, INPUT) as TextExtension;
-      expect(earlier.slice(0, -1) + added).toBe(record.attributes[INPUT]);
-      expect(chats.some((other) => other.attributes[INPUT] === earlier)).toBe(true);
-    }
-    for (const record of records)
-      for (const key of Object.keys(record.attributes))
-        if (key !== INPUT) expect(extensionOf(record.attributes, key)).toBeUndefined();
-  });
-
-  it('normalizes to the same trajectories as the JSON path, and reads noted histories from what was added', () => {
-    const byTrace = (records: readonly SpanRecord[]) => {
-      const traces = new Map<string, SpanRecord[]>();
+  for (const [name, decode] of Object.entries(decoders)) {
+    it(`${name}: notes each history that extends the previous one of its conversation, and only those`, () => {
+      const records = decode().spans;
+      const chats = records.filter((record) => typeof record.attributes[INPUT] === 'string');
+      const noted = chats.filter((record) => extensionOf(record.attributes, INPUT) !== undefined);
+      // Every turn after each conversation's first.
+      expect(noted).toHaveLength(3 * 4);
+      for (const record of noted) {
+        const { earlier, added } = extensionOf(record.attributes, INPUT) as TextExtension;
+        expect(earlier.slice(0, -1) + added).toBe(record.attributes[INPUT]);
+        expect(chats.some((other) => other.attributes[INPUT] === earlier)).toBe(true);
+      }
       for (const record of records)
-        traces.set(record.traceId, [...(traces.get(record.traceId) ?? []), record]);
-      return [...traces].map(([traceId, members]) => normalizeTrace(traceId, members));
-    };
-    const fromJson = byTrace(json().spans);
-    const body = ProtobufTraceSerializer.serializeRequest(spans) as Uint8Array;
-    const parse = vi.spyOn(JSON, 'parse');
-    const fromProto = byTrace(decodeExportTraceProtobuf(body).spans);
-    const parsed = parse.mock.calls.map(([text]) => String(text));
-    parse.mockRestore();
-    expect(fromProto).toEqual(fromJson);
-    expect(fromProto.flatMap((t) => t?.calls ?? [])).toHaveLength(15);
-    // Only each conversation's first history is parsed whole (it holds the system prompt).
-    expect(parsed.filter((text) => text.includes('Be brief.'))).toHaveLength(3);
-  });
+        for (const key of Object.keys(record.attributes))
+          if (key !== INPUT) expect(extensionOf(record.attributes, key)).toBeUndefined();
+    });
 
-  it('leaves no note on a key set again in the same span', () => {
-    const noted = decodeExportTraceProtobuf(
-      ProtobufTraceSerializer.serializeRequest(spans) as Uint8Array,
-    ).spans.find((record) => extensionOf(record.attributes, INPUT) !== undefined) as SpanRecord;
+    it(`${name}: normalizes as the in-process records do, parsing only what each history added`, () => {
+      const inProcess = byTrace(spans.map(fromReadableSpan));
+      const parse = vi.spyOn(JSON, 'parse');
+      const records = decode().spans;
+      parse.mockClear();
+      const decoded = byTrace(records);
+      const parsed = parse.mock.calls.map(([text]) => String(text));
+      parse.mockRestore();
+      expect(decoded).toEqual(inProcess);
+      expect(decoded.flatMap((t) => t?.calls ?? [])).toHaveLength(15);
+      // Only each conversation's first history is parsed whole (it holds the system prompt).
+      expect(parsed.filter((text) => text.includes('Be brief.'))).toHaveLength(3);
+    });
+  }
+
+  it('leave no note on a key set again in the same span', () => {
+    const noted = decoders
+      .protobuf()
+      .spans.find((record) => extensionOf(record.attributes, INPUT) !== undefined) as SpanRecord;
     const attributes = noted.attributes;
     attributes[INPUT] = `${attributes[INPUT]}`.replace('Refund', 'Return');
     expect(extensionOf(attributes, INPUT)).toBeUndefined();
