@@ -52,7 +52,9 @@ const MIN_INCREMENTAL_TEXT = 512;
  * prefix of this one only the new messages are parsed. Without that, reading every turn of a
  * conversation re-parses it from the start (quadratic in its length). History and reply are then
  * remembered as one, for the next turn's history holds both: only the tool results after them are
- * left to parse. Pure: the result depends only on the text, wherever the prefix came from. The
+ * left to parse. A history the decoder noted to extend an earlier text (model/text-extensions.ts)
+ * is read from the note, without comparing or even touching the text. Pure: the result depends
+ * only on the text, wherever the prefix came from (a note is a fact about the text). The
  * reading is the one remembered: a turn's `shown` is read-only (TurnDraft says so).
  */
 export function readHistory(
