@@ -10,7 +10,7 @@
  * extends the earlier one is kept for the decoder to note (model/text-extensions.ts), so that
  * judging reads only the new part too, and never makes V8 join the pieces into one copy.
  */
-import type { TextExtension } from '../model/text-extensions.js';
+import { MIN_EXTENDED_LENGTH, RecentStrings, type TextExtension } from '../model/text-extensions.js';
 
 /** Shorter strings are decoded whole: comparing them would cost more than it saves. */
 const MIN_EXTENDED_BYTES = 1024;
@@ -103,9 +103,6 @@ export class ExtendingTexts {
   }
 }
 
-/** Characters compared before the whole, for strings: the last ones of the shared part. */
-const END_CHARS = 16;
-
 /**
  * The same for strings already decoded (OTLP JSON, after `JSON.parse`): a long string that
  * starts with an earlier one (all but its closing character) becomes that earlier text joined to
@@ -114,11 +111,10 @@ const END_CHARS = 16;
  * only them ({@link TextExtension}).
  */
 export class ExtendingStrings {
-  /** What each remembered string was read as, and the string as parsed (whole, to compare with). */
+  readonly #recent = new RecentStrings();
+  /** By number (see {@link RecentStrings}): what each long string was read as, and the same but its last character. */
   readonly #values: string[] = [];
-  readonly #wholes: string[] = [];
   readonly #opens: string[] = [];
-  #next = 0;
   /** Strings read as an extension of an earlier one. */
   extended = 0;
   /** How the string last read extends an earlier one; undefined when it did not. */
@@ -127,42 +123,22 @@ export class ExtendingStrings {
   /** `text` itself, or the same text sharing an earlier string's. */
   read(text: string): string {
     this.extension = undefined;
-    if (text.length < MIN_EXTENDED_BYTES) return text;
-    const wholes = this.#wholes;
-    for (let slot = 0; slot < wholes.length; slot++) {
-      const whole = wholes[slot] as string;
-      const shared = whole.length - 1;
-      if (shared >= text.length || !endCharsAlike(whole, text, shared)) continue;
-      // Substring equality: V8 compares flat strings a block at a time, startsWith a character at a time.
-      if (text.substring(0, shared) !== whole.substring(0, shared)) continue;
-      const added = copyOf(text.substring(shared));
-      const value = (this.#opens[slot] as string) + added;
-      this.extended++;
-      this.extension = { earlier: this.#values[slot] as string, added };
-      this.#remember(slot, value, text, (this.#opens[slot] as string) + added.slice(0, -1));
-      return value;
+    if (text.length < MIN_EXTENDED_LENGTH) return text;
+    const extended = this.#recent.extends(text);
+    if (extended === undefined) {
+      this.#values.push(text);
+      this.#opens.push(text.slice(0, -1));
+      return text;
     }
-    this.#remember(wholes.length < SLOTS ? wholes.length : this.#nextSlot(), text, text, text.slice(0, -1));
-    return text;
+    const added = copyOf(text.substring(extended.shared));
+    const open = this.#opens[extended.id] as string;
+    const value = open + added;
+    this.extended++;
+    this.extension = { earlier: this.#values[extended.id] as string, added };
+    this.#values.push(value);
+    this.#opens.push(open + added.slice(0, -1));
+    return value;
   }
-
-  #nextSlot(): number {
-    const slot = this.#next;
-    this.#next = (slot + 1) % SLOTS;
-    return slot;
-  }
-
-  #remember(slot: number, value: string, whole: string, open: string): void {
-    this.#values[slot] = value;
-    this.#wholes[slot] = whole;
-    this.#opens[slot] = open;
-  }
-}
-
-function endCharsAlike(earlier: string, text: string, shared: number): boolean {
-  for (let i = Math.max(shared - END_CHARS, 0); i < shared; i++)
-    if (earlier.charCodeAt(i) !== text.charCodeAt(i)) return false;
-  return true;
 }
 
 /**

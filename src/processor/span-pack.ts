@@ -4,10 +4,20 @@
  * costs the app's thread a structured clone of the whole graph (about 50 µs for an 11-span agent
  * conversation, more than making the records); posting one flat string and one transferred
  * buffer costs a copy of the text. The worker unpacks the SpanRecords `fromReadableSpan` would
- * have made, value for value.
+ * have made, value for value. A long attribute string that extends an earlier one of the batch
+ * (a chat history: the previous turn's plus what happened since) is packed as that one's number
+ * and what it adds, and unpacked as the two joined, with a note for the history reader
+ * (model/text-extensions.ts): a long conversation costs the pack its new text once, not every
+ * history whole.
  */
 import type { ReadableSpan } from '@opentelemetry/sdk-trace-base';
 import type { Attributes, AttributeValue, ScopeRecord, SpanRecord } from '../model/span-record.js';
+import {
+  MIN_EXTENDED_LENGTH,
+  noteExtension,
+  RecentStrings,
+  type TextExtension,
+} from '../model/text-extensions.js';
 import { hrTimeToNanos, lowercase, SPAN_KIND_NAMES, setKey, statusOf } from './readable-span.js';
 
 /** A batch of traces' spans, packed. `tape` is transferable. */
@@ -28,6 +38,8 @@ enum Tag {
   Array = 5,
   Map = 6,
   Bytes = 7,
+  /** A long string that extends an earlier one: the earlier one's number, then the added text. */
+  Extension = 8,
 }
 
 type SdkAttributes = ReadableSpan['attributes'];
@@ -63,6 +75,8 @@ class Packer {
   /** Spans of a tracer share their resource and scope: packed once, then by number. */
   private readonly resources = new Map<ReadableSpan['resource'], number>();
   private readonly scopes = new Map<ReadableSpan['instrumentationScope'], number>();
+  /** Long attribute strings: a chat history is packed as the one it extends plus what it adds. */
+  private readonly recent = new RecentStrings();
 
   done(): SpanPack {
     return { text: this.texts.join(''), tape: this.tape.slice(0, this.length) };
@@ -177,10 +191,18 @@ class Packer {
       return;
     }
     switch (typeof value) {
-      case 'string':
-        this.number(Tag.String);
-        this.string(value);
+      case 'string': {
+        const extended = this.recent.extends(value);
+        if (extended === undefined) {
+          this.number(Tag.String);
+          this.string(value);
+        } else {
+          this.number(Tag.Extension);
+          this.number(extended.id);
+          this.string(value.substring(extended.shared));
+        }
         return;
+      }
       case 'number':
         this.number(Tag.Number);
         this.number(value);
@@ -215,6 +237,11 @@ class Unpacker {
   private textAt = 0;
   private readonly resources: Attributes[] = [];
   private readonly scopes: ScopeRecord[] = [];
+  /** Long attribute strings by number, as {@link RecentStrings} numbers them, and each but its last character. */
+  private readonly longs: string[] = [];
+  private readonly opens: string[] = [];
+  /** How the value last read extends an earlier one, for its attributes to note. */
+  private extension: TextExtension | undefined;
 
   constructor(pack: SpanPack) {
     this.text = pack.text;
@@ -326,9 +353,38 @@ class Unpacker {
     const result: Attributes = {};
     for (let n = this.count(); n > 0; n--) {
       const key = this.required();
-      setKey(result, key, this.value());
+      this.extension = undefined;
+      const value = this.value();
+      // Only a string value itself: one inside a list leaves its note behind, unused.
+      const extension = typeof value === 'string' ? this.extension : undefined;
+      setKey(result, key, value);
+      if (extension !== undefined) noteExtension(result, key, value as string, extension);
     }
     return result;
+  }
+
+  /** A long string is numbered, as the packer numbered it; shorter ones are not. */
+  private longString(value: string): string {
+    if (value.length >= MIN_EXTENDED_LENGTH) {
+      this.longs.push(value);
+      this.opens.push(value.slice(0, -1));
+    }
+    return value;
+  }
+
+  /** The earlier string's number, then the added text: the two joined, not copied, and noted. */
+  private extendedString(): string {
+    const id = this.index();
+    const earlier = this.longs[id];
+    if (earlier === undefined) this.damaged(`an extension of string ${id} of ${this.longs.length}`);
+    const added = this.required();
+    const open = this.opens[id] as string;
+    const value = open + added;
+    if (value.length < MIN_EXTENDED_LENGTH || added.length === 0) this.damaged('an extension too short');
+    this.longs.push(value);
+    this.opens.push(open + added.slice(0, -1));
+    this.extension = { earlier, added };
+    return value;
   }
 
   private value(): AttributeValue {
@@ -337,7 +393,9 @@ class Unpacker {
       case Tag.Null:
         return null;
       case Tag.String:
-        return this.required();
+        return this.longString(this.required());
+      case Tag.Extension:
+        return this.extendedString();
       case Tag.Number:
         return this.number();
       case Tag.True:

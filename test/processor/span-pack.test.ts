@@ -5,8 +5,10 @@
 import type { ReadableSpan } from '@opentelemetry/sdk-trace';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
+import { extensionOf, type TextExtension } from '../../src/model/text-extensions.js';
 import { fromReadableSpan } from '../../src/processor/readable-span.js';
 import { packTraces, type SpanPack, unpackTraces } from '../../src/processor/span-pack.js';
+import { INPUT_MESSAGES, normalizeEach, recordConversations } from '../helpers/conversations.js';
 
 const hex = (length: number) =>
   fc.string({ unit: fc.constantFrom(...'0123456789abcdefABCDEF'), minLength: length, maxLength: length });
@@ -135,6 +137,77 @@ describe('span pack', () => {
       }),
       { numRuns: 300 },
     );
+  });
+
+  it('packs a long string that extends an earlier one as that one plus what it adds, and notes it', () => {
+    // Long strings of a batch, each extending one before it (all but its last character) or not,
+    // as attribute values at the top, in lists and in maps, spread over spans and traces.
+    const step = fc.record({
+      extend: fc.nat(),
+      fresh: fc.boolean(),
+      base: fc.string({ unit: 'binary', minLength: 1024, maxLength: 1060 }),
+      tail: fc.string({ unit: 'binary', maxLength: 12 }),
+      place: fc.constantFrom('top', 'list', 'map'),
+    });
+    const base = fc.sample(
+      traces.filter((t) => t.length > 0 && t[0]?.length !== 0),
+      { numRuns: 1, seed: 11 },
+    )[0] as ReadableSpan[][];
+    fc.assert(
+      fc.property(fc.array(step, { minLength: 1, maxLength: 12 }), (steps) => {
+        const texts: string[] = [];
+        const spans = base.flat();
+        for (const [i, { extend, fresh, base: start, tail, place }] of steps.entries()) {
+          const earlier = texts[extend % Math.max(texts.length, 1)];
+          const text = fresh || earlier === undefined ? start : `${earlier.slice(0, -1)}${tail}`;
+          texts.push(text);
+          const span = spans[i % spans.length] as ReadableSpan;
+          const value = place === 'top' ? text : place === 'list' ? ['x', text] : { inner: text };
+          (span.attributes as Record<string, unknown>)[`long.${i}`] = value;
+        }
+        const unpacked = unpackTraces(packTraces(base));
+        expect(unpacked).toEqual(base.map((t) => t.map(fromReadableSpan)));
+        for (const record of unpacked.flat())
+          for (const key of Object.keys(record.attributes)) {
+            const extension = extensionOf(record.attributes, key);
+            if (extension === undefined) continue;
+            expect(typeof record.attributes[key]).toBe('string');
+            expect(extension.earlier.slice(0, -1) + extension.added).toBe(record.attributes[key]);
+          }
+        for (const span of spans)
+          for (const key of Object.keys(span.attributes))
+            if (key.startsWith('long.')) delete (span.attributes as Record<string, unknown>)[key];
+      }),
+      { numRuns: 200 },
+    );
+  });
+
+  it('carries growing chat histories noted, and they normalize as the in-process records do', () => {
+    const spans = recordConversations(3, 5);
+    const unpacked = unpackTraces(packTraces([spans])).flat();
+    const noted = unpacked.filter((record) => extensionOf(record.attributes, INPUT_MESSAGES) !== undefined);
+    expect(noted).toHaveLength(3 * 4);
+    const { earlier, added } = extensionOf(
+      (noted[0] as (typeof unpacked)[number]).attributes,
+      INPUT_MESSAGES,
+    ) as TextExtension;
+    expect(unpacked.some((record) => record.attributes[INPUT_MESSAGES] === earlier)).toBe(true);
+    expect(added.length).toBeLessThan(earlier.length);
+    // The pack carries each history's new part only: all its text is shorter than the histories whole.
+    const whole = spans.reduce((n, span) => n + String(span.attributes[INPUT_MESSAGES] ?? '').length, 0);
+    expect(packTraces([spans]).text.length).toBeLessThan(whole);
+    expect(normalizeEach(unpacked)).toEqual(normalizeEach(spans.map(fromReadableSpan)));
+  });
+
+  it('refuses an extension of a string it has not seen', () => {
+    const spans = recordConversations(1, 2);
+    const pack = packTraces([spans]);
+    const tape = pack.tape.slice();
+    // Tag.Extension (8) is followed by the number of the string it extends: point it past the end.
+    const at = tape.findIndex((value, i) => value === 8 && tape[i + 1] === 0);
+    expect(at).toBeGreaterThan(-1);
+    tape[at + 1] = 5;
+    expect(() => unpackTraces({ text: pack.text, tape })).toThrow('an extension of string 5 of 1');
   });
 
   it('survives being posted to another thread (the text as a string, the tape transferred)', async () => {
