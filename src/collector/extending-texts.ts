@@ -10,7 +10,13 @@
  * extends the earlier one is kept for the decoder to note (model/text-extensions.ts), so that
  * judging reads only the new part too, and never makes V8 join the pieces into one copy.
  */
-import { MIN_EXTENDED_LENGTH, RecentStrings, type TextExtension } from '../model/text-extensions.js';
+import {
+  MIN_EXTENDED_LENGTH,
+  newTextRef,
+  RecentStrings,
+  type TextNote,
+  type TextRef,
+} from '../model/text-extensions.js';
 
 /** Shorter strings are decoded whole: comparing them would cost more than it saves. */
 const MIN_EXTENDED_BYTES = 1024;
@@ -39,20 +45,21 @@ function endsAlike(buf: Buffer, earlierStart: number, start: number, shared: num
 export class ExtendingTexts {
   readonly #starts: number[] = [];
   readonly #ends: number[] = [];
-  /** Each remembered string, and the same but its last character (an ASCII one). */
-  readonly #values: string[] = [];
+  /** Each remembered string but its last character (an ASCII one), and what stands for it. */
   readonly #opens: string[] = [];
+  readonly #refs: TextRef[] = [];
   #next = 0;
   /** Strings read as an extension of an earlier one (not decoded whole). */
   extended = 0;
-  /** The string last read as an extension, and how it extends its earlier one (kept until the next). */
-  extendedText: string | undefined;
-  extension: TextExtension | undefined;
+  /** What is known of the string last read, when it was long; for the decoder to note. */
+  note: TextNote | undefined;
 
   /** The string the UTF-8 bytes `buf[start, end)` hold. */
   read(buf: Buffer & { utf8Slice(start: number, end: number): string }, start: number, end: number): string {
+    this.note = undefined;
     const length = end - start;
     if (length < MIN_EXTENDED_BYTES) return buf.utf8Slice(start, end);
+    const ref = newTextRef();
     // Ends in two ASCII bytes (`}]`): the last character is the last byte alone, and the bytes
     // before it end a character, so a later string can share them.
     const openable = (buf[end - 1] as number) < ASCII_END && (buf[end - 2] as number) < ASCII_END;
@@ -69,22 +76,21 @@ export class ExtendingTexts {
       // The shared bytes end in an ASCII byte, which ends any UTF-8 sequence before it: decoding
       // them, then the rest, gives what decoding all of them does.
       const added = buf.utf8Slice(start + shared, end);
-      const value = (this.#opens[slot] as string) + added;
+      const open = this.#opens[slot] as string;
       this.extended++;
-      this.extendedText = value;
-      this.extension = { earlier: this.#values[slot] as string, added };
-      if (openable)
-        this.#remember(slot, start, end, value, (this.#opens[slot] as string) + added.slice(0, -1));
-      return value;
+      this.note = { ref, extension: { earlier: this.#refs[slot] as TextRef, added } };
+      if (openable) this.#remember(slot, start, end, open + added.slice(0, -1), ref);
+      return open + added;
     }
     const value = buf.utf8Slice(start, end);
+    this.note = { ref };
     if (openable)
       this.#remember(
         starts.length < SLOTS ? starts.length : this.#nextSlot(),
         start,
         end,
-        value,
         value.slice(0, -1),
+        ref,
       );
     return value;
   }
@@ -95,11 +101,11 @@ export class ExtendingTexts {
     return slot;
   }
 
-  #remember(slot: number, start: number, end: number, value: string, open: string): void {
+  #remember(slot: number, start: number, end: number, open: string, ref: TextRef): void {
     this.#starts[slot] = start;
     this.#ends[slot] = end;
-    this.#values[slot] = value;
     this.#opens[slot] = open;
+    this.#refs[slot] = ref;
   }
 }
 
@@ -112,32 +118,32 @@ export class ExtendingTexts {
  */
 export class ExtendingStrings {
   readonly #recent = new RecentStrings();
-  /** By number (see {@link RecentStrings}): what each long string was read as, and the same but its last character. */
-  readonly #values: string[] = [];
+  /** By number (see {@link RecentStrings}): each long string but its last character, and what stands for it. */
   readonly #opens: string[] = [];
+  readonly #refs: TextRef[] = [];
   /** Strings read as an extension of an earlier one. */
   extended = 0;
-  /** How the string last read extends an earlier one; undefined when it did not. */
-  extension: TextExtension | undefined;
+  /** What is known of the string last read, when it was long; for the decoder to note. */
+  note: TextNote | undefined;
 
   /** `text` itself, or the same text sharing an earlier string's. */
   read(text: string): string {
-    this.extension = undefined;
+    this.note = undefined;
     if (text.length < MIN_EXTENDED_LENGTH) return text;
+    const ref = newTextRef();
+    this.#refs.push(ref);
     const extended = this.#recent.extends(text);
     if (extended === undefined) {
-      this.#values.push(text);
       this.#opens.push(text.slice(0, -1));
+      this.note = { ref };
       return text;
     }
     const added = copyOf(text.substring(extended.shared));
     const open = this.#opens[extended.id] as string;
-    const value = open + added;
     this.extended++;
-    this.extension = { earlier: this.#values[extended.id] as string, added };
-    this.#values.push(value);
+    this.note = { ref, extension: { earlier: this.#refs[extended.id] as TextRef, added } };
     this.#opens.push(open + added.slice(0, -1));
-    return value;
+    return open + added;
   }
 }
 

@@ -4,7 +4,7 @@
  * one span and keep the rest.
  */
 import type { Attributes, AttributeValue, SpanKindName, StatusCodeName } from '../model/span-record.js';
-import { noteExtension, type TextExtension } from '../model/text-extensions.js';
+import { noteText, type TextNote } from '../model/text-extensions.js';
 import type { ExtendingStrings } from './extending-texts.js';
 
 /**
@@ -281,16 +281,16 @@ export function decodeKeyValues(
     }
     let value = decodeAnyValue(entry.value, depth);
     if (value instanceof Invalid) return new Invalid(`${at}[${i}].value${value.path}`, value.message);
-    let extension: TextExtension | undefined;
+    let note: TextNote | undefined;
     if (strings !== undefined && typeof value === 'string') {
       value = strings.read(value);
-      extension = strings.extension;
+      note = strings.note;
     }
     // `attributes["__proto__"] = v` would set the prototype, not a key.
     if (key === '__proto__')
       Object.defineProperty(attributes, key, { value, enumerable: true, writable: true, configurable: true });
     else attributes[key] = value;
-    if (extension !== undefined) noteExtension(attributes, key, value as string, extension);
+    if (note !== undefined) noteText(attributes, key, value as string, note);
   }
   return attributes;
 }

@@ -5,7 +5,7 @@
  */
 import type protobuf from 'protobufjs';
 import type { Attributes, AttributeValue } from '../model/span-record.js';
-import { noteExtension, type TextExtension } from '../model/text-extensions.js';
+import { noteText, type TextNote } from '../model/text-extensions.js';
 import type { ExtendingTexts } from './extending-texts.js';
 import { Invalid } from './otlp-json-values.js';
 
@@ -291,15 +291,14 @@ function readKeyValue(
 ): Invalid | undefined {
   let key = '';
   let value: AttributeValue | Invalid = null;
-  let extension: TextExtension | undefined;
+  let note: TextNote | undefined;
   while (reader.pos < end) {
     const tag = reader.uint32();
     if (tag === 10) key = readCommonString(reader);
     else if (tag === 18) {
       value = readAnyValue(reader, lengthEnd(reader), depth);
-      // The note is about a text: it holds for this value if the value is that text.
-      const { extendedText } = reader.texts;
-      extension = extendedText !== undefined && value === extendedText ? reader.texts.extension : undefined;
+      // What the texts know of the string the value is (readAnyValue forgets it at each other field).
+      note = typeof value === 'string' ? reader.texts.note : undefined;
     } else skipField(reader, tag, KEY_VALUE);
   }
   verifyEnd(reader, end, 'KeyValue');
@@ -308,7 +307,7 @@ function readKeyValue(
   if (key === '__proto__')
     Object.defineProperty(into, key, { value, enumerable: true, writable: true, configurable: true });
   else into[key] = value;
-  if (extension !== undefined) noteExtension(into, key, value as string, extension);
+  if (note !== undefined) noteText(into, key, value as string, note);
   return undefined;
 }
 
@@ -317,6 +316,8 @@ function readAnyValue(reader: ProtoReader, end: number, depth: number): Attribut
   let value: AttributeValue | Invalid = null;
   while (reader.pos < end) {
     const tag = reader.uint32();
+    // The last field is the value (a oneof seen twice keeps the last): only a string_value leaves a note.
+    reader.texts.note = undefined;
     switch (tag) {
       case 10: // 1 string_value
         value = readStringValue(reader);

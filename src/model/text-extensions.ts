@@ -9,42 +9,55 @@
  */
 import type { Attributes } from './span-record.js';
 
-/** The value is `earlier` without its last character, then `added` (`[a,b]`, `[a,b,c]`: `,c]`). */
+/**
+ * Stands for one long value, so that readers match texts by it and never by comparing strings:
+ * V8 compares two different strings of one length character by character, and copies a joined
+ * one into one piece to do it.
+ */
+export type TextRef = Readonly<Record<string, never>>;
+
+/** The value is the text `earlier` stands for, without its last character, then `added` (`[a,b]`, `[a,b,c]`: `,c]`). */
 export interface TextExtension {
-  earlier: string;
+  earlier: TextRef;
   added: string;
 }
 
-interface Note {
-  text: string;
-  extension: TextExtension;
+/** What is known of a long value: what stands for it, and how it extends an earlier one, if it does. */
+export interface TextNote {
+  ref: TextRef;
+  extension?: TextExtension;
 }
 
-/** Per attributes object (a span's), its values' notes by key; gone with the span. */
-const notes = new WeakMap<Attributes, Map<string, Note>>();
+/** A new {@link TextRef}. */
+export function newTextRef(): TextRef {
+  return {};
+}
 
-/** Notes that `text`, the value of `attributes[key]`, is `extension.earlier` but its last character, then `extension.added`. */
-export function noteExtension(
-  attributes: Attributes,
-  key: string,
-  text: string,
-  extension: TextExtension,
-): void {
+/** Per attributes object (a span's), its long values' notes by key; gone with the span. */
+const notes = new WeakMap<Attributes, Map<string, TextNote & { text: string }>>();
+
+/** Notes what is known of `text`, the value of `attributes[key]`. */
+export function noteText(attributes: Attributes, key: string, text: string, note: TextNote): void {
   let byKey = notes.get(attributes);
   if (byKey === undefined) {
     byKey = new Map();
     notes.set(attributes, byKey);
   }
-  byKey.set(key, { text, extension });
+  byKey.set(key, { text, ...note });
 }
 
 /**
- * What was noted of `attributes[key]`, if anything. Only while the value is the text noted: a
- * key set again (twice in one span, or by a later change) leaves no stale note.
+ * What was noted of `attributes[key]`, if anything. Only while the value is the text noted (the
+ * same string, so the comparison is of two pointers): a key set again leaves no stale note.
  */
-export function extensionOf(attributes: Attributes, key: string): TextExtension | undefined {
+export function noteOf(attributes: Attributes, key: string): TextNote | undefined {
   const note = notes.get(attributes)?.get(key);
-  return note !== undefined && attributes[key] === note.text ? note.extension : undefined;
+  return note !== undefined && attributes[key] === note.text ? note : undefined;
+}
+
+/** How `attributes[key]` extends an earlier value, if that was noted. */
+export function extensionOf(attributes: Attributes, key: string): TextExtension | undefined {
+  return noteOf(attributes, key)?.extension;
 }
 
 /** Shorter strings are never shared: comparing them would cost more than it saves. */

@@ -7,7 +7,7 @@
 import type { JsonValue } from '../model/json.js';
 import { isJsonObject } from '../model/json.js';
 import type { Attributes, AttributeValue } from '../model/span-record.js';
-import { extensionOf, type TextExtension } from '../model/text-extensions.js';
+import { noteOf, type TextExtension, type TextNote, type TextRef } from '../model/text-extensions.js';
 import type { Captured } from '../model/trajectory.js';
 import { capturedJson, parsedJson } from './attributes.js';
 import type { RequestedCall, ShownResult } from './convention.js';
@@ -33,6 +33,8 @@ export interface HistoryReading {
  */
 interface RecentHistory {
   head: string;
+  /** What stands for `head`, when it was noted (model/text-extensions.ts). */
+  ref: TextRef | undefined;
   tail: string | undefined;
   /** The length of the text it stands for. */
   length: number;
@@ -63,8 +65,8 @@ export function readHistory(
   outputKey: string,
   output: readonly JsonValue[] | undefined,
 ): HistoryReading | undefined {
-  const extension = extensionOf(attributes, inputKey);
-  const history = readRememberedHistory(attributes, inputKey, extension);
+  const note = noteOf(attributes, inputKey);
+  const history = readRememberedHistory(attributes, inputKey, note);
   if (!history || !output || history.length === 0 || output.length === 0) return history;
   const inputText = attributes[inputKey];
   const outputText = attributes[outputKey];
@@ -72,7 +74,7 @@ export function readHistory(
   if (
     typeof inputText === 'string' &&
     typeof outputText === 'string' &&
-    lastCharCode(inputText, extension) === CLOSE_BRACKET &&
+    lastCharCode(inputText, note?.extension) === CLOSE_BRACKET &&
     outputText.charCodeAt(0) === OPEN_BRACKET &&
     outputText.charCodeAt(outputText.length - 1) === CLOSE_BRACKET
   ) {
@@ -80,8 +82,10 @@ export function readHistory(
       length: history.length + output.length,
       shown: withShownResults(history.shown, output),
     };
+    const ref = note?.ref;
     remember({
       head: inputText,
+      ref,
       tail: outputText,
       length: inputText.length + outputText.length - 1,
       reading,
@@ -90,7 +94,7 @@ export function readHistory(
     // remembered that way too, the next turn parses only the tool results after it, not the reply again.
     const reply = withoutFinishReason(outputText);
     if (reply !== undefined) {
-      remember({ head: inputText, tail: reply, length: inputText.length + reply.length - 1, reading });
+      remember({ head: inputText, ref, tail: reply, length: inputText.length + reply.length - 1, reading });
     }
   }
   return history;
@@ -126,7 +130,7 @@ const COMMA = 44;
 function readRememberedHistory(
   attributes: Attributes,
   key: string,
-  extension: TextExtension | undefined,
+  note: TextNote | undefined,
 ): HistoryReading | undefined {
   const text = attributes[key];
   if (typeof text !== 'string' || text.length < MIN_INCREMENTAL_TEXT) {
@@ -134,11 +138,12 @@ function readRememberedHistory(
     if (!messages) return undefined;
     const reading = { length: messages.length, shown: shownResults(messages) };
     // Remembered all the same: the next turn's history, long by then, extends this one.
-    if (typeof text === 'string') rememberText(text, reading, undefined);
+    if (typeof text === 'string') rememberText(text, reading, note);
     return reading;
   }
+  const extension = note?.extension;
   const reading = (extension && extendNoted(extension)) ?? extendRecent(text) ?? readWhole(text);
-  if (reading) rememberText(text, reading, extension);
+  if (reading) rememberText(text, reading, note);
   return reading;
 }
 
@@ -152,7 +157,7 @@ function extendNoted({ earlier, added }: TextExtension): HistoryReading | undefi
   if (added.charCodeAt(0) !== COMMA) return undefined;
   for (let i = recentHistories.length - 1; i >= 0; i--) {
     const recent = recentHistories[i] as RecentHistory;
-    if (recent.head !== earlier) continue;
+    if (recent.ref !== earlier) continue;
     let from = 1;
     const tail = recent.tail;
     if (tail !== undefined) {
@@ -185,6 +190,8 @@ function extendRecent(text: string): HistoryReading | undefined {
  * extends a known one).
  */
 function withAdded(known: HistoryReading, rest: string): HistoryReading | undefined {
+  // `[]` then `[,d]` is not JSON either.
+  if (known.length === 0) return undefined;
   let added: JsonValue;
   try {
     added = JSON.parse(`[${rest}`) as JsonValue;
@@ -234,9 +241,9 @@ function readWhole(text: string): HistoryReading | undefined {
 }
 
 /** Remembers a history read from one text; only `...]`, so a later history can extend it. */
-function rememberText(text: string, reading: HistoryReading, extension: TextExtension | undefined): void {
-  if (lastCharCode(text, extension) !== CLOSE_BRACKET) return;
-  remember({ head: text, tail: undefined, length: text.length, reading });
+function rememberText(text: string, reading: HistoryReading, note: TextNote | undefined): void {
+  if (lastCharCode(text, note?.extension) !== CLOSE_BRACKET) return;
+  remember({ head: text, ref: note?.ref, tail: undefined, length: text.length, reading });
 }
 
 function remember(recent: RecentHistory): void {

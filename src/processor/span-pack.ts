@@ -14,9 +14,11 @@ import type { ReadableSpan } from '@opentelemetry/sdk-trace-base';
 import type { Attributes, AttributeValue, ScopeRecord, SpanRecord } from '../model/span-record.js';
 import {
   MIN_EXTENDED_LENGTH,
-  noteExtension,
+  newTextRef,
+  noteText,
   RecentStrings,
-  type TextExtension,
+  type TextNote,
+  type TextRef,
 } from '../model/text-extensions.js';
 import { hrTimeToNanos, lowercase, SPAN_KIND_NAMES, setKey, statusOf } from './readable-span.js';
 
@@ -237,11 +239,11 @@ class Unpacker {
   private textAt = 0;
   private readonly resources: Attributes[] = [];
   private readonly scopes: ScopeRecord[] = [];
-  /** Long attribute strings by number, as {@link RecentStrings} numbers them, and each but its last character. */
-  private readonly longs: string[] = [];
+  /** Long attribute strings by number, as {@link RecentStrings} numbers them: each but its last character, and what stands for it. */
   private readonly opens: string[] = [];
-  /** How the value last read extends an earlier one, for its attributes to note. */
-  private extension: TextExtension | undefined;
+  private readonly refs: TextRef[] = [];
+  /** What is known of the value last read, when it is a long string, for its attributes to note. */
+  private note: TextNote | undefined;
 
   constructor(pack: SpanPack) {
     this.text = pack.text;
@@ -353,12 +355,12 @@ class Unpacker {
     const result: Attributes = {};
     for (let n = this.count(); n > 0; n--) {
       const key = this.required();
-      this.extension = undefined;
+      this.note = undefined;
       const value = this.value();
       // Only a string value itself: one inside a list leaves its note behind, unused.
-      const extension = typeof value === 'string' ? this.extension : undefined;
+      const note = typeof value === 'string' ? this.note : undefined;
       setKey(result, key, value);
-      if (extension !== undefined) noteExtension(result, key, value as string, extension);
+      if (note !== undefined) noteText(result, key, value as string, note);
     }
     return result;
   }
@@ -366,8 +368,10 @@ class Unpacker {
   /** A long string is numbered, as the packer numbered it; shorter ones are not. */
   private longString(value: string): string {
     if (value.length >= MIN_EXTENDED_LENGTH) {
-      this.longs.push(value);
+      const ref = newTextRef();
       this.opens.push(value.slice(0, -1));
+      this.refs.push(ref);
+      this.note = { ref };
     }
     return value;
   }
@@ -375,15 +379,16 @@ class Unpacker {
   /** The earlier string's number, then the added text: the two joined, not copied, and noted. */
   private extendedString(): string {
     const id = this.index();
-    const earlier = this.longs[id];
-    if (earlier === undefined) this.damaged(`an extension of string ${id} of ${this.longs.length}`);
+    const earlier = this.refs[id];
+    if (earlier === undefined) this.damaged(`an extension of string ${id} of ${this.refs.length}`);
     const added = this.required();
     const open = this.opens[id] as string;
     const value = open + added;
     if (value.length < MIN_EXTENDED_LENGTH || added.length === 0) this.damaged('an extension too short');
-    this.longs.push(value);
+    const ref = newTextRef();
     this.opens.push(open + added.slice(0, -1));
-    this.extension = { earlier, added };
+    this.refs.push(ref);
+    this.note = { ref, extension: { earlier, added } };
     return value;
   }
 

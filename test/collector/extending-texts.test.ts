@@ -10,10 +10,15 @@ import { describe, expect, it, vi } from 'vitest';
 import { ExtendingStrings, ExtendingTexts } from '../../src/collector/extending-texts.js';
 import { decodeOtlpJsonText } from '../../src/collector/otlp-json.js';
 import { decodeExportTraceProtobuf } from '../../src/collector/otlp-proto.js';
-import type { SpanRecord } from '../../src/model/span-record.js';
-import { extensionOf, type TextExtension } from '../../src/model/text-extensions.js';
+import type { Attributes, SpanRecord } from '../../src/model/span-record.js';
+import {
+  extensionOf,
+  type TextExtension,
+  type TextNote,
+  type TextRef,
+} from '../../src/model/text-extensions.js';
 import { fromReadableSpan } from '../../src/processor/readable-span.js';
-import { INPUT_MESSAGES, normalizeEach, recordConversations } from '../helpers/conversations.js';
+import { INPUT_MESSAGES, normalizeEach, notedTexts, recordConversations } from '../helpers/conversations.js';
 
 type Utf8Buffer = Buffer & { utf8Slice(start: number, end: number): string };
 
@@ -63,16 +68,19 @@ describe('ExtendingStrings', () => {
       fc.property(fc.array(step, { minLength: 1, maxLength: 14 }), (steps) => {
         const strings = new ExtendingStrings();
         const read: string[] = [];
+        const byRef = new Map<TextRef, string>();
         for (const { extend, fresh, base, tail } of steps) {
           const earlier = read[extend % Math.max(read.length, 1)];
           const text = fresh || earlier === undefined ? base : `${earlier.slice(0, -1)}${tail}`;
           // A copy: the reader must not rely on the text being the very string it made.
           const value = strings.read(` ${text}`.slice(1));
           expect(value).toBe(text);
-          const extension = strings.extension;
-          if (extension !== undefined) {
-            expect(read).toContain(extension.earlier);
-            expect(extension.earlier.slice(0, -1) + extension.added).toBe(text);
+          const note = strings.note as TextNote;
+          expect(byRef.has(note.ref)).toBe(false);
+          byRef.set(note.ref, value);
+          if (note.extension !== undefined) {
+            const { earlier: ref, added } = note.extension;
+            expect((byRef.get(ref) as string).slice(0, -1) + added).toBe(text);
           }
           read.push(value);
         }
@@ -153,6 +161,151 @@ describe('ExtendingTexts', () => {
 
 const INPUT = INPUT_MESSAGES;
 
+/** Hand-made protobuf: what an SDK serializer never writes (keys after values, a oneof set twice). */
+const varint = (n: number): number[] => (n < 128 ? [n] : [(n % 128) | 128, ...varint(Math.floor(n / 128))]);
+const field = (number: number, body: number[]) => [
+  ...varint((number << 3) | 2),
+  ...varint(body.length),
+  ...body,
+];
+const utf8 = (text: string) => [...Buffer.from(text)];
+const bigVarint = (n: bigint): number[] =>
+  n < 128n ? [Number(n)] : [Number(n % 128n) | 128, ...bigVarint(n / 128n)];
+const fixed64 = (number: number) => [(number << 3) | 1, 1, 0, 0, 0, 0, 0, 0, 0];
+type Value =
+  | { string: string }
+  | { twice: [string, string] }
+  | { thenInt: [string, number] }
+  | { list: string[] }
+  | { map: Entry[] };
+type Entry = { key: string; value: Value; keyLast: boolean };
+const anyValue = (value: Value): number[] => {
+  if ('string' in value) return field(1, utf8(value.string));
+  if ('twice' in value) return [...field(1, utf8(value.twice[0])), ...field(1, utf8(value.twice[1]))];
+  // A string_value, then an int_value past 2^53: the value is the integer, as a decimal string.
+  if ('thenInt' in value)
+    return [...field(1, utf8(value.thenInt[0])), 24, ...bigVarint(2n ** 60n + BigInt(value.thenInt[1]))];
+  if ('list' in value)
+    return field(
+      5,
+      value.list.flatMap((text) => field(1, field(1, utf8(text)))),
+    );
+  return field(
+    6,
+    value.map.flatMap((entry) => field(1, keyValue(entry))),
+  );
+};
+const keyValue = ({ key, value, keyLast }: Entry) =>
+  keyLast
+    ? [...field(2, anyValue(value)), ...field(1, utf8(key))]
+    : [...field(1, utf8(key)), ...field(2, anyValue(value))];
+
+describe('protobuf notes', () => {
+  it('are true whatever the field order, nesting, repeated keys and oneof fields', () => {
+    // Long texts, each extending an earlier one (all but its last character) or not.
+    const pool = fc
+      .array(
+        fc.record({
+          from: fc.nat(),
+          add: fc.constantFrom(',a]', 'ü]', ',"q"}]', '☃]]', ']', ',c}'),
+          fresh: fc.boolean(),
+        }),
+        {
+          minLength: 1,
+          maxLength: 10,
+        },
+      )
+      .map((steps) => {
+        const texts: string[] = [];
+        for (const { from, add, fresh } of steps) {
+          const earlier = texts[from % Math.max(1, texts.length)];
+          texts.push(
+            fresh || !earlier ? `[${'x'.repeat(1100)}${add}${texts.length}` : earlier.slice(0, -1) + add,
+          );
+        }
+        return texts;
+      });
+    const keys = fc.constantFrom('a', 'b', '__proto__', INPUT);
+    const entries = (texts: string[]) => {
+      const text = fc.constantFrom(...texts);
+      const value: fc.Arbitrary<Value> = fc.oneof(
+        text.map((string) => ({ string })),
+        fc.tuple(text, text).map((twice) => ({ twice })),
+        fc.tuple(text, fc.nat()).map((thenInt) => ({ thenInt })),
+        fc.array(text, { maxLength: 3 }).map((list) => ({ list })),
+        fc
+          .array(fc.record({ key: keys, value: text.map((string) => ({ string })), keyLast: fc.boolean() }), {
+            maxLength: 3,
+          })
+          .map((map) => ({ map })),
+      );
+      return fc.array(fc.record({ key: keys, value, keyLast: fc.boolean() }), { maxLength: 5 });
+    };
+    const request = pool.chain((texts) =>
+      fc.record({
+        texts: fc.constant(texts),
+        spans: fc.array(
+          fc.record({ attributes: entries(texts), event: entries(texts), resource: entries(texts) }),
+          {
+            minLength: 1,
+            maxLength: 4,
+          },
+        ),
+      }),
+    );
+    let noted = 0;
+    fc.assert(
+      fc.property(request, ({ texts, spans }) => {
+        const body = spans.flatMap((span, i) => {
+          const event = [
+            ...fixed64(1),
+            ...field(2, utf8('e')),
+            ...span.event.flatMap((e) => field(3, keyValue(e))),
+          ];
+          const bytes = [
+            ...field(1, new Array(16).fill(1)),
+            ...field(2, [1, 2, 3, 4, 5, 6, 7, i + 1]),
+            ...field(5, utf8('chat')),
+            ...span.attributes.flatMap((entry) => field(9, keyValue(entry))),
+            ...field(11, event),
+          ];
+          const resource = field(
+            1,
+            span.resource.flatMap((entry) => field(1, keyValue(entry))),
+          );
+          return field(1, [...resource, ...field(2, field(2, bytes))]);
+        });
+        const decoded = decodeExportTraceProtobuf(new Uint8Array(body));
+        expect(decoded.errors).toEqual([]);
+        const check = (attributes: Attributes) => {
+          for (const key of Object.keys(attributes)) {
+            const value = attributes[key];
+            const extension = extensionOf(attributes, key);
+            if (extension !== undefined) {
+              noted++;
+              expect(texts.some((earlier) => earlier.slice(0, -1) + extension.added === value)).toBe(true);
+            }
+            if (
+              value !== null &&
+              typeof value === 'object' &&
+              !Array.isArray(value) &&
+              !(value instanceof Uint8Array)
+            )
+              check(value as Attributes);
+          }
+        };
+        for (const span of decoded.spans) {
+          check(span.attributes);
+          check(span.resource);
+          for (const event of span.events) check(event.attributes);
+        }
+      }),
+      { numRuns: 300 },
+    );
+    expect(noted).toBeGreaterThan(100);
+  });
+});
+
 describe('both OTLP decoders on growing chat histories', () => {
   const spans = recordConversations(3, 5);
   const decoders = {
@@ -176,10 +329,12 @@ describe('both OTLP decoders on growing chat histories', () => {
       const noted = chats.filter((record) => extensionOf(record.attributes, INPUT) !== undefined);
       // Every turn after each conversation's first.
       expect(noted).toHaveLength(3 * 4);
+      const texts = notedTexts(records);
       for (const record of noted) {
         const { earlier, added } = extensionOf(record.attributes, INPUT) as TextExtension;
-        expect(earlier.slice(0, -1) + added).toBe(record.attributes[INPUT]);
-        expect(chats.some((other) => other.attributes[INPUT] === earlier)).toBe(true);
+        const earlierText = texts.get(earlier) as string;
+        expect(earlierText.slice(0, -1) + added).toBe(record.attributes[INPUT]);
+        expect(chats.some((other) => other.attributes[INPUT] === earlierText)).toBe(true);
       }
       for (const record of records)
         for (const key of Object.keys(record.attributes))

@@ -11,6 +11,7 @@ import {
   SimpleSpanProcessor,
 } from '@opentelemetry/sdk-trace-base';
 import type { SpanRecord } from '../../src/model/span-record.js';
+import { noteOf, type TextRef } from '../../src/model/text-extensions.js';
 import type { Trajectory } from '../../src/model/trajectory.js';
 import { normalizeTrace } from '../../src/normalizers/normalize.js';
 
@@ -75,4 +76,15 @@ export function normalizeEach(records: readonly SpanRecord[]): (Trajectory | und
   const traces = new Map<string, SpanRecord[]>();
   for (const record of records) traces.set(record.traceId, [...(traces.get(record.traceId) ?? []), record]);
   return [...traces].map(([traceId, members]) => normalizeTrace(traceId, members));
+}
+
+/** The text each noted {@link TextRef} stands for, over the records' attribute values. */
+export function notedTexts(records: readonly SpanRecord[]): Map<TextRef, string> {
+  const texts = new Map<TextRef, string>();
+  for (const { attributes } of records)
+    for (const key of Object.keys(attributes)) {
+      const note = noteOf(attributes, key);
+      if (note !== undefined) texts.set(note.ref, attributes[key] as string);
+    }
+  return texts;
 }

@@ -1,6 +1,6 @@
 import { describe, expect, it, vi } from 'vitest';
 import type { SpanRecord } from '../../src/model/span-record.js';
-import { noteExtension } from '../../src/model/text-extensions.js';
+import { newTextRef, noteText } from '../../src/model/text-extensions.js';
 import { normalizeSpans, normalizeTrace } from '../../src/normalizers/normalize.js';
 import { otelGenAi } from '../../src/normalizers/otel-genai.js';
 import { spanOutcome } from '../../src/normalizers/span-outcome.js';
@@ -220,6 +220,7 @@ describe('robustness', () => {
 });
 
 describe('turn histories', () => {
+  const INPUT = 'gen_ai.input.messages';
   const chat = (input: unknown, output: unknown, pretty = false) =>
     spanRecord({
       name: 'chat',
@@ -284,15 +285,19 @@ describe('turn histories', () => {
     };
     const earlier = [user, asked('h5'), answered('h5')];
     const first = chat(earlier, [asked('h6')]);
+    const ref = newTextRef();
+    noteText(first.attributes, INPUT, first.attributes[INPUT] as string, { ref });
     turn(first);
+    // Another conversation's history, read since: the note names which one is extended.
+    const other = chat([user, asked('o1'), answered('o1'), asked('o2')], [asked('o3')]);
+    noteText(other.attributes, INPUT, other.attributes[INPUT] as string, { ref: newTextRef() });
+    turn(other);
     const added = `,${JSON.stringify(asked('h6'))},${JSON.stringify(answered('h6'))}]`;
     const noted = chat(earlier, [asked('h7')]);
     // A text no reader could use: only the note can give the reading.
-    noted.attributes['gen_ai.input.messages'] = 'x'.repeat(2_000);
-    noteExtension(noted.attributes, 'gen_ai.input.messages', 'x'.repeat(2_000), {
-      earlier: first.attributes['gen_ai.input.messages'] as string,
-      added,
-    });
+    const unreadable = 'x'.repeat(2_000);
+    noted.attributes[INPUT] = unreadable;
+    noteText(noted.attributes, INPUT, unreadable, { ref: newTextRef(), extension: { earlier: ref, added } });
     const alone = chat([...earlier, asked('h6'), answered('h6')], [asked('h7')], true);
     const parse = vi.spyOn(JSON, 'parse');
     const read = turn(noted);
@@ -303,7 +308,21 @@ describe('turn histories', () => {
       `[${JSON.stringify(answered('h6'))}]`,
     ]);
     expect(read).toEqual(turn(alone));
-    expect(turn(noted)).toMatchObject({ historyLength: 5, shown: [{ callId: 'h5' }, { callId: 'h6' }] });
+    expect(read).toMatchObject({ historyLength: 5, shown: [{ callId: 'h5' }, { callId: 'h6' }] });
+  });
+
+  it('does not extend an empty history: `[]` then `[,x]` is not JSON', () => {
+    const turn = (span: SpanRecord) => {
+      const reading = otelGenAi.read(span);
+      return reading?.kind === 'turn' ? reading.turn : undefined;
+    };
+    const empty = `[${' '.repeat(1_100)}]`;
+    const first = chat([], [asked('h8')]);
+    first.attributes[INPUT] = empty;
+    turn(first);
+    const next = chat([], [asked('h9')]);
+    next.attributes[INPUT] = `${empty.slice(0, -1)},${JSON.stringify(user)}]`;
+    expect(turn(next)?.historyLength).toBe(0);
   });
 
   it('reads structured (non-string) messages without remembering them', () => {
