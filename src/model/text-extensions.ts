@@ -48,7 +48,7 @@ export function noteText(attributes: Attributes, key: string, text: string, note
 
 /**
  * What was noted of `attributes[key]`, if anything. Only while the value is the text noted (the
- * same string, so the comparison is of two pointers): a key set again leaves no stale note.
+ * same string, normally, so the comparison is of two pointers): a key set again leaves no stale note.
  */
 export function noteOf(attributes: Attributes, key: string): TextNote | undefined {
   const note = notes.get(attributes)?.get(key);
