@@ -11,14 +11,14 @@ import { ExtendingStrings, ExtendingTexts } from '../../src/collector/extending-
 import { decodeOtlpJsonText } from '../../src/collector/otlp-json.js';
 import { decodeExportTraceProtobuf } from '../../src/collector/otlp-proto.js';
 import type { Attributes, SpanRecord } from '../../src/model/span-record.js';
-import {
-  extensionOf,
-  type TextExtension,
-  type TextNote,
-  type TextRef,
-} from '../../src/model/text-extensions.js';
+import { extensionOf, type TextNote, type TextRef } from '../../src/model/text-extensions.js';
 import { fromReadableSpan } from '../../src/processor/readable-span.js';
-import { INPUT_MESSAGES, normalizeEach, notedTexts, recordConversations } from '../helpers/conversations.js';
+import {
+  expectLaterTurnsNoted,
+  INPUT_MESSAGES,
+  normalizeEach,
+  recordConversations,
+} from '../helpers/conversations.js';
 
 type Utf8Buffer = Buffer & { utf8Slice(start: number, end: number): string };
 
@@ -325,17 +325,7 @@ describe('both OTLP decoders on growing chat histories', () => {
   for (const [name, decode] of Object.entries(decoders)) {
     it(`${name}: notes each history that extends the previous one of its conversation, and only those`, () => {
       const records = decode().spans;
-      const chats = records.filter((record) => typeof record.attributes[INPUT] === 'string');
-      const noted = chats.filter((record) => extensionOf(record.attributes, INPUT) !== undefined);
-      // Every turn after each conversation's first.
-      expect(noted).toHaveLength(3 * 4);
-      const texts = notedTexts(records);
-      for (const record of noted) {
-        const { earlier, added } = extensionOf(record.attributes, INPUT) as TextExtension;
-        const earlierText = texts.get(earlier) as string;
-        expect(earlierText.slice(0, -1) + added).toBe(record.attributes[INPUT]);
-        expect(chats.some((other) => other.attributes[INPUT] === earlierText)).toBe(true);
-      }
+      expectLaterTurnsNoted(records, 3, 5);
       for (const record of records)
         for (const key of Object.keys(record.attributes))
           if (key !== INPUT) expect(extensionOf(record.attributes, key)).toBeUndefined();

@@ -10,8 +10,9 @@ import {
   type ReadableSpan,
   SimpleSpanProcessor,
 } from '@opentelemetry/sdk-trace-base';
+import { expect } from 'vitest';
 import type { SpanRecord } from '../../src/model/span-record.js';
-import { noteOf, type TextRef } from '../../src/model/text-extensions.js';
+import { extensionOf, noteOf, type TextExtension, type TextRef } from '../../src/model/text-extensions.js';
 import type { Trajectory } from '../../src/model/trajectory.js';
 import { normalizeTrace } from '../../src/normalizers/normalize.js';
 
@@ -87,4 +88,24 @@ export function notedTexts(records: readonly SpanRecord[]): Map<TextRef, string>
       if (note !== undefined) texts.set(note.ref, attributes[key] as string);
     }
   return texts;
+}
+
+/**
+ * Checks that exactly the later turns of `conversations` conversations of `turns` turns are noted
+ * as extending an earlier history of the records, truly and by less than it holds.
+ */
+export function expectLaterTurnsNoted(
+  records: readonly SpanRecord[],
+  conversations: number,
+  turns: number,
+): void {
+  const noted = records.filter((record) => extensionOf(record.attributes, INPUT_MESSAGES) !== undefined);
+  expect(noted).toHaveLength(conversations * (turns - 1));
+  const texts = notedTexts(records);
+  for (const record of noted) {
+    const { earlier, added } = extensionOf(record.attributes, INPUT_MESSAGES) as TextExtension;
+    const earlierText = texts.get(earlier) as string;
+    expect(earlierText.slice(0, -1) + added).toBe(record.attributes[INPUT_MESSAGES]);
+    expect(added.length).toBeLessThan(earlierText.length);
+  }
 }

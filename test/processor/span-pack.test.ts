@@ -5,10 +5,15 @@
 import type { ReadableSpan } from '@opentelemetry/sdk-trace';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { extensionOf, type TextExtension } from '../../src/model/text-extensions.js';
+import { extensionOf } from '../../src/model/text-extensions.js';
 import { fromReadableSpan } from '../../src/processor/readable-span.js';
 import { packTraces, type SpanPack, unpackTraces } from '../../src/processor/span-pack.js';
-import { INPUT_MESSAGES, normalizeEach, notedTexts, recordConversations } from '../helpers/conversations.js';
+import {
+  expectLaterTurnsNoted,
+  INPUT_MESSAGES,
+  normalizeEach,
+  recordConversations,
+} from '../helpers/conversations.js';
 
 const hex = (length: number) =>
   fc.string({ unit: fc.constantFrom(...'0123456789abcdefABCDEF'), minLength: length, maxLength: length });
@@ -187,15 +192,7 @@ describe('span pack', () => {
   it('carries growing chat histories noted, and they normalize as the in-process records do', () => {
     const spans = recordConversations(3, 5);
     const unpacked = unpackTraces(packTraces([spans])).flat();
-    const noted = unpacked.filter((record) => extensionOf(record.attributes, INPUT_MESSAGES) !== undefined);
-    expect(noted).toHaveLength(3 * 4);
-    const texts = notedTexts(unpacked);
-    for (const record of noted) {
-      const { earlier, added } = extensionOf(record.attributes, INPUT_MESSAGES) as TextExtension;
-      const earlierText = texts.get(earlier) as string;
-      expect(earlierText.slice(0, -1) + added).toBe(record.attributes[INPUT_MESSAGES]);
-      expect(added.length).toBeLessThan(earlierText.length);
-    }
+    expectLaterTurnsNoted(unpacked, 3, 5);
     // The pack carries each history's new part only: all its text is shorter than the histories whole.
     const whole = spans.reduce((n, span) => n + String(span.attributes[INPUT_MESSAGES] ?? '').length, 0);
     expect(packTraces([spans]).text.length).toBeLessThan(whole);
