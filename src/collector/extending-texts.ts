@@ -114,7 +114,7 @@ export class ExtendingTexts {
  * starts with an earlier one (all but its closing character) becomes that earlier text joined to
  * a copy of its new part, and the whole string parsed from the body is left to the garbage
  * collector while it is young. Buffered memory grows with the new parts only, and judging reads
- * only them ({@link TextExtension}).
+ * only them (model/text-extensions.ts).
  */
 export class ExtendingStrings {
   readonly #recent = new RecentStrings();
