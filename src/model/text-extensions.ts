@@ -33,17 +33,29 @@ export function newTextRef(): TextRef {
   return {};
 }
 
-/** Per attributes object (a span's), its long values' notes by key; gone with the span. */
-const notes = new WeakMap<Attributes, Map<string, TextNote & { text: string }>>();
+/** A note as kept: for which key and which text. */
+interface Entry extends TextNote {
+  key: string;
+  text: string;
+}
+
+/**
+ * Per attributes object (a span's), the notes of its long values, gone with the span: one entry
+ * (a span has one history, usually), else a list.
+ */
+const notes = new WeakMap<Attributes, Entry | Entry[]>();
 
 /** Notes what is known of `text`, the value of `attributes[key]`. */
 export function noteText(attributes: Attributes, key: string, text: string, note: TextNote): void {
-  let byKey = notes.get(attributes);
-  if (byKey === undefined) {
-    byKey = new Map();
-    notes.set(attributes, byKey);
+  const entry: Entry = { key, text, ref: note.ref, extension: note.extension };
+  const known = notes.get(attributes);
+  if (known === undefined || (!Array.isArray(known) && known.key === key)) notes.set(attributes, entry);
+  else if (!Array.isArray(known)) notes.set(attributes, [known, entry]);
+  else {
+    const at = known.findIndex((other) => other.key === key);
+    if (at === -1) known.push(entry);
+    else known[at] = entry;
   }
-  byKey.set(key, { text, ...note });
 }
 
 /**
@@ -51,8 +63,9 @@ export function noteText(attributes: Attributes, key: string, text: string, note
  * same string, normally, so the comparison is of two pointers): a key set again leaves no stale note.
  */
 export function noteOf(attributes: Attributes, key: string): TextNote | undefined {
-  const note = notes.get(attributes)?.get(key);
-  return note !== undefined && attributes[key] === note.text ? note : undefined;
+  const known = notes.get(attributes);
+  const entry = Array.isArray(known) ? known.find((other) => other.key === key) : known;
+  return entry !== undefined && entry.key === key && attributes[key] === entry.text ? entry : undefined;
 }
 
 /** How `attributes[key]` extends an earlier value, if that was noted. */
