@@ -13,6 +13,7 @@ import { LaterOnce } from '../processor/later-once.js';
 import { samplingAttributes } from '../processor/risk-sampler.js';
 import { type BufferedTrace, DecisionCache, TraceBuffer } from '../processor/trace-buffer.js';
 import { type Judgement, type JudgeOptions, TraceJudge } from '../processor/trace-judge.js';
+import { WaitingTraces } from '../processor/waiting-traces.js';
 import { ForwardQueue, type ForwardQueueOptions } from './forward-queue.js';
 import type { IngestResult, TraceIngest } from './ingest.js';
 import type { DecodeResult } from './otlp-json.js';
@@ -70,8 +71,7 @@ export class TraceAdapter implements TraceIngest {
   private readonly sweepTimer: ReturnType<typeof setInterval>;
   private readonly onJudged?: AdapterOptions['onJudged'];
   /** Traces due and waiting to be judged, oldest first; their spans count against the caps. */
-  private readonly pending = new Map<string, Buffered>();
-  private pendingSpans = 0;
+  private readonly pending = new WaitingTraces<SpanRecord, Buffered>();
   private judged = 0;
   /** Judging waits for a later turn of the event loop, off the span's end and the receivers' path. */
   private readonly laterDrain = new LaterOnce(() => this.drain(JUDGE_SLICE_MS), 'toolpath: judging failed');
@@ -96,8 +96,8 @@ export class TraceAdapter implements TraceIngest {
       },
       {
         newState: () => undefined,
-        onDrop: (reason, count) => this.judge.metrics.recordDrop(reason, count),
-        heldElsewhere: () => this.pendingSpans,
+        onDrop: (reason, count) => this.judge.sinks.metrics.recordDrop(reason, count),
+        heldElsewhere: () => this.pending.spanCount,
       },
     );
     this.decisions = new DecisionCache(options.decisionCacheSize ?? 100_000);
@@ -105,7 +105,7 @@ export class TraceAdapter implements TraceIngest {
       this.queue = new ForwardQueue(options.exporter, {
         ...options.queue,
         onDrop: (count, why) => {
-          this.judge.metrics.recordDrop(
+          this.judge.sinks.metrics.recordDrop(
             why === 'queue_full' ? 'forward_queue_full' : 'forward_failed',
             count,
           );
@@ -148,7 +148,7 @@ export class TraceAdapter implements TraceIngest {
         newTraces.add(id);
     }
     if (
-      this.buffer.wouldRefuse(newTraces.size + this.pending.size, spans.length + this.pendingSpans) ||
+      this.buffer.wouldRefuse(newTraces.size + this.pending.size, spans.length + this.pending.spanCount) ||
       this.buffer.size + this.pending.size + newTraces.size > this.buffer.limits.maxTraces
     ) {
       this.buffer.count('buffer_full', spans.length);
@@ -166,8 +166,7 @@ export class TraceAdapter implements TraceIngest {
       if (waiting) {
         // Due but not judged yet: judged with its trace, within its cap.
         if (waiting.spans.length < this.buffer.limits.maxSpansPerTrace) {
-          waiting.spans.push(span);
-          this.pendingSpans++;
+          this.pending.addLate(waiting, span);
         } else {
           waiting.spansOverCap++;
           this.buffer.count('trace_too_large', 1);
@@ -222,7 +221,7 @@ export class TraceAdapter implements TraceIngest {
   stats(): AdapterStats {
     return {
       bufferedTraces: this.buffer.size,
-      bufferedSpans: this.buffer.spanCount + this.pendingSpans,
+      bufferedSpans: this.buffer.spanCount + this.pending.spanCount,
       judgedTraces: this.judged,
       lateSpans: this.late,
       dropped: this.buffer.droppedCounts(),
@@ -240,18 +239,13 @@ export class TraceAdapter implements TraceIngest {
   }
 
   private wait(traces: readonly Buffered[]): void {
-    for (const trace of traces) {
-      this.pending.set(trace.traceId, trace);
-      this.pendingSpans += trace.spans.length;
-    }
+    for (const trace of traces) this.pending.add(trace);
   }
 
   /** Judges waiting traces for up to `budgetMs`, then yields to the receivers and comes back at once. */
   private drain(budgetMs: number, closing?: string): void {
     const deadline = performance.now() + budgetMs;
-    for (const trace of this.pending.values()) {
-      this.pending.delete(trace.traceId);
-      this.pendingSpans -= trace.spans.length;
+    for (let trace = this.pending.takeOldest(); trace; trace = this.pending.takeOldest()) {
       const reasons = [
         closing ?? (trace.rootSeenAt === undefined ? `no root span within ${this.waitMs} ms` : undefined),
         trace.spansOverCap > 0

@@ -49,8 +49,6 @@ export class ExtendingTexts {
   readonly #opens: string[] = [];
   readonly #refs: TextRef[] = [];
   #next = 0;
-  /** Strings read as an extension of an earlier one (not decoded whole). */
-  extended = 0;
   /** What is known of the string last read, when it was long; for the decoder to note. */
   note: TextNote | undefined;
 
@@ -77,7 +75,6 @@ export class ExtendingTexts {
       // them, then the rest, gives what decoding all of them does.
       const added = buf.utf8Slice(start + shared, end);
       const open = this.#opens[slot] as string;
-      this.extended++;
       this.note = { ref, extension: { earlier: this.#refs[slot] as TextRef, added } };
       if (openable) this.#remember(slot, start, end, open + added.slice(0, -1), ref);
       return open + added;
@@ -121,8 +118,6 @@ export class ExtendingStrings {
   /** By number (see {@link RecentStrings}): each long string but its last character, and what stands for it. */
   readonly #opens: string[] = [];
   readonly #refs: TextRef[] = [];
-  /** Strings read as an extension of an earlier one. */
-  extended = 0;
   /** What is known of the string last read, when it was long; for the decoder to note. */
   note: TextNote | undefined;
 
@@ -140,7 +135,6 @@ export class ExtendingStrings {
     }
     const added = copyOf(text.substring(extended.shared));
     const open = this.#opens[extended.id] as string;
-    this.extended++;
     this.note = { ref, extension: { earlier: this.#refs[extended.id] as TextRef, added } };
     this.#opens.push(open + added.slice(0, -1));
     return open + added;

@@ -8,13 +8,12 @@
 import { randomBytes } from 'node:crypto';
 import { Worker } from 'node:worker_threads';
 import { diag } from '@opentelemetry/api';
+import { DEFAULTS } from './processor-options.js';
 import type { SpanPack } from './span-pack.js';
 import { type EvaluatorOptions, isLoadedScenario, type Judgement } from './trace-evaluator.js';
 
 /** A worker that dies this many times in a row without answering is not started again. */
 const MAX_FAILED_STARTS = 3;
-/** A batch out longer than this (from when the worker was ready) stops the worker: see {@link WorkerJudge}. */
-export const DEFAULT_BATCH_TIMEOUT_MS = 60_000;
 
 /** One trace to judge: what `TraceEvaluator.judge` is told beside its spans (which travel packed). */
 export interface TraceToJudge {
@@ -70,9 +69,10 @@ export class WorkerJudge {
   /** Times the worker died and was started again. */
   restarts = 0;
 
+  /** `batchTimeoutMs`: the processor's `limits.workerTimeoutMs`, counted from when the worker was ready. */
   constructor(
     private readonly options: EvaluatorOptions,
-    private readonly batchTimeoutMs = DEFAULT_BATCH_TIMEOUT_MS,
+    private readonly batchTimeoutMs: number = DEFAULTS.workerTimeoutMs,
   ) {
     this.worker = this.start();
   }

@@ -56,7 +56,7 @@ export class ToolpathMetrics {
 
   /** One scenario's report. */
   recordReport(report: Report): void {
-    try {
+    guarded(() => {
       const scenario = report.scenario.id;
       this.evaluations.add(1, { 'toolpath.scenario.id': scenario, 'toolpath.verdict': report.verdict });
       for (const finding of report.findings) {
@@ -66,43 +66,29 @@ export class ToolpathMetrics {
           'toolpath.finding.severity': finding.severity,
         });
       }
-    } catch (error) {
-      failed(error);
-    }
+    });
   }
 
   /** One judged trajectory: its size and what judging it cost. */
   recordTrajectory(toolCalls: number, seconds: number): void {
-    try {
+    guarded(() => {
       this.toolCalls.record(toolCalls);
       this.duration.record(seconds);
-    } catch (error) {
-      failed(error);
-    }
+    });
   }
 
   recordDrop(reason: DropReason, count: number): void {
-    try {
-      this.dropped.add(count, { 'toolpath.drop.reason': reason });
-    } catch (error) {
-      failed(error);
-    }
+    guarded(() => this.dropped.add(count, { 'toolpath.drop.reason': reason }));
   }
 
   recordSampling(reason: string, kept: boolean): void {
-    try {
-      this.sampled.add(1, { 'toolpath.sampling.reason': reason, 'toolpath.sampling.kept': kept });
-    } catch (error) {
-      failed(error);
-    }
+    guarded(() =>
+      this.sampled.add(1, { 'toolpath.sampling.reason': reason, 'toolpath.sampling.kept': kept }),
+    );
   }
 
   recordError(stage: string): void {
-    try {
-      this.errors.add(1, { 'toolpath.error.stage': stage });
-    } catch (error) {
-      failed(error);
-    }
+    guarded(() => this.errors.add(1, { 'toolpath.error.stage': stage }));
   }
 }
 
@@ -110,6 +96,10 @@ export class ToolpathMetrics {
  * A meter that throws (a broken SDK or a custom provider) costs the metric, never the spans or the
  * judgement around it: every caller counts before it passes spans on.
  */
-function failed(error: unknown): void {
-  diag.error('toolpath: recording a metric failed', error);
+function guarded(record: () => void): void {
+  try {
+    record();
+  } catch (error) {
+    diag.error('toolpath: recording a metric failed', error);
+  }
 }

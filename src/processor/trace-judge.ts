@@ -108,16 +108,17 @@ export class JudgementSinks {
 
 /** Judges finished traces on the calling thread; one per processor or adapter. */
 export class TraceJudge {
-  readonly scenarios: readonly Scenario[];
-  readonly metrics: ToolpathMetrics;
   readonly sinks: JudgementSinks;
   private readonly evaluator: TraceEvaluator;
 
   constructor(options: JudgeOptions) {
     this.evaluator = new TraceEvaluator(options);
-    this.scenarios = this.evaluator.scenarios;
     this.sinks = new JudgementSinks(options);
-    this.metrics = this.sinks.metrics;
+  }
+
+  /** The scenarios as loaded (without outcome hooks). */
+  get scenarios(): readonly Scenario[] {
+    return this.evaluator.scenarios;
   }
 
   /**

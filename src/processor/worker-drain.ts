@@ -28,7 +28,7 @@ export class WorkerDrain {
     options: EvaluatorOptions,
     private readonly waiting: WaitingTraces<ReadableSpan, Buffered>,
     private readonly outcomes: WorkerOutcomes,
-    timeoutMs?: number,
+    timeoutMs: number,
   ) {
     const evaluatorOptions = workerEvaluatorOptions(options);
     new TraceEvaluator(evaluatorOptions);
