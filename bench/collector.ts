@@ -12,7 +12,11 @@
  * `invoke_agent` root, chat turns whose input messages hold the conversation so far, parallel
  * `execute_tool` calls with arguments and results), built as SpanRecords, turned into SDK
  * ReadableSpans and serialized by otlp-transformer's JsonTraceSerializer and ProtobufTraceSerializer,
- * as an SDK exporter sends them. Each end-to-end round gets a fresh TraceAdapter (made and shut down
+ * as an SDK exporter sends them. Twice: whole conversations in one request (each history shares
+ * the text of the one before it in the same request), and the same conversations with their turns
+ * spread over a dozen requests, as an SDK exporting on a timer sends conversations while they run
+ * (a history continues one received in an earlier request); there, each contender goes through
+ * all the requests in turn, and the end-to-end ones judge once the last is in. Each end-to-end round gets a fresh TraceAdapter (made and shut down
  * outside the timed part), so every trace is new to it; its waits are huge, so only judgeAllNow judges.
  * Rounds interleave the contenders in a rotating order; medians of wall time (and of process CPU
  * time), the ratio of medians and the median of per-round (paired) ratios. The machine is shared
@@ -400,19 +404,55 @@ export interface Request {
   protobuf: Buffer;
 }
 
-/** About SPANS_PER_REQUEST spans of whole conversations (20-50 spans each), serialized as an exporter does. */
-export function request(seed: number): Request {
-  const records: SpanRecord[] = [];
-  let traces = 0;
-  while (records.length < SPANS_PER_REQUEST) {
+/** Support conversations of about SPANS_PER_REQUEST spans in all (20-50 spans each). */
+function conversations(seed: number): SpanRecord[][] {
+  const list: SpanRecord[][] = [];
+  let spans = 0;
+  while (spans < SPANS_PER_REQUEST) {
     // 3..12 middle turns: 22..49 spans a conversation.
-    records.push(...conversation(seed, traces, 3 + ((traces * 7) % 10)));
-    traces++;
+    const trace = conversation(seed, list.length, 3 + ((list.length * 7) % 10));
+    list.push(trace);
+    spans += trace.length;
   }
+  return list;
+}
+
+/** The records serialized as an exporter does. */
+function serialized(records: readonly SpanRecord[], traces: number): Request {
   const readable = records.map((record) => toReadableSpan(record));
   const json = Buffer.from(JsonTraceSerializer.serializeRequest(readable) as Uint8Array).toString('utf8');
   const protobuf = Buffer.from(ProtobufTraceSerializer.serializeRequest(readable) as Uint8Array);
   return { spans: records.length, traces, json, protobuf };
+}
+
+/** About SPANS_PER_REQUEST spans of whole conversations (20-50 spans each), serialized as an exporter does. */
+export function request(seed: number): Request {
+  const list = conversations(seed);
+  return serialized(list.flat(), list.length);
+}
+
+/** Spans of a turn (a chat span and its parallel tool calls) in each request of {@link spreadRequests}. */
+const SPREAD_CHUNK = 3;
+
+/**
+ * The conversations of `request(seed)` as an SDK on a timer exports them while they run: request
+ * `k` holds the `k`-th few spans of every conversation (about a turn), each root in the request
+ * after its conversation's last turn.
+ */
+function spreadRequests(seed: number): Request[] {
+  const list = conversations(seed);
+  const requests: SpanRecord[][] = [];
+  const into = (k: number, spans: SpanRecord[]) => {
+    const request = requests[k];
+    if (request) request.push(...spans);
+    else requests[k] = [...spans];
+  };
+  for (const [root, ...rest] of list) {
+    let k = 0;
+    for (let at = 0; at < rest.length; at += SPREAD_CHUNK, k++) into(k, rest.slice(at, at + SPREAD_CHUNK));
+    into(k, [root as SpanRecord]);
+  }
+  return requests.map((records) => serialized(records, list.length));
 }
 
 // ---------------------------------------------------------------- the contenders
@@ -436,19 +476,30 @@ function newAdapter(): TraceAdapter {
 type Stages = [decode: number, ingest: number, judge: number, respond: number];
 const STAGE_NAMES = ['decode', 'ingest', 'judge', 'respond'];
 
-/** The receiver's path after the body is read, then judging; returns the stage times. */
-function endToEnd(adapter: TraceAdapter, decode: () => DecodeResult, respond: (partial: unknown) => unknown) {
-  const t0 = performance.now();
-  const decoded = decode();
-  const t1 = performance.now();
-  const outcome = exportOutcome(adapter, decoded);
-  const t2 = performance.now();
-  if (outcome.kind !== 'accepted') throw new Error(`request not accepted: ${JSON.stringify(outcome)}`);
-  adapter.judgeAllNow();
+/** The receiver's path after each body is read, then judging; returns the stage times (summed over the requests). */
+function endToEnd<B>(
+  adapter: TraceAdapter,
+  bodies: readonly B[],
+  decode: (body: B) => DecodeResult,
+  respond: (partial: unknown) => unknown,
+) {
+  const stages: Stages = [0, 0, 0, 0];
+  for (const body of bodies) {
+    const t0 = performance.now();
+    const decoded = decode(body);
+    const t1 = performance.now();
+    const outcome = exportOutcome(adapter, decoded);
+    const t2 = performance.now();
+    if (outcome.kind !== 'accepted') throw new Error(`request not accepted: ${JSON.stringify(outcome)}`);
+    respond(outcome.partial);
+    stages[0] += t1 - t0;
+    stages[1] += t2 - t1;
+    stages[3] += performance.now() - t2;
+  }
   const t3 = performance.now();
-  respond(outcome.partial);
-  const t4 = performance.now();
-  return [t1 - t0, t2 - t1, t3 - t2, t4 - t3] as Stages;
+  adapter.judgeAllNow();
+  stages[2] = performance.now() - t3;
+  return stages;
 }
 
 interface Contender {
@@ -460,33 +511,43 @@ interface Contender {
   finish?: () => Promise<void>;
 }
 
-function contenders(req: Request): Contender[] {
+function contenders(requests: readonly Request[]): Contender[] {
+  const traces = (requests[0] as Request).traces;
+  const jsons = requests.map((req) => req.json);
+  const protobufs = requests.map((req) => req.protobuf);
   let adapter: TraceAdapter | undefined;
   const prepare = () => {
     adapter = newAdapter();
   };
   const finish = async () => {
     const stats = adapter?.stats();
-    if (stats?.judgedTraces !== req.traces || stats.bufferedSpans !== 0)
-      throw new Error(`judged ${stats?.judgedTraces} of ${req.traces} traces`);
+    if (stats?.judgedTraces !== traces || stats.bufferedSpans !== 0)
+      throw new Error(`judged ${stats?.judgedTraces} of ${traces} traces`);
     await adapter?.shutdown();
   };
   return [
-    { name: '(1) JSON.parse (baseline)', run: () => void JSON.parse(req.json) },
+    {
+      name: '(1) JSON.parse (baseline)',
+      run: () => {
+        for (const json of jsons) JSON.parse(json);
+        return undefined;
+      },
+    },
     {
       name: '(2) JSON end to end',
       prepare,
       run: () =>
-        endToEnd(
-          adapter as TraceAdapter,
-          () => decodeOtlpJsonText(req.json),
-          (partial) => JSON.stringify(partial === undefined ? {} : { partialSuccess: partial }),
+        endToEnd(adapter as TraceAdapter, jsons, decodeOtlpJsonText, (partial) =>
+          JSON.stringify(partial === undefined ? {} : { partialSuccess: partial }),
         ),
       finish,
     },
     {
       name: '(3) protobufjs decode (baseline)',
-      run: () => void ExportTraceServiceRequest.decode(req.protobuf),
+      run: () => {
+        for (const protobuf of protobufs) ExportTraceServiceRequest.decode(protobuf);
+        return undefined;
+      },
     },
     {
       name: '(4) protobuf end to end',
@@ -494,7 +555,8 @@ function contenders(req: Request): Contender[] {
       run: () =>
         endToEnd(
           adapter as TraceAdapter,
-          () => decodeExportTraceProtobuf(req.protobuf),
+          protobufs,
+          (protobuf) => decodeExportTraceProtobuf(protobuf),
           (partial) => encodeExportTraceResponse(partial as Parameters<typeof encodeExportTraceResponse>[0]),
         ),
       finish,
@@ -507,8 +569,9 @@ const median = (values: readonly number[]) => {
   return sorted[sorted.length >> 1] as number;
 };
 
-async function timeIngest(req: Request): Promise<void> {
-  const list = contenders(req);
+async function timeIngest(arrangement: string, requests: readonly Request[]): Promise<void> {
+  const list = contenders(requests);
+  const spans = requests.reduce((sum, req) => sum + req.spans, 0);
   const wall = list.map(() => [] as number[]);
   const cpu = list.map(() => [] as number[]);
   const stages = list.map(() => [] as Stages[]);
@@ -532,7 +595,7 @@ async function timeIngest(req: Request): Promise<void> {
   }
 
   console.log(
-    `\n${ROUNDS} rounds after ${WARMUP_ROUNDS} warm-up rounds, contenders interleaved; medians (wall time; process CPU time)`,
+    `\n${arrangement}: ${spans} spans in ${requests.length} request(s). ${ROUNDS} rounds after ${WARMUP_ROUNDS} warm-up rounds, contenders interleaved; medians (wall time; process CPU time)`,
   );
   console.log(
     'contender                          wall ms    p25..p75 ms      spans/s     cpu ms      spans/s (cpu)',
@@ -542,7 +605,7 @@ async function timeIngest(req: Request): Promise<void> {
     const q = (f: number) => (w[Math.floor(w.length * f)] as number).toFixed(2);
     const m = median(w);
     const c = median(cpu[i] as number[]);
-    const rate = (ms: number) => Math.round(req.spans / (ms / 1000)).toLocaleString('en');
+    const rate = (ms: number) => Math.round(spans / (ms / 1000)).toLocaleString('en');
     console.log(
       `${contender.name.padEnd(33)} ${m.toFixed(2).padStart(8)}   ${q(0.25).padStart(6)}..${q(0.75).padEnd(7)} ${rate(m).padStart(10)}   ${c.toFixed(2).padStart(8)}   ${rate(c).padStart(10)}`,
     );
@@ -584,7 +647,7 @@ function heapAfterGc(): number {
   return process.memoryUsage().heapUsed;
 }
 
-async function measureHeap(): Promise<void> {
+export async function measureHeap(): Promise<void> {
   if (!gc) {
     console.log(
       '\nheap per buffered span: run with --expose-gc (node --expose-gc --import tsx bench/collector.ts, or npx tsx --expose-gc bench/collector.ts)',
@@ -592,28 +655,36 @@ async function measureHeap(): Promise<void> {
     return;
   }
   console.log(
-    `\nheap after GC, ${HEAP_REQUESTS} requests ingested and not judged (fresh trace ids each; bodies let go)`,
+    `\nheap after GC, the conversations of ${HEAP_REQUESTS} requests ingested and not judged (fresh trace ids each; bodies let go)`,
   );
-  for (const [name, decode] of [
-    ['JSON', (r: Request) => decodeOtlpJsonText(r.json)],
-    ['protobuf', (r: Request) => decodeExportTraceProtobuf(r.protobuf)],
-  ] as const) {
-    const adapter = newAdapter();
-    const before = heapAfterGc();
-    let wire = 0;
-    for (let i = 0; i < HEAP_REQUESTS; i++) {
-      const req = request(1_000 + i);
-      wire += name === 'JSON' ? Buffer.byteLength(req.json) : req.protobuf.length;
-      const result = adapter.ingest(decode(req));
-      if (result.kind !== 'accepted') throw new Error(`not accepted: ${result.message}`);
+  const arrangements = [
+    ['whole conversations a request', (seed: number) => [request(seed)]],
+    ['turns spread over requests', spreadRequests],
+  ] as const;
+  for (const [arrangement, requestsOf] of arrangements) {
+    console.log(`  ${arrangement}`);
+    for (const [name, decode] of [
+      ['JSON', (r: Request) => decodeOtlpJsonText(r.json)],
+      ['protobuf', (r: Request) => decodeExportTraceProtobuf(r.protobuf)],
+    ] as const) {
+      const adapter = newAdapter();
+      const before = heapAfterGc();
+      let wire = 0;
+      for (let i = 0; i < HEAP_REQUESTS; i++) {
+        for (const req of requestsOf(1_000 + i)) {
+          wire += name === 'JSON' ? Buffer.byteLength(req.json) : req.protobuf.length;
+          const result = adapter.ingest(decode(req));
+          if (result.kind !== 'accepted') throw new Error(`not accepted: ${result.message}`);
+        }
+      }
+      const delta = heapAfterGc() - before;
+      const { bufferedSpans, bufferedTraces } = adapter.stats();
+      console.log(
+        `    ${name.padEnd(9)} ${bufferedSpans} spans in ${bufferedTraces} traces: ${(delta / bufferedSpans).toFixed(0).padStart(6)} B per buffered span (body on the wire: ${(wire / bufferedSpans).toFixed(0)} B per span)`,
+      );
+      adapter.judgeAllNow();
+      await adapter.shutdown();
     }
-    const delta = heapAfterGc() - before;
-    const { bufferedSpans, bufferedTraces } = adapter.stats();
-    console.log(
-      `  ${name.padEnd(9)} ${bufferedSpans} spans in ${bufferedTraces} traces: ${(delta / bufferedSpans).toFixed(0).padStart(6)} B per buffered span (body on the wire: ${(wire / bufferedSpans).toFixed(0)} B per span)`,
-    );
-    adapter.judgeAllNow();
-    await adapter.shutdown();
   }
 }
 
@@ -665,7 +736,21 @@ async function measureHttp(req: Request): Promise<void> {
 
 // ---------------------------------------------------------------- run
 
-/** Both payloads decode cleanly to every span; every trace is judged against every rule. */
+/** The reports of the traces in these requests, ingested one after another (protobuf), then judged. */
+async function reportsOf(requests: readonly Request[]): Promise<Report[]> {
+  const adapter = newAdapter();
+  keepReports = true;
+  for (const req of requests) exportOutcome(adapter, decodeExportTraceProtobuf(req.protobuf));
+  adapter.judgeAllNow();
+  keepReports = false;
+  await adapter.shutdown();
+  return reports.splice(0);
+}
+
+/**
+ * Both payloads decode cleanly to every span; every trace is judged against every rule, to the
+ * same reports whether its turns come in one request or spread over several.
+ */
 async function sanity(req: Request): Promise<void> {
   for (const decoded of [decodeOtlpJsonText(req.json), decodeExportTraceProtobuf(req.protobuf)]) {
     if (decoded.spans.length !== req.spans || decoded.errors.length > 0)
@@ -673,35 +758,35 @@ async function sanity(req: Request): Promise<void> {
         `decoded ${decoded.spans.length} of ${req.spans} spans: ${JSON.stringify(decoded.errors)}`,
       );
   }
-  const adapter = newAdapter();
-  keepReports = true;
-  exportOutcome(adapter, decodeExportTraceProtobuf(req.protobuf));
-  adapter.judgeAllNow();
-  keepReports = false;
-  await adapter.shutdown();
-  if (reports.length !== req.traces) throw new Error(`${reports.length} reports for ${req.traces} traces`);
+  const whole = await reportsOf([req]);
+  if (whole.length !== req.traces) throw new Error(`${whole.length} reports for ${req.traces} traces`);
+  const spread = await reportsOf(spreadRequests(0));
+  const findings = (list: Report[]) =>
+    JSON.stringify(list.map((report) => [report.traceId, report.verdict, report.assertions]).sort());
+  if (findings(spread) !== findings(whole))
+    throw new Error('turns spread over requests are judged differently');
   const verdicts = new Map<string, number>();
-  for (const report of reports) verdicts.set(report.verdict, (verdicts.get(report.verdict) ?? 0) + 1);
-  const calls = reports.reduce((n, report) => n + report.stats.calls, 0);
+  for (const report of whole) verdicts.set(report.verdict, (verdicts.get(report.verdict) ?? 0) + 1);
+  const calls = whole.reduce((n, report) => n + report.stats.calls, 0);
   console.log(
     `request: ${req.spans} spans in ${req.traces} support-agent traces (${calls} tool calls), ${HISTORY} history in chat input messages; OTLP JSON ${(req.json.length / 1024).toFixed(0)} KiB, protobuf ${(req.protobuf.length / 1024).toFixed(0)} KiB`,
   );
   console.log(
-    `scenario ${SCENARIO.id}: ${(reports[0] as Report).assertions.length} rules; verdicts ${JSON.stringify(Object.fromEntries(verdicts))}`,
+    `scenario ${SCENARIO.id}: ${(whole[0] as Report).assertions.length} rules; verdicts ${JSON.stringify(Object.fromEntries(verdicts))}`,
   );
   const failing = new Map<string, number>();
-  for (const report of reports)
+  for (const report of whole)
     for (const a of report.assertions)
       if (a.status !== 'pass')
         failing.set(`${a.name} ${a.status}`, (failing.get(`${a.name} ${a.status}`) ?? 0) + 1);
   if (failing.size > 0) console.log(`  not passed (traces): ${JSON.stringify(Object.fromEntries(failing))}`);
-  reports.length = 0;
 }
 
 async function main(): Promise<void> {
   const req = request(0);
   await sanity(req);
-  await timeIngest(req);
+  await timeIngest('whole conversations a request', [req]);
+  await timeIngest('the same conversations, turns spread over requests', spreadRequests(0));
   await measureHeap();
   if (process.env.HTTP !== '0') await measureHttp(req);
 }

@@ -14,6 +14,7 @@ import { samplingAttributes } from '../processor/risk-sampler.js';
 import { type BufferedTrace, DecisionCache, TraceBuffer } from '../processor/trace-buffer.js';
 import { type Judgement, type JudgeOptions, TraceJudge } from '../processor/trace-judge.js';
 import { WaitingTraces } from '../processor/waiting-traces.js';
+import { ContinuedTexts, TraceTexts } from './continued-texts.js';
 import { ForwardQueue, type ForwardQueueOptions } from './forward-queue.js';
 import type { IngestResult, TraceIngest } from './ingest.js';
 import type { DecodeResult } from './otlp-json.js';
@@ -56,12 +57,12 @@ const JUDGE_SLICE_MS = 20;
 /** What a client told "full" waits before retrying. */
 const RETRY_AFTER_SECONDS = 1;
 
-type Buffered = BufferedTrace<SpanRecord>;
+type Buffered = BufferedTrace<SpanRecord, TraceTexts>;
 
 /** See the module comment. */
 export class TraceAdapter implements TraceIngest {
   readonly judge: TraceJudge;
-  private readonly buffer: TraceBuffer<SpanRecord>;
+  private readonly buffer: TraceBuffer<SpanRecord, TraceTexts>;
   private readonly decisions: DecisionCache;
   private readonly queue?: ForwardQueue;
   private readonly waitMs: number;
@@ -87,7 +88,7 @@ export class TraceAdapter implements TraceIngest {
     this.onJudged = options.onJudged;
     // Forwarding a sample: say why each trace is in it and what it stands for.
     this.stampSampling = options.sampling !== undefined || this.forwardSpans === 'sampled';
-    this.buffer = new TraceBuffer<SpanRecord>(
+    this.buffer = new TraceBuffer<SpanRecord, TraceTexts>(
       {
         maxTraces: options.limits?.maxTraces ?? 10_000,
         maxSpansPerTrace: options.limits?.maxSpansPerTrace ?? 10_000,
@@ -95,7 +96,7 @@ export class TraceAdapter implements TraceIngest {
         whenFull: 'refuse',
       },
       {
-        newState: () => undefined,
+        newState: () => new TraceTexts(),
         onDrop: (reason, count) => this.judge.sinks.metrics.recordDrop(reason, count),
         heldElsewhere: () => this.pending.spanCount,
       },
@@ -160,6 +161,8 @@ export class TraceAdapter implements TraceIngest {
       };
     }
     const lateKept: SpanRecord[] = [];
+    // Long values continuing one of their trace's from an earlier request share its text.
+    const texts = new ContinuedTexts();
     let dropped = 0;
     for (const span of spans) {
       const waiting = this.pending.get(span.traceId);
@@ -183,7 +186,8 @@ export class TraceAdapter implements TraceIngest {
       }
       const trace = this.buffer.open(span.traceId, now);
       if (!trace) continue; // not reached: checked above
-      if (!this.buffer.add(trace, span)) dropped++;
+      if (this.buffer.add(trace, span)) texts.take(span, trace.state);
+      else dropped++;
       if (span.parentSpanId === undefined) this.buffer.markRoot(trace, now);
     }
     if (lateKept.length > 0) this.queue?.push(lateKept.map((span) => toReadableSpan(span)));

@@ -146,6 +146,6 @@ export class ExtendingStrings {
  * keeps its whole parent alive; joining a character to it and slicing it off makes V8 copy the
  * characters out (the joined string is made flat first), and the view left points into the copy.
  */
-function copyOf(part: string): string {
+export function copyOf(part: string): string {
   return ` ${part}`.slice(1);
 }

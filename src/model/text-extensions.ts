@@ -68,6 +68,20 @@ export function noteOf(attributes: Attributes, key: string): TextNote | undefine
   return entry !== undefined && entry.key === key && attributes[key] === entry.text ? entry : undefined;
 }
 
+/** A noted value: its key, its text and what is known of it. */
+export interface NotedText extends TextNote {
+  readonly key: string;
+  readonly text: string;
+}
+
+/** The notes of `attributes`' long values that still hold (a list of its own, so noting again while going through it is safe). */
+export function notesIn(attributes: Attributes): NotedText[] | undefined {
+  const known = notes.get(attributes);
+  if (known === undefined) return undefined;
+  const list = Array.isArray(known) ? known : [known];
+  return list.filter((entry) => attributes[entry.key] === entry.text);
+}
+
 /** How `attributes[key]` extends an earlier value, if that was noted. */
 export function extensionOf(attributes: Attributes, key: string): TextExtension | undefined {
   return noteOf(attributes, key)?.extension;

@@ -1,0 +1,156 @@
+/**
+ * Long texts that continue a text of the same trace received in an earlier request. The decoders
+ * share history text within one export request (extending-texts.ts), but an SDK exports on a
+ * timer and a Collector batches by time, so the turns of a long conversation usually arrive in
+ * different requests: each would be buffered whole, the trace's memory growing with the square of
+ * its length. Here, as a request's spans are buffered, a long value the decoder read whole is
+ * compared with its trace's latest long values; one that continues them is rebuilt as that
+ * value's text joined to a copy of its new part (a pointer pair in V8), and noted so, and the text
+ * the decoder made is left to the garbage collector while it is young. Values the decoder built
+ * on a value rebuilt here are rebuilt on the new one, so nothing still holds the old.
+ *
+ * The held texts are never read: reading even one character of a joined string makes V8 copy it
+ * into one piece. Each is compared through the flat pieces it was joined from.
+ */
+import type { SpanRecord } from '../model/span-record.js';
+import { notesIn, noteText, type TextRef } from '../model/text-extensions.js';
+import { copyOf } from './extending-texts.js';
+
+/** The flat pieces a held text is joined from, the last first. */
+interface Pieces {
+  readonly piece: string;
+  readonly before: Pieces | undefined;
+}
+
+/** A long value that a later one may continue: all of it but its last character. */
+interface Tip {
+  readonly ref: TextRef;
+  /** The value but its last character, as held: pieces joined, never read. */
+  readonly open: string;
+  readonly pieces: Pieces;
+  /** The last characters of `open` (up to END_CHARS), compared first. */
+  readonly end: string;
+  /** Whether `open` was joined here, not by the decoder: values the decoder built on it are built again. */
+  readonly rebuilt: boolean;
+}
+
+/**
+ * Long values remembered per trace and key: one per conversation the trace holds (sub-agents have
+ * their own), a value that continues one taking its place. By key, so that a turn's long tool
+ * results do not push its history out.
+ */
+const TIPS_PER_KEY = 4;
+/** Characters compared before the whole: conversations that share a long start differ near the end. */
+const END_CHARS = 16;
+
+/** A buffered trace's latest long values, by attribute key (the adapter's per-trace state). */
+export class TraceTexts {
+  /** Made with the first long value: most traces have none. */
+  #byKey: Map<string, Tip[]> | undefined;
+
+  /** The latest value under `key` that `text` continues, if any. */
+  continued(key: string, text: string): Tip | undefined {
+    const tips = this.#byKey?.get(key);
+    if (tips === undefined) return undefined;
+    for (let i = tips.length - 1; i >= 0; i--) {
+      const tip = tips[i] as Tip;
+      const shared = tip.open.length;
+      if (shared >= text.length || text.substring(shared - tip.end.length, shared) !== tip.end) continue;
+      if (startsWithPieces(text, shared, tip.pieces)) return tip;
+    }
+    return undefined;
+  }
+
+  /** Remembers `tip` under `key`, in the place of the one it continues (`earlier`) when that is there. */
+  remember(key: string, tip: Tip, earlier: Tip | undefined): void {
+    this.#byKey ??= new Map();
+    let tips = this.#byKey.get(key);
+    if (tips === undefined) {
+      tips = [];
+      this.#byKey.set(key, tips);
+    }
+    const at = earlier === undefined ? -1 : tips.indexOf(earlier);
+    if (at !== -1) tips.splice(at, 1);
+    else if (tips.length >= TIPS_PER_KEY) tips.shift();
+    tips.push(tip);
+  }
+}
+
+/**
+ * Whether `text` starts with the `shared` characters the pieces join to. Compared piece by piece
+ * from the last: substring equality of flat strings, a block at a time, and the latest piece is
+ * where two conversations differ.
+ */
+function startsWithPieces(text: string, shared: number, pieces: Pieces): boolean {
+  let end = shared;
+  for (let at: Pieces | undefined = pieces; at !== undefined; at = at.before) {
+    const start = end - at.piece.length;
+    if (start < 0 || text.substring(start, end) !== at.piece) return false;
+    end = start;
+  }
+  return end === 0;
+}
+
+/** One request's long values as its spans are buffered, each by what stands for it. */
+export class ContinuedTexts {
+  readonly #tips = new Map<TextRef, Tip>();
+
+  /** Shares the long values of `span` (a span buffered in `trace`) with the trace's earlier ones. */
+  take(span: SpanRecord, trace: TraceTexts): void {
+    const noted = notesIn(span.attributes);
+    if (noted === undefined) return;
+    const attributes = span.attributes;
+    for (const { key, text, ref, extension } of noted) {
+      if (extension !== undefined) {
+        // The decoder built it on a value of this request: build it on that value as held now.
+        const earlier = this.#tips.get(extension.earlier);
+        if (earlier === undefined) continue; // a value not buffered here: left as decoded
+        if (earlier.rebuilt) {
+          const value = earlier.open + extension.added;
+          attributes[key] = value;
+          noteText(attributes, key, value, { ref, extension });
+        }
+        this.#remember(trace, key, continuing(earlier, extension.added, ref, earlier.rebuilt), earlier);
+        continue;
+      }
+      const earlier = trace.continued(key, text);
+      if (earlier === undefined) {
+        this.#remember(trace, key, whole(text, ref), undefined);
+        continue;
+      }
+      const added = copyOf(text.substring(earlier.open.length));
+      const value = earlier.open + added;
+      attributes[key] = value;
+      noteText(attributes, key, value, { ref, extension: { earlier: earlier.ref, added } });
+      this.#remember(trace, key, continuing(earlier, added, ref, true), earlier);
+    }
+  }
+
+  #remember(trace: TraceTexts, key: string, tip: Tip, earlier: Tip | undefined): void {
+    this.#tips.set(tip.ref, tip);
+    trace.remember(key, tip, earlier);
+  }
+}
+
+/** The tip of a value read whole (a flat string). */
+function whole(text: string, ref: TextRef): Tip {
+  const open = text.slice(0, -1);
+  return { ref, open, pieces: { piece: open, before: undefined }, end: endOf(open, ''), rebuilt: false };
+}
+
+/** The tip of `earlier`'s text but its last character, then `added` (which ends in the new last character). */
+function continuing(earlier: Tip, added: string, ref: TextRef, rebuilt: boolean): Tip {
+  const piece = added.slice(0, -1);
+  return {
+    ref,
+    open: earlier.open + piece,
+    pieces: { piece, before: earlier.pieces },
+    end: endOf(piece, earlier.end),
+    rebuilt,
+  };
+}
+
+/** The last END_CHARS characters of `before` then `piece`, from the pieces alone (`before` is short). */
+function endOf(piece: string, before: string): string {
+  return piece.length >= END_CHARS ? piece.slice(-END_CHARS) : `${before}${piece}`.slice(-END_CHARS);
+}
