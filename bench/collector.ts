@@ -678,9 +678,10 @@ export async function measureHeap(): Promise<void> {
         }
       }
       const delta = heapAfterGc() - before;
-      const { bufferedSpans, bufferedTraces } = adapter.stats();
+      const { bufferedSpans, bufferedTraces, bufferedBytes } = adapter.stats();
+      const per = (bytes: number) => (bytes / bufferedSpans).toFixed(0);
       console.log(
-        `    ${name.padEnd(9)} ${bufferedSpans} spans in ${bufferedTraces} traces: ${(delta / bufferedSpans).toFixed(0).padStart(6)} B per buffered span (body on the wire: ${(wire / bufferedSpans).toFixed(0)} B per span)`,
+        `    ${name.padEnd(9)} ${bufferedSpans} spans in ${bufferedTraces} traces: ${per(delta).padStart(6)} B per buffered span (as estimated for limits.maxBufferedBytes: ${per(bufferedBytes)} B; body on the wire: ${per(wire)} B)`,
       );
       adapter.judgeAllNow();
       await adapter.shutdown();

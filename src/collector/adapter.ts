@@ -5,6 +5,7 @@
  * as configured, the trace's spans) to the next hop. Late spans of judged traces follow the
  * decision cache. Bounded throughout; what it turns away it counts.
  */
+import { getHeapStatistics } from 'node:v8';
 import { diag } from '@opentelemetry/api';
 import type { ReadableSpan, SpanExporter } from '@opentelemetry/sdk-trace-base';
 import type { SpanRecord } from '../model/span-record.js';
@@ -16,6 +17,7 @@ import { type Judgement, type JudgeOptions, TraceJudge } from '../processor/trac
 import { WaitingTraces } from '../processor/waiting-traces.js';
 import { ContinuedTexts, TraceTexts } from './continued-texts.js';
 import { ForwardQueue, type ForwardQueueOptions } from './forward-queue.js';
+import { heldBytes } from './held-bytes.js';
 import type { IngestResult, TraceIngest } from './ingest.js';
 import type { DecodeResult } from './otlp-json.js';
 import { resourceOf, toReadableSpan } from './to-readable-span.js';
@@ -27,8 +29,13 @@ export type ForwardSpans = 'none' | 'sampled' | 'all';
 export interface AdapterOptions extends JudgeOptions {
   /** When a trace is judged: `waitAfterRootMs` after its root span arrived (default 2,000), at most `waitMs` after its first span (default 30,000). */
   decision?: { waitMs?: number; waitAfterRootMs?: number };
-  /** Caps: traces (default 10,000), spans per trace (default 10,000), spans in all (default 1,000,000). */
-  limits?: { maxTraces?: number; maxSpansPerTrace?: number; maxSpans?: number };
+  /**
+   * Caps: traces (default 10,000), spans per trace (default 10,000), spans in all (default
+   * 1,000,000), and the heap the buffered spans hold, estimated on the safe side (collector/held-bytes.ts;
+   * default 512 MiB or half the V8 heap limit, whichever is less). Spans of chat traces carry whole
+   * histories: a count of spans alone does not bound memory.
+   */
+  limits?: { maxTraces?: number; maxSpansPerTrace?: number; maxSpans?: number; maxBufferedBytes?: number };
   /** Received spans forwarded: none, those of traces kept by risk sampling, or all (default none). */
   forwardSpans?: ForwardSpans;
   /** The next hop; without one, findings go only to reports, logs and metrics. */
@@ -46,6 +53,8 @@ export interface AdapterOptions extends JudgeOptions {
 export interface AdapterStats {
   bufferedTraces: number;
   bufferedSpans: number;
+  /** The heap the buffered spans hold, as estimated for `limits.maxBufferedBytes`. */
+  bufferedBytes: number;
   judgedTraces: number;
   lateSpans: number;
   dropped: ReturnType<TraceBuffer<unknown>['droppedCounts']>;
@@ -57,12 +66,27 @@ const JUDGE_SLICE_MS = 20;
 /** What a client told "full" waits before retrying. */
 const RETRY_AFTER_SECONDS = 1;
 
-type Buffered = BufferedTrace<SpanRecord, TraceTexts>;
+/** What the adapter keeps per buffered trace besides its spans. */
+interface TraceState {
+  readonly texts: TraceTexts;
+  /** The heap its spans hold, estimated (held-bytes.ts). */
+  bytes: number;
+}
+
+type Buffered = BufferedTrace<SpanRecord, TraceState>;
+
+/** The default of `limits.maxBufferedBytes`: 512 MiB, or half the heap V8 may grow to when that is less. */
+function defaultMaxBufferedBytes(): number {
+  return Math.min(512 * 1024 * 1024, Math.floor(getHeapStatistics().heap_size_limit / 2));
+}
 
 /** See the module comment. */
 export class TraceAdapter implements TraceIngest {
   readonly judge: TraceJudge;
-  private readonly buffer: TraceBuffer<SpanRecord, TraceTexts>;
+  private readonly buffer: TraceBuffer<SpanRecord, TraceState>;
+  private readonly maxBufferedBytes: number;
+  /** What the buffered and waiting traces' spans hold, estimated. */
+  private bufferedBytes = 0;
   private readonly decisions: DecisionCache;
   private readonly queue?: ForwardQueue;
   private readonly waitMs: number;
@@ -88,7 +112,8 @@ export class TraceAdapter implements TraceIngest {
     this.onJudged = options.onJudged;
     // Forwarding a sample: say why each trace is in it and what it stands for.
     this.stampSampling = options.sampling !== undefined || this.forwardSpans === 'sampled';
-    this.buffer = new TraceBuffer<SpanRecord, TraceTexts>(
+    this.maxBufferedBytes = options.limits?.maxBufferedBytes ?? defaultMaxBufferedBytes();
+    this.buffer = new TraceBuffer<SpanRecord, TraceState>(
       {
         maxTraces: options.limits?.maxTraces ?? 10_000,
         maxSpansPerTrace: options.limits?.maxSpansPerTrace ?? 10_000,
@@ -96,7 +121,7 @@ export class TraceAdapter implements TraceIngest {
         whenFull: 'refuse',
       },
       {
-        newState: () => new TraceTexts(),
+        newState: () => ({ texts: new TraceTexts(), bytes: 0 }),
         onDrop: (reason, count) => this.judge.sinks.metrics.recordDrop(reason, count),
         heldElsewhere: () => this.pending.spanCount,
       },
@@ -150,14 +175,16 @@ export class TraceAdapter implements TraceIngest {
     }
     if (
       this.buffer.wouldRefuse(newTraces.size + this.pending.size, spans.length + this.pending.spanCount) ||
-      this.buffer.size + this.pending.size + newTraces.size > this.buffer.limits.maxTraces
+      this.buffer.size + this.pending.size + newTraces.size > this.buffer.limits.maxTraces ||
+      this.overBytes(spans)
     ) {
       this.buffer.count('buffer_full', spans.length);
+      const mib = (this.bufferedBytes / 2 ** 20).toFixed(0);
       return {
         kind: 'unavailable',
         reason: 'full',
         retryAfterSeconds: RETRY_AFTER_SECONDS,
-        message: `buffer full (${this.buffer.size} traces, ${this.buffer.spanCount} spans)`,
+        message: `buffer full (${this.buffer.size} traces, ${this.buffer.spanCount} spans, about ${mib} MiB)`,
       };
     }
     const lateKept: SpanRecord[] = [];
@@ -170,6 +197,7 @@ export class TraceAdapter implements TraceIngest {
         // Due but not judged yet: judged with its trace, within its cap.
         if (waiting.spans.length < this.buffer.limits.maxSpansPerTrace) {
           this.pending.addLate(waiting, span);
+          this.hold(waiting, span);
         } else {
           waiting.spansOverCap++;
           this.buffer.count('trace_too_large', 1);
@@ -186,8 +214,10 @@ export class TraceAdapter implements TraceIngest {
       }
       const trace = this.buffer.open(span.traceId, now);
       if (!trace) continue; // not reached: checked above
-      if (this.buffer.add(trace, span)) texts.take(span, trace.state);
-      else dropped++;
+      if (this.buffer.add(trace, span)) {
+        texts.take(span, trace.state.texts);
+        this.hold(trace, span);
+      } else dropped++;
       if (span.parentSpanId === undefined) this.buffer.markRoot(trace, now);
     }
     if (lateKept.length > 0) this.queue?.push(lateKept.map((span) => toReadableSpan(span)));
@@ -199,6 +229,29 @@ export class TraceAdapter implements TraceIngest {
           droppedSpans: dropped,
           dropReason: 'over limits.maxSpansPerTrace for their trace',
         };
+  }
+
+  /**
+   * Whether taking these spans would pass `limits.maxBufferedBytes`. Counted before they are
+   * taken, so a history that continues one of an earlier request counts whole here: on the safe
+   * side. An empty buffer takes any request (its size is capped by the receivers), so none is
+   * refused for ever.
+   */
+  private overBytes(spans: readonly SpanRecord[]): boolean {
+    if (this.bufferedBytes === 0) return false;
+    let bytes = this.bufferedBytes;
+    for (const span of spans) {
+      bytes += heldBytes(span);
+      if (bytes > this.maxBufferedBytes) return true;
+    }
+    return false;
+  }
+
+  /** Counts what a span taken into `trace` holds, once it shares what it can. */
+  private hold(trace: Buffered, span: SpanRecord): void {
+    const bytes = heldBytes(span);
+    trace.state.bytes += bytes;
+    this.bufferedBytes += bytes;
   }
 
   /** Judges every buffered trace now, as if its wait were over (tests, benchmarks). */
@@ -226,6 +279,7 @@ export class TraceAdapter implements TraceIngest {
     return {
       bufferedTraces: this.buffer.size,
       bufferedSpans: this.buffer.spanCount + this.pending.spanCount,
+      bufferedBytes: this.bufferedBytes,
       judgedTraces: this.judged,
       lateSpans: this.late,
       dropped: this.buffer.droppedCounts(),
@@ -263,6 +317,7 @@ export class TraceAdapter implements TraceIngest {
       } catch (error) {
         diag.error(`toolpath: could not finish trace ${trace.traceId}`, error);
       }
+      this.bufferedBytes -= trace.state.bytes;
       if (performance.now() >= deadline && this.pending.size > 0) {
         this.laterDrain.schedule();
         return;

@@ -78,6 +78,8 @@ export const adapterConfigSchema = z.strictObject({
         .int()
         .min(1)
         .default(20 * 1024 * 1024),
+      // Default (in TraceAdapter): 512 MiB, or half the V8 heap limit when that is less.
+      maxBufferedBytes: z.int().min(1).optional(),
     })
     .prefault({}),
   sampling: z

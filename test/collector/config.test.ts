@@ -39,7 +39,7 @@ describe('adapter configuration', () => {
         },
         forward: { spans: 'sampled' },
         decision: { wait: '2m', waitAfterRoot: '500ms' },
-        limits: { maxTraces: 5, maxSpansPerTrace: 6, maxRequestBytes: 1024 },
+        limits: { maxTraces: 5, maxSpansPerTrace: 6, maxRequestBytes: 1024, maxBufferedBytes: 4096 },
         sampling: { ratio: 0.1, keepAttributes: { 'app.tier': 'gold' } },
         metrics: { prometheus: { endpoint: '9464' } },
         reports: { file: 'reports.jsonl' },
@@ -58,6 +58,13 @@ describe('adapter configuration', () => {
     expect(config.decision).toEqual({ wait: 120_000, waitAfterRoot: 500 });
     expect(config.metrics.prometheus?.endpoint).toEqual({ host: '127.0.0.1', port: 9464 });
     expect(config.auth.bearerToken).toBe('s3cret');
+    expect(config.limits).toEqual({
+      maxTraces: 5,
+      maxSpansPerTrace: 6,
+      maxSpans: 1_000_000,
+      maxRequestBytes: 1024,
+      maxBufferedBytes: 4096,
+    });
   });
 
   it('reports every mistake with its path, and suggests the key meant', () => {
@@ -68,7 +75,7 @@ describe('adapter configuration', () => {
           forward: { spans: 'some' },
           decision: { wait: '30 seconds' },
           exporters: { otlp: { endpoint: 'not a url', protocol: 'http' } },
-          limits: { maxTraces: 0 },
+          limits: { maxTraces: 0, maxBufferedBytes: '1GB' },
           auth: { bearerToken: '${env:MISSING_TOKEN}' },
         },
         {},
@@ -80,6 +87,7 @@ describe('adapter configuration', () => {
       'forward.spans: expected one of "none", "sampled", "all"; got "some"',
       'decision.wait: expected a duration like 500ms, 30s or 2m; got "30 seconds"',
       expect.stringMatching(/^limits\.maxTraces: .*>=1/),
+      expect.stringMatching(/^limits\.maxBufferedBytes: .*expected number, received string/),
       'unknown key "recievers" (did you mean receivers?)',
     ]);
   });
