@@ -8,7 +8,7 @@
 import { getHeapStatistics } from 'node:v8';
 import { diag } from '@opentelemetry/api';
 import type { ReadableSpan, SpanExporter } from '@opentelemetry/sdk-trace-base';
-import type { SpanRecord } from '../model/span-record.js';
+import type { Attributes, ScopeRecord, SpanRecord } from '../model/span-record.js';
 import { evaluationSpanOf } from '../processor/evaluation-span.js';
 import { LaterOnce } from '../processor/later-once.js';
 import { samplingAttributes } from '../processor/risk-sampler.js';
@@ -17,7 +17,7 @@ import { type Judgement, type JudgeOptions, TraceJudge } from '../processor/trac
 import { WaitingTraces } from '../processor/waiting-traces.js';
 import { ContinuedTexts, TraceTexts } from './continued-texts.js';
 import { ForwardQueue, type ForwardQueueOptions } from './forward-queue.js';
-import { heldBytes } from './held-bytes.js';
+import { BYTES_PER_CHAR, heldBytes, sharedBytes, TRACE_BYTES } from './held-bytes.js';
 import type { IngestResult, TraceIngest } from './ingest.js';
 import type { DecodeResult } from './otlp-json.js';
 import { resourceOf, toReadableSpan } from './to-readable-span.js';
@@ -31,9 +31,10 @@ export interface AdapterOptions extends JudgeOptions {
   decision?: { waitMs?: number; waitAfterRootMs?: number };
   /**
    * Caps: traces (default 10,000), spans per trace (default 10,000), spans in all (default
-   * 1,000,000), and the heap the buffered spans hold, estimated on the safe side (collector/held-bytes.ts;
-   * default 512 MiB or half the V8 heap limit, whichever is less). Spans of chat traces carry whole
-   * histories: a count of spans alone does not bound memory.
+   * 1,000,000), and the heap the buffered traces hold, as estimated by collector/held-bytes.ts
+   * (default 512 MiB or half the V8 heap limit, whichever is less): at or over it, requests are
+   * refused until judging frees room, so it is passed by one request at most. Spans of chat
+   * traces carry whole histories: a count of spans alone does not bound memory.
    */
   limits?: { maxTraces?: number; maxSpansPerTrace?: number; maxSpans?: number; maxBufferedBytes?: number };
   /** Received spans forwarded: none, those of traces kept by risk sampling, or all (default none). */
@@ -69,8 +70,11 @@ const RETRY_AFTER_SECONDS = 1;
 /** What the adapter keeps per buffered trace besides its spans. */
 interface TraceState {
   readonly texts: TraceTexts;
-  /** The heap its spans hold, estimated (held-bytes.ts). */
+  /** The heap it holds, estimated (held-bytes.ts). */
   bytes: number;
+  /** The resource and scope last counted for it: a request's spans share theirs. */
+  resource?: Attributes;
+  scope?: ScopeRecord;
 }
 
 type Buffered = BufferedTrace<SpanRecord, TraceState>;
@@ -121,7 +125,10 @@ export class TraceAdapter implements TraceIngest {
         whenFull: 'refuse',
       },
       {
-        newState: () => ({ texts: new TraceTexts(), bytes: 0 }),
+        newState: () => {
+          this.bufferedBytes += TRACE_BYTES;
+          return { texts: new TraceTexts(), bytes: TRACE_BYTES };
+        },
         onDrop: (reason, count) => this.judge.sinks.metrics.recordDrop(reason, count),
         heldElsewhere: () => this.pending.spanCount,
       },
@@ -176,7 +183,9 @@ export class TraceAdapter implements TraceIngest {
     if (
       this.buffer.wouldRefuse(newTraces.size + this.pending.size, spans.length + this.pending.spanCount) ||
       this.buffer.size + this.pending.size + newTraces.size > this.buffer.limits.maxTraces ||
-      this.overBytes(spans)
+      // Refused once at the cap, not before: a request of any size gets in when there is room
+      // (the cap is passed by one request at most), so none is refused for ever.
+      this.bufferedBytes >= this.maxBufferedBytes
     ) {
       this.buffer.count('buffer_full', spans.length);
       const mib = (this.bufferedBytes / 2 ** 20).toFixed(0);
@@ -197,7 +206,7 @@ export class TraceAdapter implements TraceIngest {
         // Due but not judged yet: judged with its trace, within its cap.
         if (waiting.spans.length < this.buffer.limits.maxSpansPerTrace) {
           this.pending.addLate(waiting, span);
-          this.hold(waiting, span);
+          this.hold(waiting, span, 0);
         } else {
           waiting.spansOverCap++;
           this.buffer.count('trace_too_large', 1);
@@ -214,10 +223,8 @@ export class TraceAdapter implements TraceIngest {
       }
       const trace = this.buffer.open(span.traceId, now);
       if (!trace) continue; // not reached: checked above
-      if (this.buffer.add(trace, span)) {
-        texts.take(span, trace.state.texts);
-        this.hold(trace, span);
-      } else dropped++;
+      if (this.buffer.add(trace, span)) this.hold(trace, span, texts.take(span, trace.state.texts));
+      else dropped++;
       if (span.parentSpanId === undefined) this.buffer.markRoot(trace, now);
     }
     if (lateKept.length > 0) this.queue?.push(lateKept.map((span) => toReadableSpan(span)));
@@ -232,25 +239,19 @@ export class TraceAdapter implements TraceIngest {
   }
 
   /**
-   * Whether taking these spans would pass `limits.maxBufferedBytes`. Counted before they are
-   * taken, so a history that continues one of an earlier request counts whole here: on the safe
-   * side. An empty buffer takes any request (its size is capped by the receivers), so none is
-   * refused for ever.
+   * Counts what a span taken into `trace` holds: all of it, but the characters it shares with
+   * earlier values of the trace (`sharedChars`), and its resource and scope unless the trace's
+   * last span had the same.
    */
-  private overBytes(spans: readonly SpanRecord[]): boolean {
-    if (this.bufferedBytes === 0) return false;
-    let bytes = this.bufferedBytes;
-    for (const span of spans) {
-      bytes += heldBytes(span);
-      if (bytes > this.maxBufferedBytes) return true;
+  private hold(trace: Buffered, span: SpanRecord, sharedChars: number): void {
+    const state = trace.state;
+    let bytes = heldBytes(span) - BYTES_PER_CHAR * sharedChars;
+    if (span.resource !== state.resource || span.scope !== state.scope) {
+      bytes += sharedBytes(span.resource, span.scope);
+      state.resource = span.resource;
+      state.scope = span.scope;
     }
-    return false;
-  }
-
-  /** Counts what a span taken into `trace` holds, once it shares what it can. */
-  private hold(trace: Buffered, span: SpanRecord): void {
-    const bytes = heldBytes(span);
-    trace.state.bytes += bytes;
+    state.bytes += bytes;
     this.bufferedBytes += bytes;
   }
 

@@ -25,6 +25,8 @@ interface Pieces {
 /** A long value that a later one may continue: all of it but its last character. */
 interface Tip {
   readonly ref: TextRef;
+  /** The trace holding the value. */
+  readonly owner: TraceTexts;
   /** The value but its last character, as held: pieces joined, never read. */
   readonly open: string;
   readonly pieces: Pieces;
@@ -95,11 +97,16 @@ function startsWithPieces(text: string, shared: number, pieces: Pieces): boolean
 export class ContinuedTexts {
   readonly #tips = new Map<TextRef, Tip>();
 
-  /** Shares the long values of `span` (a span buffered in `trace`) with the trace's earlier ones. */
-  take(span: SpanRecord, trace: TraceTexts): void {
+  /**
+   * Shares the long values of `span` (a span buffered in `trace`) with the trace's earlier ones.
+   * Returns how many of their characters are an earlier value's of the same trace: held once, and
+   * counted once (a value of another trace may be let go first, so what is shared with it is not).
+   */
+  take(span: SpanRecord, trace: TraceTexts): number {
     const noted = notesIn(span.attributes);
-    if (noted === undefined) return;
+    if (noted === undefined) return 0;
     const attributes = span.attributes;
+    let sharedInTrace = 0;
     for (const { key, text, ref, extension } of noted) {
       if (extension !== undefined) {
         // The decoder built it on a value of this request: build it on that value as held now.
@@ -110,20 +117,23 @@ export class ContinuedTexts {
           attributes[key] = value;
           noteText(attributes, key, value, { ref, extension });
         }
-        this.#remember(trace, key, continuing(earlier, extension.added, ref, earlier.rebuilt), earlier);
+        if (earlier.owner === trace) sharedInTrace += text.length - extension.added.length;
+        this.#remember(trace, key, continuing(earlier, extension.added, ref, earlier.rebuilt, trace), earlier);
         continue;
       }
       const earlier = trace.continued(key, text);
       if (earlier === undefined) {
-        this.#remember(trace, key, whole(text, ref), undefined);
+        this.#remember(trace, key, whole(text, ref, trace), undefined);
         continue;
       }
       const added = copyOf(text.substring(earlier.open.length));
       const value = earlier.open + added;
       attributes[key] = value;
       noteText(attributes, key, value, { ref, extension: { earlier: earlier.ref, added } });
-      this.#remember(trace, key, continuing(earlier, added, ref, true), earlier);
+      sharedInTrace += earlier.open.length;
+      this.#remember(trace, key, continuing(earlier, added, ref, true, trace), earlier);
     }
+    return sharedInTrace;
   }
 
   #remember(trace: TraceTexts, key: string, tip: Tip, earlier: Tip | undefined): void {
@@ -133,16 +143,17 @@ export class ContinuedTexts {
 }
 
 /** The tip of a value read whole (a flat string). */
-function whole(text: string, ref: TextRef): Tip {
+function whole(text: string, ref: TextRef, owner: TraceTexts): Tip {
   const open = text.slice(0, -1);
-  return { ref, open, pieces: { piece: open, before: undefined }, end: endOf(open, ''), rebuilt: false };
+  return { ref, owner, open, pieces: { piece: open, before: undefined }, end: endOf(open, ''), rebuilt: false };
 }
 
 /** The tip of `earlier`'s text but its last character, then `added` (which ends in the new last character). */
-function continuing(earlier: Tip, added: string, ref: TextRef, rebuilt: boolean): Tip {
+function continuing(earlier: Tip, added: string, ref: TextRef, rebuilt: boolean, owner: TraceTexts): Tip {
   const piece = added.slice(0, -1);
   return {
     ref,
+    owner,
     open: earlier.open + piece,
     pieces: { piece, before: earlier.pieces },
     end: endOf(piece, earlier.end),

@@ -1,43 +1,54 @@
 /**
  * What a buffered span costs the adapter's heap, estimated, for `limits.maxBufferedBytes`. A
  * count of spans does not bound memory once spans carry chat histories: one span can hold a
- * hundred kilobytes. The estimate is on the safe side: two bytes per character (V8 keeps text
- * with any character past U+00FF at two bytes each), and a fixed cost per record and value. A
- * value noted to extend an earlier one (model/text-extensions.ts) costs only its new part: the
- * rest is the earlier value's text, already counted.
+ * hundred kilobytes. Everything a span holds is counted: name, status message, tracestate, every
+ * attribute's key and value, events and links; its resource and scope by their owner
+ * ({@link sharedBytes}), as several spans share them. Text at two bytes a character (V8 keeps text
+ * with any character past U+00FF so), and fixed costs per record, per value and per trace, set
+ * so that the estimate is 1.3-1.9x the heap measured after GC for bench/collector's chat spans
+ * and for spans of 30 short attributes and 3 events. What a value shares with an earlier value of
+ * its trace is taken off by the adapter, which knows (continued-texts.ts).
  */
-import type { Attributes, AttributeValue, SpanRecord } from '../model/span-record.js';
-import { MIN_EXTENDED_LENGTH, noteOf } from '../model/text-extensions.js';
+import type { AttributeValue, Attributes, ScopeRecord, SpanRecord } from '../model/span-record.js';
 
-/**
- * A span record besides its values: ids, times, status, the objects holding them. Set so that the
- * estimate is above what bench/collector measures per buffered span (1.4-2.1 KB against 2.2 KB).
- */
-const SPAN_BYTES = 800;
-/** An event or link record besides its values. */
-const ENTRY_BYTES = 80;
-/** An attribute besides its value's text: its slot, a number, a boolean. */
-const VALUE_BYTES = 16;
-const BYTES_PER_CHAR = 2;
+/** A buffered trace's own records: its entry, its state, its decision later. */
+export const TRACE_BYTES = 1_024;
+/** A span record besides its text: ids, times, status, the objects holding them. */
+const SPAN_BYTES = 640;
+/** An event, a link or a scope besides its text. */
+const ENTRY_BYTES = 160;
+/** An attribute besides its key's and value's characters: its slot, the strings' headers, a number. */
+const VALUE_BYTES = 48;
+/** Bytes per character of text. */
+export const BYTES_PER_CHAR = 2;
 
-/** The heap a buffered span holds of its own, estimated (see the module comment). */
+/** The heap a buffered span holds of its own, its resource and scope aside (see the module comment). */
 export function heldBytes(span: SpanRecord): number {
-  let bytes = SPAN_BYTES + BYTES_PER_CHAR * span.name.length + attributesBytes(span.attributes);
+  let bytes =
+    SPAN_BYTES +
+    BYTES_PER_CHAR * (span.name.length + (span.status.message?.length ?? 0) + (span.traceState?.length ?? 0)) +
+    attributesBytes(span.attributes);
   for (const event of span.events)
     bytes += ENTRY_BYTES + BYTES_PER_CHAR * event.name.length + attributesBytes(event.attributes);
-  for (const link of span.links) bytes += ENTRY_BYTES + attributesBytes(link.attributes);
+  for (const link of span.links)
+    bytes += ENTRY_BYTES + BYTES_PER_CHAR * (link.traceState?.length ?? 0) + attributesBytes(link.attributes);
   return bytes;
+}
+
+/** The heap a resource and a scope hold, which the spans of one resource and scope share. */
+export function sharedBytes(resource: Attributes, scope: ScopeRecord): number {
+  return (
+    2 * ENTRY_BYTES +
+    attributesBytes(resource) +
+    BYTES_PER_CHAR * (scope.name.length + (scope.version?.length ?? 0)) +
+    (scope.attributes ? attributesBytes(scope.attributes) : 0)
+  );
 }
 
 function attributesBytes(attributes: Attributes): number {
   let bytes = 0;
-  for (const key of Object.keys(attributes)) {
-    const value = attributes[key] as AttributeValue;
-    if (typeof value === 'string' && value.length >= MIN_EXTENDED_LENGTH) {
-      const added = noteOf(attributes, key)?.extension?.added;
-      bytes += VALUE_BYTES + BYTES_PER_CHAR * (added ?? value).length;
-    } else bytes += valueBytes(value);
-  }
+  for (const key of Object.keys(attributes))
+    bytes += BYTES_PER_CHAR * key.length + valueBytes(attributes[key] as AttributeValue);
   return bytes;
 }
 
@@ -45,11 +56,6 @@ function valueBytes(value: AttributeValue): number {
   if (typeof value === 'string') return VALUE_BYTES + BYTES_PER_CHAR * value.length;
   if (value instanceof Uint8Array) return VALUE_BYTES + value.length;
   if (Array.isArray(value)) return value.reduce<number>((sum, item) => sum + valueBytes(item), VALUE_BYTES);
-  if (value !== null && typeof value === 'object') {
-    let bytes = VALUE_BYTES;
-    for (const [key, inner] of Object.entries(value))
-      bytes += BYTES_PER_CHAR * key.length + valueBytes(inner);
-    return bytes;
-  }
+  if (value !== null && typeof value === 'object') return VALUE_BYTES + attributesBytes(value);
   return VALUE_BYTES;
 }

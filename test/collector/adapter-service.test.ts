@@ -313,6 +313,23 @@ describe('the adapter under faults', () => {
     expect(running.adapter.stats().dropped.buffer_full).toBe(second.length);
   });
 
+  it('answers 429 once the buffered spans hold limits.maxBufferedBytes', async () => {
+    const running = await service(scenarioDir(), {
+      decision: { wait: '10s', waitAfterRoot: '300ms' },
+      limits: { maxBufferedBytes: 1 },
+    });
+    const [first, second] = [await agentSpans('good'), await agentSpans('good')];
+    expect(await sendWith('http/json', running.httpUrl as string, first)).toBe(0);
+    const { JsonTraceSerializer } = await import('@opentelemetry/otlp-transformer');
+    const refused = await fetch(`${running.httpUrl}/v1/traces`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: Buffer.from(JsonTraceSerializer.serializeRequest(second) as Uint8Array),
+    });
+    expect(refused.status).toBe(429);
+    expect(running.adapter.stats().dropped.buffer_full).toBe(second.length);
+  });
+
   it('on shutdown judges pending traces as incomplete and flushes their findings', async () => {
     const hop = await startNextHop();
     cleanup.push(() => hop.close());

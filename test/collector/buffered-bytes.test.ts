@@ -1,16 +1,17 @@
 /**
  * `limits.maxBufferedBytes`: chat spans carry whole histories, so a cap on spans does not bound
- * the adapter's memory; this one does. A request that would pass it is refused whole (the
- * receivers answer 429), counted, and taken once judging frees room; a history continued from an
- * earlier request counts only its new part.
+ * the adapter's memory; this one does. At or over it, requests are refused whole (the receivers
+ * answer 429), counted, and taken once judging frees room; everything a span holds is counted,
+ * but what a history shares with an earlier one of its own trace.
  */
 import { ProtobufTraceSerializer } from '@opentelemetry/otlp-transformer';
 import type { ReadableSpan } from '@opentelemetry/sdk-trace-base';
 import { describe, expect, it } from 'vitest';
 import { type AdapterOptions, TraceAdapter } from '../../src/collector/adapter.js';
-import { heldBytes } from '../../src/collector/held-bytes.js';
+import { heldBytes, sharedBytes, TRACE_BYTES } from '../../src/collector/held-bytes.js';
 import { decodeExportTraceProtobuf } from '../../src/collector/otlp-proto.js';
 import type { SpanRecord } from '../../src/model/span-record.js';
+import { noteOf } from '../../src/model/text-extensions.js';
 import { fromReadableSpan } from '../../src/processor/readable-span.js';
 import { INPUT_MESSAGES, recordConversations } from '../helpers/conversations.js';
 
@@ -26,6 +27,13 @@ function adapterWith(limits: AdapterOptions['limits']): TraceAdapter {
   });
 }
 
+/** Consecutive runs of `size`. */
+function chunks<T>(items: readonly T[], size: number): T[][] {
+  const out: T[][] = [];
+  for (let at = 0; at < items.length; at += size) out.push(items.slice(at, at + size));
+  return out;
+}
+
 /** The spans of each conversation (trace), in the order recorded. */
 function byTrace(spans: readonly ReadableSpan[]): ReadableSpan[][] {
   const traces = new Map<string, ReadableSpan[]>();
@@ -39,14 +47,14 @@ function byTrace(spans: readonly ReadableSpan[]): ReadableSpan[][] {
 describe('limits.maxBufferedBytes', () => {
   const traces = byTrace(recordConversations(3, 4));
 
-  it('refuses a request that would pass it, counted, and takes it once judging frees room', async () => {
+  it('refuses requests once at the cap, counted, and takes them once judging frees room', async () => {
     const probe = adapterWith({});
     probe.ingest(decode(traces[0] as ReadableSpan[]));
     const oneTrace = probe.stats().bufferedBytes;
     await probe.shutdown();
     expect(oneTrace).toBeGreaterThan(10_000);
 
-    const adapter = adapterWith({ maxBufferedBytes: Math.floor(2.5 * oneTrace) });
+    const adapter = adapterWith({ maxBufferedBytes: Math.floor(1.5 * oneTrace) });
     const [first, second, third] = traces as [ReadableSpan[], ReadableSpan[], ReadableSpan[]];
     expect(adapter.ingest(decode(first)).kind).toBe('accepted');
     expect(adapter.ingest(decode(second)).kind).toBe('accepted');
@@ -72,7 +80,7 @@ describe('limits.maxBufferedBytes', () => {
     await adapter.shutdown();
   });
 
-  it('takes any request into an empty buffer, so none is refused for ever', async () => {
+  it('takes a request of any size while under the cap, so none is refused for ever', async () => {
     const adapter = adapterWith({ maxBufferedBytes: 1 });
     expect(adapter.ingest(decode(traces[0] as ReadableSpan[])).kind).toBe('accepted');
     expect(adapter.ingest(decode(traces[1] as ReadableSpan[])).kind).toBe('unavailable');
@@ -95,11 +103,14 @@ describe('limits.maxBufferedBytes', () => {
       onJudged: (spans) => {
         judgedSpans.push(spans.length);
         judged.add((spans[0] as SpanRecord).traceId);
-        for (const held of spans) expected -= heldBytes(held);
+        expected -= TRACE_BYTES;
+        for (const held of spans) expected -= counted(held);
       },
     });
+    // Each span here has a resource and scope of its own, counted with it; each trace its own cost.
+    const counted = (span: SpanRecord) => heldBytes(span) + sharedBytes(span.resource, span.scope);
     const ingest = (spans: SpanRecord[]) => {
-      for (const taken of spans) if (!judged.has(taken.traceId)) expected += heldBytes(taken);
+      for (const taken of spans) if (!judged.has(taken.traceId)) expected += counted(taken);
       expect(adapter.ingest({ spans, errors: [], rejectedSpans: 0 }).kind).toBe('accepted');
       expect(adapter.stats().bufferedBytes).toBe(expected);
     };
@@ -123,6 +134,7 @@ describe('limits.maxBufferedBytes', () => {
       scope: { name: 'agent' },
     });
     const roots = Array.from({ length: count }, (_, n) => span(n));
+    expected += count * TRACE_BYTES;
     ingest(roots);
     while (adapter.stats().judgedTraces === 0) await new Promise((resolve) => setImmediate(resolve));
     // The latest traces first: judging takes the oldest first.
@@ -140,22 +152,61 @@ describe('limits.maxBufferedBytes', () => {
     await adapter.shutdown();
   });
 
-  it('counts a history continued from an earlier request by its new part only', async () => {
-    const turns = 8;
-    const spans = recordConversations(1, turns);
+  for (const turnsPerRequest of [1, 8]) {
+    it(`counts what each history shares with the one before it once, ${turnsPerRequest} turn(s) a request`, async () => {
+      const turns = 8;
+      const spans = recordConversations(1, turns);
+      const adapter = adapterWith({});
+      // Each turn is a chat span and a tool span; the root comes last, in a request of its own.
+      const requests = chunks(spans.slice(0, -1), 2 * turnsPerRequest).concat([spans.slice(-1)]);
+      for (const request of requests) adapter.ingest(decode(request));
+      const records = spans.map(fromReadableSpan);
+      const histories = records
+        .map((record) => record.attributes[INPUT_MESSAGES])
+        .filter((history): history is string => typeof history === 'string');
+      // Every turn's history but the first holds the one before it but its closing bracket.
+      const sharedChars = histories.slice(0, -1).reduce((sum, history) => sum + history.length - 1, 0);
+      const first = records[0] as SpanRecord;
+      expect(adapter.stats().bufferedBytes).toBe(
+        records.map(heldBytes).reduce((a, b) => a + b, 0) -
+          2 * sharedChars +
+          TRACE_BYTES +
+          requests.length * sharedBytes(first.resource, first.scope),
+      );
+      await adapter.shutdown();
+    });
+  }
+
+  it('counts in full what a history shares with another trace, and what a resource holds', async () => {
+    // Two conversations in one request; the second's first history continues the first's.
+    const [a, b] = byTrace(recordConversations(2, 1)) as [ReadableSpan[], ReadableSpan[]];
+    const chatOf = (trace: ReadableSpan[]) =>
+      trace.find((span) => INPUT_MESSAGES in span.attributes) as ReadableSpan;
+    const earlier = chatOf(a).attributes[INPUT_MESSAGES] as string;
+    (chatOf(b) as { attributes: Record<string, unknown> }).attributes[INPUT_MESSAGES] =
+      `${earlier.slice(0, -1)},{"role":"user"}]`;
+    const request = decode([...a, ...b]);
+    const noted = request.spans.filter(
+      (span) => noteOf(span.attributes, INPUT_MESSAGES)?.extension !== undefined,
+    );
+    expect(noted).toHaveLength(1);
     const adapter = adapterWith({});
-    // A turn (a chat span and a tool span) a request, the root last.
-    for (let at = 0; at < spans.length; at += 2) adapter.ingest(decode(spans.slice(at, at + 2)));
-    const records = spans.map(fromReadableSpan);
-    const whole = records.map(heldBytes).reduce((a, b) => a + b, 0);
-    const histories = records
-      .map((record) => record.attributes[INPUT_MESSAGES])
-      .filter((h) => typeof h === 'string');
-    const last = (histories.at(-1) as string).length;
-    const { bufferedBytes } = adapter.stats();
-    // At least the last history once (two bytes a character); far less than every history whole.
-    expect(bufferedBytes).toBeGreaterThan(2 * last);
-    expect(bufferedBytes).toBeLessThan(whole / 2);
+    adapter.ingest(request);
+    const whole = request.spans.map(heldBytes).reduce((x, y) => x + y, 0);
+    const first = request.spans[0] as SpanRecord;
+    expect(adapter.stats().bufferedBytes).toBe(
+      whole + 2 * (TRACE_BYTES + sharedBytes(first.resource, first.scope)),
+    );
     await adapter.shutdown();
+
+    const big = adapterWith({});
+    const withResource = fromReadableSpan(a[0] as ReadableSpan);
+    big.ingest({
+      spans: [{ ...withResource, resource: { 'k8s.pod.annotations': 'x'.repeat(1 << 20) } }],
+      errors: [],
+      rejectedSpans: 0,
+    });
+    expect(big.stats().bufferedBytes).toBeGreaterThan(2 << 20);
+    await big.shutdown();
   });
 });

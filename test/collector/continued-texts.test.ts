@@ -87,6 +87,22 @@ describe('histories continued across requests', () => {
     }
   }
 
+  it('continues each of several conversations of one trace (sub-agents) under the same key', () => {
+    const oneTrace = spans.map((span) =>
+      toReadableSpan({
+        ...fromReadableSpan(span),
+        traceId: fromReadableSpan(spans[0] as ReadableSpan).traceId,
+      }),
+    );
+    const held = ingestAll(
+      chunks(oneTrace, perTurn),
+      DECODERS.protobuf as (spans: ReadableSpan[]) => DecodeResult,
+    );
+    expectLaterTurnsNoted(held, CONVERSATIONS, TURNS);
+    const sentValues = bySpanId(sent);
+    for (const record of held) expect(record.attributes).toEqual(sentValues.get(record.spanId));
+  });
+
   it('leaves a history alone when its trace holds nothing it continues', () => {
     // Every conversation's turns in separate requests, but each trace id made new per request.
     const requests = chunks(spans, perTurn).map((chunk, n) =>
