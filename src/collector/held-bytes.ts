@@ -9,7 +9,7 @@
  * and for spans of 30 short attributes and 3 events. What a value shares with an earlier value of
  * its trace is taken off by the adapter, which knows (continued-texts.ts).
  */
-import type { AttributeValue, Attributes, ScopeRecord, SpanRecord } from '../model/span-record.js';
+import type { Attributes, AttributeValue, ScopeRecord, SpanRecord } from '../model/span-record.js';
 
 /** A buffered trace's own records: its entry, its state, its decision later. */
 export const TRACE_BYTES = 1_024;
@@ -26,7 +26,8 @@ export const BYTES_PER_CHAR = 2;
 export function heldBytes(span: SpanRecord): number {
   let bytes =
     SPAN_BYTES +
-    BYTES_PER_CHAR * (span.name.length + (span.status.message?.length ?? 0) + (span.traceState?.length ?? 0)) +
+    BYTES_PER_CHAR *
+      (span.name.length + (span.status.message?.length ?? 0) + (span.traceState?.length ?? 0)) +
     attributesBytes(span.attributes);
   for (const event of span.events)
     bytes += ENTRY_BYTES + BYTES_PER_CHAR * event.name.length + attributesBytes(event.attributes);
@@ -47,15 +48,20 @@ export function sharedBytes(resource: Attributes, scope: ScopeRecord): number {
 
 function attributesBytes(attributes: Attributes): number {
   let bytes = 0;
-  for (const key of Object.keys(attributes))
+  // for-in, not Object.keys: no array per object (attributes are plain objects, nothing inherited).
+  for (const key in attributes)
     bytes += BYTES_PER_CHAR * key.length + valueBytes(attributes[key] as AttributeValue);
   return bytes;
 }
 
 function valueBytes(value: AttributeValue): number {
   if (typeof value === 'string') return VALUE_BYTES + BYTES_PER_CHAR * value.length;
+  if (typeof value !== 'object' || value === null) return VALUE_BYTES;
   if (value instanceof Uint8Array) return VALUE_BYTES + value.length;
-  if (Array.isArray(value)) return value.reduce<number>((sum, item) => sum + valueBytes(item), VALUE_BYTES);
-  if (value !== null && typeof value === 'object') return VALUE_BYTES + attributesBytes(value);
-  return VALUE_BYTES;
+  if (Array.isArray(value)) {
+    let bytes = VALUE_BYTES;
+    for (const item of value) bytes += valueBytes(item);
+    return bytes;
+  }
+  return VALUE_BYTES + attributesBytes(value);
 }

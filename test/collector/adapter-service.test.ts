@@ -2,6 +2,7 @@ import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import type { ReadableSpan } from '@opentelemetry/sdk-trace-base';
 import { afterEach, describe, expect, it } from 'vitest';
 import { TraceAdapter } from '../../src/collector/adapter.js';
 import { parseAdapterConfig } from '../../src/collector/config.js';
@@ -35,6 +36,16 @@ async function freePort(): Promise<number> {
   const { port } = server.address() as { port: number };
   await new Promise((resolve) => server.close(resolve));
   return port;
+}
+
+/** POSTs spans to the service as an OTLP/HTTP JSON export request. */
+async function postJson(httpUrl: string | undefined, spans: ReadableSpan[]): Promise<Response> {
+  const { JsonTraceSerializer } = await import('@opentelemetry/otlp-transformer');
+  return fetch(`${httpUrl}/v1/traces`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: Buffer.from(JsonTraceSerializer.serializeRequest(spans) as Uint8Array),
+  });
 }
 
 async function service(dir: string, document: Record<string, unknown>): Promise<RunningService> {
@@ -211,12 +222,7 @@ describe('the adapter over its limits', () => {
       reports: { file: 'reports.jsonl' },
     });
     const spans = await agentSpans('good');
-    const { JsonTraceSerializer } = await import('@opentelemetry/otlp-transformer');
-    const response = await fetch(`${running.httpUrl}/v1/traces`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json' },
-      body: Buffer.from(JsonTraceSerializer.serializeRequest(spans) as Uint8Array),
-    });
+    const response = await postJson(running.httpUrl, spans);
     expect(response.status).toBe(200);
     const body = (await response.json()) as {
       partialSuccess?: { rejectedSpans: string; errorMessage: string };
@@ -295,15 +301,8 @@ describe('the adapter under faults', () => {
       decision: { wait: '10s', waitAfterRoot: '300ms' },
       limits: { maxTraces: 1 },
     });
-    const url = `${running.httpUrl}/v1/traces`;
     const [first, second] = [await agentSpans('good'), await agentSpans('good')];
-    const { JsonTraceSerializer } = await import('@opentelemetry/otlp-transformer');
-    const post = (spans: typeof first) =>
-      fetch(url, {
-        method: 'POST',
-        headers: { 'content-type': 'application/json' },
-        body: Buffer.from(JsonTraceSerializer.serializeRequest(spans) as Uint8Array),
-      });
+    const post = (spans: typeof first) => postJson(running.httpUrl, spans);
     expect((await post(first)).status).toBe(200);
     const refused = await post(second);
     expect(refused.status).toBe(429);
@@ -319,13 +318,8 @@ describe('the adapter under faults', () => {
       limits: { maxBufferedBytes: 1 },
     });
     const [first, second] = [await agentSpans('good'), await agentSpans('good')];
-    expect(await sendWith('http/json', running.httpUrl as string, first)).toBe(0);
-    const { JsonTraceSerializer } = await import('@opentelemetry/otlp-transformer');
-    const refused = await fetch(`${running.httpUrl}/v1/traces`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json' },
-      body: Buffer.from(JsonTraceSerializer.serializeRequest(second) as Uint8Array),
-    });
+    expect((await postJson(running.httpUrl, first)).status).toBe(200);
+    const refused = await postJson(running.httpUrl, second);
     expect(refused.status).toBe(429);
     expect(running.adapter.stats().dropped.buffer_full).toBe(second.length);
   });
