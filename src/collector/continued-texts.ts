@@ -118,7 +118,12 @@ export class ContinuedTexts {
           noteText(attributes, key, value, { ref, extension });
         }
         if (earlier.owner === trace) sharedInTrace += text.length - extension.added.length;
-        this.#remember(trace, key, continuing(earlier, extension.added, ref, earlier.rebuilt, trace), earlier);
+        this.#remember(
+          trace,
+          key,
+          continuing(earlier, extension.added, ref, earlier.rebuilt, trace),
+          earlier,
+        );
         continue;
       }
       const earlier = trace.continued(key, text);
@@ -145,7 +150,14 @@ export class ContinuedTexts {
 /** The tip of a value read whole (a flat string). */
 function whole(text: string, ref: TextRef, owner: TraceTexts): Tip {
   const open = text.slice(0, -1);
-  return { ref, owner, open, pieces: { piece: open, before: undefined }, end: endOf(open, ''), rebuilt: false };
+  return {
+    ref,
+    owner,
+    open,
+    pieces: { piece: open, before: undefined },
+    end: endOf(open, ''),
+    rebuilt: false,
+  };
 }
 
 /** The tip of `earlier`'s text but its last character, then `added` (which ends in the new last character). */
