@@ -106,6 +106,7 @@ export class TraceAdapter implements TraceIngest {
   private readonly laterDrain = new LaterOnce(() => this.drain(JUDGE_SLICE_MS), 'toolpath: judging failed');
   private late = 0;
   private closing = false;
+  private readonly stopGauges: () => void;
 
   /** Throws a ScenarioError for a scenario that cannot be loaded (setup, not runtime). */
   constructor(options: AdapterOptions) {
@@ -146,6 +147,11 @@ export class TraceAdapter implements TraceIngest {
         },
       });
     }
+    this.stopGauges = this.judge.sinks.metrics.observeBuffer(() => ({
+      traces: this.buffer.size + this.pending.size,
+      spans: this.buffer.spanCount + this.pending.spanCount,
+      bytes: this.bufferedBytes,
+    }));
     this.sweepTimer = setInterval(() => this.sweep(), options.sweepIntervalMs ?? 100);
     this.sweepTimer.unref?.();
   }
@@ -266,6 +272,7 @@ export class TraceAdapter implements TraceIngest {
     if (this.closing) return;
     this.closing = true;
     clearInterval(this.sweepTimer);
+    this.stopGauges();
     this.wait(this.buffer.takeAll());
     this.drain(Number.POSITIVE_INFINITY, 'shutdown');
     await this.queue?.shutdown();

@@ -2,12 +2,28 @@
  * toolpath's own metrics, through the OpenTelemetry metrics API (a no-op until the app gives a
  * MeterProvider, or sets a global one). Names are dot-separated with no `total` suffix.
  */
-import { type Counter, diag, type Histogram, type MeterProvider, metrics } from '@opentelemetry/api';
+import {
+  type BatchObservableCallback,
+  type Counter,
+  diag,
+  type Histogram,
+  type Meter,
+  type MeterProvider,
+  metrics,
+} from '@opentelemetry/api';
 import type { Report } from '../model/report.js';
 import type { DropReason } from './trace-buffer.js';
 
+/** What a front door holds, for the buffer gauges; `bytes` where it estimates them (the adapter). */
+export interface BufferLevels {
+  traces: number;
+  spans: number;
+  bytes?: number;
+}
+
 /** The instruments, created once per processor or adapter. */
 export class ToolpathMetrics {
+  private readonly meter: Meter;
   private readonly evaluations: Counter;
   private readonly findings: Counter;
   private readonly toolCalls: Histogram;
@@ -18,6 +34,7 @@ export class ToolpathMetrics {
 
   constructor(meterProvider: MeterProvider = metrics.getMeterProvider()) {
     const meter = meterProvider.getMeter('toolpath', '0.1.0');
+    this.meter = meter;
     this.evaluations = meter.createCounter('toolpath.evaluations', {
       description: 'Trajectories evaluated, by scenario and verdict.',
       unit: '{evaluation}',
@@ -89,6 +106,39 @@ export class ToolpathMetrics {
 
   recordError(stage: string): void {
     guarded(() => this.errors.add(1, { 'toolpath.error.stage': stage }));
+  }
+
+  /**
+   * Gauges of what is held, read from `levels` when a reader collects: `toolpath.buffer.traces`,
+   * `toolpath.buffer.spans` and, where estimated, `toolpath.buffer.bytes` (what the caps are
+   * checked against, so an operator sees a 429 coming). Returns what stops them (at shutdown).
+   */
+  observeBuffer(levels: () => BufferLevels): () => void {
+    let stop = () => {};
+    guarded(() => {
+      const traces = this.meter.createObservableGauge('toolpath.buffer.traces', {
+        description: 'Traces buffered or waiting to be judged.',
+        unit: '{trace}',
+      });
+      const spans = this.meter.createObservableGauge('toolpath.buffer.spans', {
+        description: 'Spans held until their trace is judged.',
+        unit: '{span}',
+      });
+      const bytes = this.meter.createObservableGauge('toolpath.buffer.bytes', {
+        description: 'Heap the held spans take, as estimated for limits.maxBufferedBytes.',
+        unit: 'By',
+      });
+      const gauges = [traces, spans, bytes];
+      const observe: BatchObservableCallback = (result) => {
+        const now = levels();
+        result.observe(traces, now.traces);
+        result.observe(spans, now.spans);
+        if (now.bytes !== undefined) result.observe(bytes, now.bytes);
+      };
+      this.meter.addBatchObservableCallback(observe, gauges);
+      stop = () => guarded(() => this.meter.removeBatchObservableCallback(observe, gauges));
+    });
+    return stop;
   }
 }
 

@@ -78,6 +78,7 @@ export class TrajectoryProcessor implements SpanProcessor {
   private readonly laterDrain: LaterOnce;
   private closed = false;
   private readonly sweepTimer: ReturnType<typeof setInterval>;
+  private readonly stopGauges: () => void;
 
   /** Throws a ScenarioError when a scenario cannot be loaded: a setup mistake, shown at once. */
   constructor(options: AppThreadOptions);
@@ -132,6 +133,10 @@ export class TrajectoryProcessor implements SpanProcessor {
       },
     );
     this.decisions = new DecisionCache(this.limits.decisionCacheSize);
+    this.stopGauges = this.sinks.metrics.observeBuffer(() => ({
+      traces: this.buffer.size + this.waiting.size,
+      spans: this.buffer.spanCount + this.waiting.spanCount,
+    }));
     this.sweepTimer = setInterval(() => this.sweep(), Math.min(this.limits.traceTimeoutMs, 1_000));
     this.sweepTimer.unref?.();
   }
@@ -257,6 +262,7 @@ export class TrajectoryProcessor implements SpanProcessor {
     if (!this.closed) {
       this.closed = true;
       clearInterval(this.sweepTimer);
+      this.stopGauges();
       try {
         for (const trace of this.buffer.takeAll()) this.closeIncomplete(trace, 'shutdown');
         this.drain(Number.POSITIVE_INFINITY);

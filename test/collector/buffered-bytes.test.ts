@@ -5,6 +5,7 @@
  * but what a history shares with an earlier one of its own trace.
  */
 import { ProtobufTraceSerializer } from '@opentelemetry/otlp-transformer';
+import { MeterProvider } from '@opentelemetry/sdk-metrics';
 import type { ReadableSpan } from '@opentelemetry/sdk-trace-base';
 import { describe, expect, it } from 'vitest';
 import { type AdapterOptions, TraceAdapter } from '../../src/collector/adapter.js';
@@ -14,6 +15,7 @@ import type { SpanRecord } from '../../src/model/span-record.js';
 import { noteOf } from '../../src/model/text-extensions.js';
 import { fromReadableSpan } from '../../src/processor/readable-span.js';
 import { INPUT_MESSAGES, recordConversations } from '../helpers/conversations.js';
+import { PullReader } from '../processor/harness.js';
 
 const decode = (spans: ReadableSpan[]) =>
   decodeExportTraceProtobuf(ProtobufTraceSerializer.serializeRequest(spans) as Uint8Array);
@@ -78,6 +80,40 @@ describe('limits.maxBufferedBytes', () => {
     adapter.judgeAllNow();
     expect(adapter.stats().judgedTraces).toBe(3);
     await adapter.shutdown();
+  });
+
+  it('reports buffered traces, spans and bytes through gauges, as stats() does', async () => {
+    const reader = new PullReader();
+    const meterProvider = new MeterProvider({ readers: [reader] });
+    const adapter = new TraceAdapter({
+      scenarios: [{ id: 'any', tools: { allowed: ['get_order'] } }],
+      decision: { waitMs: 1e9, waitAfterRootMs: 1e9 },
+      sweepIntervalMs: 1e9,
+      meterProvider,
+    });
+    const gauges = async () => {
+      const { resourceMetrics } = await reader.collect();
+      const values = resourceMetrics.scopeMetrics
+        .flatMap((scope) => scope.metrics)
+        .filter((metric) => metric.descriptor.name.startsWith('toolpath.buffer.'))
+        .map((metric) => [metric.descriptor.name, metric.dataPoints[0]?.value]);
+      return Object.fromEntries(values);
+    };
+    adapter.ingest(decode(traces[0] as ReadableSpan[]));
+    const { bufferedTraces, bufferedSpans, bufferedBytes } = adapter.stats();
+    expect(await gauges()).toEqual({
+      'toolpath.buffer.traces': bufferedTraces,
+      'toolpath.buffer.spans': bufferedSpans,
+      'toolpath.buffer.bytes': bufferedBytes,
+    });
+    adapter.judgeAllNow();
+    expect(await gauges()).toEqual({
+      'toolpath.buffer.traces': 0,
+      'toolpath.buffer.spans': 0,
+      'toolpath.buffer.bytes': 0,
+    });
+    await adapter.shutdown();
+    await meterProvider.shutdown();
   });
 
   it('takes a request of any size while under the cap, so none is refused for ever', async () => {

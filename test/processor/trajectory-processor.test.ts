@@ -264,6 +264,26 @@ describe('trajectoryProcessor samples by risk', () => {
 });
 
 describe('trajectoryProcessor bounds what it holds', () => {
+  it('says what it holds through the buffer gauges', async () => {
+    const p = start({ scenarios: [REFUND_SCENARIO] });
+    const tracer = p.provider.getTracer('app');
+    await tracer.startActiveSpan('POST /refunds', async (server) => {
+      await runRefundAgent(tracer, 'good');
+      // The agent's spans have ended; the trace is held until its local root ends.
+      const held = p.exporter.getFinishedSpans().length === 0 ? p.processor.stats().bufferedSpans : -1;
+      expect(held).toBeGreaterThan(3);
+      expect(await p.counter('toolpath.buffer.traces')).toBe(1);
+      expect(await p.counter('toolpath.buffer.spans')).toBe(held);
+      server.end();
+    });
+    await p.processor.forceFlush();
+    expect(p.exporter.getFinishedSpans().length).toBeGreaterThan(3);
+    expect(await p.counter('toolpath.buffer.spans')).toBe(0);
+    expect(await p.pointCount('toolpath.buffer.traces')).toBe(1);
+    // The processor does not estimate bytes: nothing observed.
+    expect(await p.pointCount('toolpath.buffer.bytes')).toBe(0);
+  });
+
   it('judges a trace whose span leaks after the timeout, marked incomplete', async () => {
     const reports: Report[] = [];
     const p = start({
