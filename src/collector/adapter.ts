@@ -10,6 +10,7 @@ import { diag } from '@opentelemetry/api';
 import type { ReadableSpan, SpanExporter } from '@opentelemetry/sdk-trace-base';
 import type { Attributes, ScopeRecord, SpanRecord } from '../model/span-record.js';
 import { evaluationSpanOf } from '../processor/evaluation-span.js';
+import { BYTES_PER_CHAR, HeldBytes, heldBytes, sharedBytes, TRACE_BYTES } from '../processor/held-bytes.js';
 import { LaterOnce } from '../processor/later-once.js';
 import { samplingAttributes } from '../processor/risk-sampler.js';
 import { type BufferedTrace, DecisionCache, TraceBuffer } from '../processor/trace-buffer.js';
@@ -17,7 +18,6 @@ import { type Judgement, type JudgeOptions, TraceJudge } from '../processor/trac
 import { WaitingTraces } from '../processor/waiting-traces.js';
 import { ContinuedTexts, TraceTexts } from './continued-texts.js';
 import { ForwardQueue, type ForwardQueueOptions } from './forward-queue.js';
-import { BYTES_PER_CHAR, heldBytes, sharedBytes, TRACE_BYTES } from './held-bytes.js';
 import type { IngestResult, TraceIngest } from './ingest.js';
 import type { DecodeResult } from './otlp-json.js';
 import { resourceOf, toReadableSpan } from './to-readable-span.js';
@@ -88,9 +88,8 @@ function defaultMaxBufferedBytes(): number {
 export class TraceAdapter implements TraceIngest {
   readonly judge: TraceJudge;
   private readonly buffer: TraceBuffer<SpanRecord, TraceState>;
-  private readonly maxBufferedBytes: number;
-  /** What the buffered and waiting traces' spans hold, estimated. */
-  private bufferedBytes = 0;
+  /** What the buffered and waiting traces hold, estimated. */
+  private readonly held: HeldBytes;
   private readonly decisions: DecisionCache;
   private readonly queue?: ForwardQueue;
   private readonly waitMs: number;
@@ -117,7 +116,7 @@ export class TraceAdapter implements TraceIngest {
     this.onJudged = options.onJudged;
     // Forwarding a sample: say why each trace is in it and what it stands for.
     this.stampSampling = options.sampling !== undefined || this.forwardSpans === 'sampled';
-    this.maxBufferedBytes = options.limits?.maxBufferedBytes ?? defaultMaxBufferedBytes();
+    this.held = new HeldBytes(options.limits?.maxBufferedBytes ?? defaultMaxBufferedBytes());
     this.buffer = new TraceBuffer<SpanRecord, TraceState>(
       {
         maxTraces: options.limits?.maxTraces ?? 10_000,
@@ -127,8 +126,9 @@ export class TraceAdapter implements TraceIngest {
       },
       {
         newState: () => {
-          this.bufferedBytes += TRACE_BYTES;
-          return { texts: new TraceTexts(), bytes: TRACE_BYTES };
+          const state = { texts: new TraceTexts(), bytes: 0 };
+          this.held.hold(state, TRACE_BYTES);
+          return state;
         },
         onDrop: (reason, count) => this.judge.sinks.metrics.recordDrop(reason, count),
         heldElsewhere: () => this.pending.spanCount,
@@ -150,7 +150,7 @@ export class TraceAdapter implements TraceIngest {
     this.stopGauges = this.judge.sinks.metrics.observeBuffer(() => ({
       traces: this.buffer.size + this.pending.size,
       spans: this.buffer.spanCount + this.pending.spanCount,
-      bytes: this.bufferedBytes,
+      bytes: this.held.total,
     }));
     this.sweepTimer = setInterval(() => this.sweep(), options.sweepIntervalMs ?? 100);
     this.sweepTimer.unref?.();
@@ -191,10 +191,10 @@ export class TraceAdapter implements TraceIngest {
       this.buffer.size + this.pending.size + newTraces.size > this.buffer.limits.maxTraces ||
       // Refused once at the cap, not before: a request of any size gets in when there is room
       // (the cap is passed by one request at most), so none is refused for ever.
-      this.bufferedBytes >= this.maxBufferedBytes
+      this.held.full()
     ) {
       this.buffer.count('buffer_full', spans.length);
-      const mib = (this.bufferedBytes / 2 ** 20).toFixed(0);
+      const mib = (this.held.total / 2 ** 20).toFixed(0);
       return {
         kind: 'unavailable',
         reason: 'full',
@@ -257,8 +257,7 @@ export class TraceAdapter implements TraceIngest {
       state.resource = span.resource;
       state.scope = span.scope;
     }
-    state.bytes += bytes;
-    this.bufferedBytes += bytes;
+    this.held.hold(state, bytes);
   }
 
   /** Judges every buffered trace now, as if its wait were over (tests, benchmarks). */
@@ -287,7 +286,7 @@ export class TraceAdapter implements TraceIngest {
     return {
       bufferedTraces: this.buffer.size,
       bufferedSpans: this.buffer.spanCount + this.pending.spanCount,
-      bufferedBytes: this.bufferedBytes,
+      bufferedBytes: this.held.total,
       judgedTraces: this.judged,
       lateSpans: this.late,
       dropped: this.buffer.droppedCounts(),
@@ -325,7 +324,7 @@ export class TraceAdapter implements TraceIngest {
       } catch (error) {
         diag.error(`toolpath: could not finish trace ${trace.traceId}`, error);
       }
-      this.bufferedBytes -= trace.state.bytes;
+      this.held.release(trace.state);
       if (performance.now() >= deadline && this.pending.size > 0) {
         this.laterDrain.schedule();
         return;

@@ -17,6 +17,8 @@ export interface LiveTrace {
   flushed: number;
   /** Followed again after it was let go: spans that started before may be missing from the judgement. */
   followedLate?: boolean;
+  /** The heap its held spans take, estimated (held-bytes.ts); 0 once it is finished or let go. */
+  bytes: number;
 }
 
 export type Buffered = BufferedTrace<ReadableSpan, LiveTrace>;

@@ -14,11 +14,12 @@ import {
 import type { Report } from '../model/report.js';
 import type { DropReason } from './trace-buffer.js';
 
-/** What a front door holds, for the buffer gauges; `bytes` where it estimates them (the adapter). */
+/** What a front door holds, for the buffer gauges. */
 export interface BufferLevels {
   traces: number;
   spans: number;
-  bytes?: number;
+  /** As estimated for `limits.maxBufferedBytes` (held-bytes.ts). */
+  bytes: number;
 }
 
 /** The instruments, created once per processor or adapter. */
@@ -110,8 +111,8 @@ export class ToolpathMetrics {
 
   /**
    * Gauges of what is held, read from `levels` when a reader collects: `toolpath.buffer.traces`,
-   * `toolpath.buffer.spans` and, where estimated, `toolpath.buffer.bytes` (what the caps are
-   * checked against, so an operator sees a 429 coming). Returns what stops them (at shutdown).
+   * `toolpath.buffer.spans` and `toolpath.buffer.bytes` (what the caps are checked against, so an
+   * operator sees refusals or evictions coming). Returns what stops them (at shutdown).
    */
   observeBuffer(levels: () => BufferLevels): () => void {
     let stop = () => {};
@@ -133,7 +134,7 @@ export class ToolpathMetrics {
         const now = levels();
         result.observe(traces, now.traces);
         result.observe(spans, now.spans);
-        if (now.bytes !== undefined) result.observe(bytes, now.bytes);
+        result.observe(bytes, now.bytes);
       };
       this.meter.addBatchObservableCallback(observe, gauges);
       stop = () => guarded(() => this.meter.removeBatchObservableCallback(observe, gauges));

@@ -1,4 +1,5 @@
 /** The processor's options, caps and statistics, with their defaults. */
+import { getHeapStatistics } from 'node:v8';
 import type { SpanProcessor } from '@opentelemetry/sdk-trace-base';
 import type { Report } from '../model/report.js';
 import type { TraceBuffer } from './trace-buffer.js';
@@ -15,6 +16,13 @@ export interface ProcessorLimits {
    * depending on their attributes); the oldest traces make room.
    */
   maxSpans?: number;
+  /**
+   * The heap the buffered spans hold, as estimated by held-bytes.ts (default 256 MiB, or a quarter
+   * of the V8 heap limit when that is less). Agent spans carry whole chat histories, so a count of
+   * spans does not bound memory: past it, the oldest traces go on unjudged (counted `evicted`), and
+   * a span of the only trace left goes straight on (counted `buffer_full`).
+   */
+  maxBufferedBytes?: number;
   /** Traces without agent spans followed for completion at once (default 100,000; tiny each). */
   maxOpenTraces?: number;
   /** A trace still open this long after its first span (default 300,000 ms) is judged as incomplete. */
@@ -80,6 +88,8 @@ export interface ProcessorStats {
   untrackedTraces: number;
   /** Times the judging worker died and was started again (its traces went on unjudged). */
   workerRestarts: number;
+  /** The heap the held spans take, as estimated for `limits.maxBufferedBytes`. */
+  bufferedBytes: number;
   dropped: ReturnType<TraceBuffer<unknown>['droppedCounts']>;
 }
 
@@ -88,6 +98,7 @@ export const DEFAULTS = {
   maxTraces: 1_000,
   maxSpansPerTrace: 10_000,
   maxSpans: 100_000,
+  maxBufferedBytes: Math.min(256 * 1024 * 1024, Math.floor(getHeapStatistics().heap_size_limit / 4)),
   maxOpenTraces: 100_000,
   traceTimeoutMs: 300_000,
   inlineMaxSpans: 256,

@@ -141,6 +141,17 @@ export class TraceBuffer<T, S = undefined> {
     );
   }
 
+  /**
+   * Lets the oldest trace go (to `onEvict`, counted `evicted`) unless it is `keep`: false when
+   * nothing else is left. For the owner's own caps (the processor's bytes).
+   */
+  evictOldestBut(keep: BufferedTrace<T, S>): boolean {
+    const oldest = this.traces.values().next().value as BufferedTrace<T, S> | undefined;
+    if (oldest === undefined || oldest === keep) return false;
+    this.evictOldest();
+    return true;
+  }
+
   private evictOldest(): void {
     const oldest = this.traces.values().next().value as BufferedTrace<T, S>;
     this.take(oldest.traceId);

@@ -10,6 +10,7 @@ import { type Context, diag } from '@opentelemetry/api';
 import type { ReadableSpan, Span, SpanProcessor } from '@opentelemetry/sdk-trace-base';
 import type { SpanRecord } from '../model/span-record.js';
 import { evaluationSpanOf, SDK_SPAN_VIEW } from './evaluation-span.js';
+import { HeldBytes, heldBytes } from './held-bytes.js';
 import { LaterOnce } from './later-once.js';
 import { type Buffered, incompleteReason, isAgentSpan, isLocalRoot, type LiveTrace } from './live-trace.js';
 import { type OpenTrace, OpenTraces } from './open-traces.js';
@@ -79,6 +80,8 @@ export class TrajectoryProcessor implements SpanProcessor {
   private closed = false;
   private readonly sweepTimer: ReturnType<typeof setInterval>;
   private readonly stopGauges: () => void;
+  /** What the buffered and waiting traces' spans take, estimated (held-bytes.ts). */
+  private readonly held: HeldBytes;
 
   /** Throws a ScenarioError when a scenario cannot be loaded: a setup mistake, shown at once. */
   constructor(options: AppThreadOptions);
@@ -86,6 +89,7 @@ export class TrajectoryProcessor implements SpanProcessor {
   constructor(options: TrajectoryProcessorOptions);
   constructor(options: TrajectoryProcessorOptions) {
     this.limits = withDefaults(options.limits);
+    this.held = new HeldBytes(this.limits.maxBufferedBytes);
     if (!options.worker) {
       this.judge = new TraceJudge(options);
       this.sinks = this.judge.sinks;
@@ -126,7 +130,7 @@ export class TrajectoryProcessor implements SpanProcessor {
         whenFull: 'evict-oldest',
       },
       {
-        newState: () => ({ localRootEnded: false, flushed: 0 }),
+        newState: () => ({ localRootEnded: false, flushed: 0, bytes: 0 }),
         onDrop: (reason, count) => this.sinks.metrics.recordDrop(reason, count),
         onEvict: (trace) => this.letGo(trace),
         heldElsewhere: () => this.waiting.spanCount,
@@ -136,6 +140,7 @@ export class TrajectoryProcessor implements SpanProcessor {
     this.stopGauges = this.sinks.metrics.observeBuffer(() => ({
       traces: this.buffer.size + this.waiting.size,
       spans: this.buffer.spanCount + this.waiting.spanCount,
+      bytes: this.held.total,
     }));
     this.sweepTimer = setInterval(() => this.sweep(), Math.min(this.limits.traceTimeoutMs, 1_000));
     this.sweepTimer.unref?.();
@@ -229,7 +234,9 @@ export class TrajectoryProcessor implements SpanProcessor {
         return;
       }
       trace.openSpans--;
-      if (!this.buffer.add(trace, span)) this.forward(span);
+      const bytes = heldBytes(span);
+      if (this.roomFor(trace, bytes) && this.buffer.add(trace, span)) this.held.hold(trace.state, bytes);
+      else this.forward(span);
       if (isLocalRoot(span)) trace.state.localRootEnded = true;
       if (trace.state.localRootEnded && trace.openSpans <= 0) this.complete(trace);
     } catch (error) {
@@ -286,6 +293,7 @@ export class TrajectoryProcessor implements SpanProcessor {
       judgedTraces: this.judged,
       flushedBeforeJudging: this.flushedBeforeJudging,
       untrackedTraces: this.openTraces.untracked,
+      bufferedBytes: this.held.total,
       workerRestarts: this.worker?.restarts ?? 0,
       dropped: this.buffer.droppedCounts(),
     };
@@ -312,6 +320,8 @@ export class TrajectoryProcessor implements SpanProcessor {
         waiting.spans.length < this.limits.maxSpansPerTrace
       ) {
         this.waiting.addLate(waiting, span);
+        // Counted, not made room for: the trace is judged soon, and only buffered ones can go.
+        this.held.hold(waiting.state, heldBytes(span));
       } else {
         waiting.spansOverCap++;
         this.buffer.count('buffer_full', 1);
@@ -393,6 +403,7 @@ export class TrajectoryProcessor implements SpanProcessor {
    */
   private finish(trace: Buffered, judgement: Judgement, eventsWritten: boolean): void {
     const { decision } = judgement;
+    this.held.release(trace.state);
     this.decisions.set(trace.traceId, decision.keep);
     if (!decision.keep) {
       this.buffer.count('sampled_out', 1);
@@ -434,9 +445,25 @@ export class TrajectoryProcessor implements SpanProcessor {
 
   /** A trace let go unjudged (evicted): its spans go on (those a flush has not already), and so do its later spans. */
   private letGo(trace: Buffered): void {
+    this.held.release(trace.state);
     this.decisions.set(trace.traceId, true);
     for (let i = trace.state.flushed; i < trace.spans.length; i++)
       this.forward(trace.spans[i] as ReadableSpan);
+  }
+
+  /**
+   * Makes room for `bytes` more under `limits.maxBufferedBytes` by letting the oldest other traces
+   * go; false (counted `buffer_full`, the trace judged as incomplete) when only `trace` is left.
+   */
+  private roomFor(trace: Buffered, bytes: number): boolean {
+    while (this.held.wouldPass(bytes)) {
+      if (!this.buffer.evictOldestBut(trace)) {
+        trace.spansOverCap++;
+        this.buffer.count('buffer_full', 1);
+        return false;
+      }
+    }
+    return true;
   }
 
   private forward(span: ReadableSpan): void {

@@ -49,8 +49,6 @@ export interface Pipeline {
   counter(name: string, where?: Attributes): Promise<number>;
   /** Count of a histogram's recorded values. */
   histogramCount(name: string): Promise<number>;
-  /** How many data points a metric has now (0: nothing observed). */
-  pointCount(name: string): Promise<number>;
   /** Everything diag.error reported. */
   errors: string[];
   shutdown(): Promise<void>;
@@ -107,7 +105,6 @@ export function pipeline(
         .reduce((sum, point) => sum + (point.value as number), 0),
     histogramCount: async (name) =>
       (await points(name)).reduce((sum, point) => sum + (point.value as { count: number }).count, 0),
-    pointCount: async (name) => (await points(name)).length,
     shutdown: async () => {
       await provider.shutdown();
       await meterProvider.shutdown();

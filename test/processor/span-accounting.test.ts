@@ -124,6 +124,8 @@ interface Outcome {
   made: Map<string, string>;
   counted: CountingProcessor;
   stats: ProcessorStats;
+  /** After shutdown: nothing held, nothing still counted. */
+  final: ProcessorStats;
 }
 
 /** Runs `setup.traces` traces, 12 in flight, interleaved by `seed`; flushes and yields at random. */
@@ -157,7 +159,7 @@ async function run(seed: number, setup: Setup): Promise<Outcome> {
   await processor.forceFlush();
   const stats = processor.stats();
   await provider.shutdown();
-  return { made, counted, stats };
+  return { made, counted, stats, final: processor.stats() };
 }
 
 const seeds = fc.integer({ min: 1, max: 2 ** 31 - 1 });
@@ -177,14 +179,22 @@ describe('trajectoryProcessor passes each span on at most once', () => {
       'small caps, judging on a worker',
       { limits: { maxTraces: 5, maxSpans: 20, maxSpansPerTrace: 4 }, traces: 400, worker: true },
     ],
+    // A few spans' worth (about 1 KB each): traces let go for bytes, spans of the last one passed straight on.
+    ['a small byte cap', { limits: { maxBufferedBytes: 4_000 }, traces: 300 }],
+    [
+      'a small byte cap, judging on a worker',
+      { limits: { maxBufferedBytes: 4_000 }, traces: 300, worker: true },
+    ],
   ];
   for (const [name, setup] of keepAll) {
     it(`keeping everything, every span arrives exactly once: ${name}`, async () => {
       await fc.assert(
         fc.asyncProperty(seeds, async (seed) => {
-          const { made, counted } = await run(seed, setup);
+          const { made, counted, final } = await run(seed, setup);
           const notOnce = [...made.keys()].filter((spanId) => counted.timesSeen.get(spanId) !== 1);
           expect(notOnce).toEqual([]);
+          expect(final).toMatchObject({ bufferedSpans: 0, bufferedBytes: 0 });
+          if (setup.limits.maxBufferedBytes !== undefined) expect(final.dropped.evicted).toBeGreaterThan(0);
         }),
         { numRuns: 6 },
       );
@@ -207,7 +217,8 @@ describe('trajectoryProcessor passes each span on at most once', () => {
     it(`sampling, no span twice and every trace whole or not at all: ${name}`, async () => {
       await fc.assert(
         fc.asyncProperty(seeds, async (seed) => {
-          const { made, counted, stats } = await run(seed, setup);
+          const { made, counted, stats, final } = await run(seed, setup);
+          expect(final).toMatchObject({ bufferedSpans: 0, bufferedBytes: 0 });
           expect([...counted.timesSeen.values()].every((times) => times === 1)).toBe(true);
           const madeByTrace = new Map<string, number>();
           for (const traceId of made.values()) madeByTrace.set(traceId, (madeByTrace.get(traceId) ?? 0) + 1);

@@ -264,6 +264,41 @@ describe('trajectoryProcessor samples by risk', () => {
 });
 
 describe('trajectoryProcessor bounds what it holds', () => {
+  it('lets the oldest trace go unjudged when the held spans pass limits.maxBufferedBytes', async () => {
+    // One agent run under a server span still open: what it holds.
+    const probe = start({ scenarios: [REFUND_SCENARIO] });
+    const probeTracer = probe.provider.getTracer('app');
+    const probeServer = probeTracer.startSpan('POST /refunds');
+    await context.with(trace.setSpan(context.active(), probeServer), () =>
+      runRefundAgent(probeTracer, 'good'),
+    );
+    const oneRun = probe.processor.stats().bufferedBytes;
+    expect(oneRun).toBeGreaterThan(5_000);
+    await probe.shutdown();
+
+    const reports: Report[] = [];
+    const p = start({
+      scenarios: [REFUND_SCENARIO],
+      limits: { maxBufferedBytes: Math.floor(1.5 * oneRun) },
+      onReport: (report) => reports.push(report),
+    });
+    const tracer = p.provider.getTracer('app');
+    const [older, newer] = [tracer.startSpan('POST /refunds'), tracer.startSpan('POST /refunds')];
+    await context.with(trace.setSpan(context.active(), older), () => runRefundAgent(tracer, 'good'));
+    expect(p.exporter.getFinishedSpans()).toEqual([]);
+    await context.with(trace.setSpan(context.active(), newer), () => runRefundAgent(tracer, 'good'));
+    // The older run went on unjudged to make room for the newer one.
+    const olderId = older.spanContext().traceId;
+    expect(spansOfTrace(p.exporter, olderId).length).toBeGreaterThan(3);
+    expect(p.processor.stats()).toMatchObject({ bufferedTraces: 1, dropped: { evicted: 1 } });
+    expect(p.processor.stats().bufferedBytes).toBeLessThanOrEqual(Math.floor(1.5 * oneRun));
+    older.end();
+    newer.end();
+    await p.processor.forceFlush();
+    expect(reports.map((report) => report.traceId)).toEqual([newer.spanContext().traceId]);
+    expect(p.processor.stats()).toMatchObject({ bufferedTraces: 0, bufferedBytes: 0 });
+  });
+
   it('says what it holds through the buffer gauges', async () => {
     const p = start({ scenarios: [REFUND_SCENARIO] });
     const tracer = p.provider.getTracer('app');
@@ -274,14 +309,14 @@ describe('trajectoryProcessor bounds what it holds', () => {
       expect(held).toBeGreaterThan(3);
       expect(await p.counter('toolpath.buffer.traces')).toBe(1);
       expect(await p.counter('toolpath.buffer.spans')).toBe(held);
+      expect(await p.counter('toolpath.buffer.bytes')).toBe(p.processor.stats().bufferedBytes);
+      expect(p.processor.stats().bufferedBytes).toBeGreaterThan(held * 500);
       server.end();
     });
     await p.processor.forceFlush();
     expect(p.exporter.getFinishedSpans().length).toBeGreaterThan(3);
     expect(await p.counter('toolpath.buffer.spans')).toBe(0);
-    expect(await p.pointCount('toolpath.buffer.traces')).toBe(1);
-    // The processor does not estimate bytes: nothing observed.
-    expect(await p.pointCount('toolpath.buffer.bytes')).toBe(0);
+    expect(await p.counter('toolpath.buffer.bytes')).toBe(0);
   });
 
   it('judges a trace whose span leaks after the timeout, marked incomplete', async () => {

@@ -1,5 +1,6 @@
 /**
- * What a buffered span costs the adapter's heap, estimated, for `limits.maxBufferedBytes`. A
+ * What a buffered span costs the heap, estimated, for `limits.maxBufferedBytes` of the adapter and
+ * of the processor. A
  * count of spans does not bound memory once spans carry chat histories: one span can hold a
  * hundred kilobytes. Everything a span holds is counted: name, status message, tracestate, every
  * attribute's key and value, events and links; its resource and scope by their owner
@@ -9,7 +10,17 @@
  * and for spans of 30 short attributes and 3 events. What a value shares with an earlier value of
  * its trace is taken off by the adapter, which knows (continued-texts.ts).
  */
-import type { Attributes, AttributeValue, ScopeRecord, SpanRecord } from '../model/span-record.js';
+import type { Attributes, ScopeRecord } from '../model/span-record.js';
+
+/** What the estimate reads of a span: a SpanRecord (the adapter's) or an SDK ReadableSpan (the processor's). */
+export interface SpanLike {
+  readonly name: string;
+  readonly attributes: object;
+  readonly events: readonly { readonly name: string; readonly attributes?: object }[];
+  readonly links: readonly { readonly attributes?: object; readonly traceState?: string }[];
+  readonly status: { readonly message?: string };
+  readonly traceState?: string;
+}
 
 /** A buffered trace's own records: its entry, its state, its decision later. */
 export const TRACE_BYTES = 1_024;
@@ -23,16 +34,17 @@ const VALUE_BYTES = 48;
 export const BYTES_PER_CHAR = 2;
 
 /** The heap a buffered span holds of its own, its resource and scope aside (see the module comment). */
-export function heldBytes(span: SpanRecord): number {
+export function heldBytes(span: SpanLike): number {
   let bytes =
     SPAN_BYTES +
     BYTES_PER_CHAR *
       (span.name.length + (span.status.message?.length ?? 0) + (span.traceState?.length ?? 0)) +
     attributesBytes(span.attributes);
   for (const event of span.events)
-    bytes += ENTRY_BYTES + BYTES_PER_CHAR * event.name.length + attributesBytes(event.attributes);
+    bytes += ENTRY_BYTES + BYTES_PER_CHAR * event.name.length + attributesBytes(event.attributes ?? {});
   for (const link of span.links)
-    bytes += ENTRY_BYTES + BYTES_PER_CHAR * (link.traceState?.length ?? 0) + attributesBytes(link.attributes);
+    bytes +=
+      ENTRY_BYTES + BYTES_PER_CHAR * (link.traceState?.length ?? 0) + attributesBytes(link.attributes ?? {});
   return bytes;
 }
 
@@ -46,15 +58,15 @@ export function sharedBytes(resource: Attributes, scope: ScopeRecord): number {
   );
 }
 
-function attributesBytes(attributes: Attributes): number {
+function attributesBytes(attributes: object): number {
   let bytes = 0;
   // for-in, not Object.keys: no array per object (attributes are plain objects, nothing inherited).
   for (const key in attributes)
-    bytes += BYTES_PER_CHAR * key.length + valueBytes(attributes[key] as AttributeValue);
+    bytes += BYTES_PER_CHAR * key.length + valueBytes((attributes as Record<string, unknown>)[key]);
   return bytes;
 }
 
-function valueBytes(value: AttributeValue): number {
+function valueBytes(value: unknown): number {
   if (typeof value === 'string') return VALUE_BYTES + BYTES_PER_CHAR * value.length;
   if (typeof value !== 'object' || value === null) return VALUE_BYTES;
   if (value instanceof Uint8Array) return VALUE_BYTES + value.length;
@@ -64,4 +76,41 @@ function valueBytes(value: AttributeValue): number {
     return bytes;
   }
   return VALUE_BYTES + attributesBytes(value);
+}
+
+/** What a trace's held spans take, kept in its per-trace state. */
+export interface BytesOfTrace {
+  bytes: number;
+}
+
+/**
+ * The bytes both front doors hold, against their `limits.maxBufferedBytes`: added span by span to
+ * each trace's state and the total, and taken off whole when the trace is finished or let go
+ * (once, whichever comes first).
+ */
+export class HeldBytes {
+  /** What all held traces take, estimated. */
+  total = 0;
+
+  constructor(readonly max: number) {}
+
+  /** Whether the cap is reached. */
+  full(): boolean {
+    return this.total >= this.max;
+  }
+
+  /** Whether `bytes` more would pass the cap. */
+  wouldPass(bytes: number): boolean {
+    return this.total + bytes > this.max;
+  }
+
+  hold(trace: BytesOfTrace, bytes: number): void {
+    trace.bytes += bytes;
+    this.total += bytes;
+  }
+
+  release(trace: BytesOfTrace): void {
+    this.total -= trace.bytes;
+    trace.bytes = 0;
+  }
 }
