@@ -33,19 +33,26 @@ const VALUE_BYTES = 48;
 /** Bytes per character of text. */
 export const BYTES_PER_CHAR = 2;
 
-/** The heap a buffered span holds of its own, its resource and scope aside (see the module comment). */
+/**
+ * The heap a buffered span holds of its own, its resource and scope aside (see the module comment).
+ * Reads only what is there: an SDK span made by hand may lack a name or carry an event named by a
+ * number, and the estimate must neither throw nor become NaN (a span would be lost, the cap off).
+ */
 export function heldBytes(span: SpanLike): number {
   let bytes =
     SPAN_BYTES +
-    BYTES_PER_CHAR *
-      (span.name.length + (span.status.message?.length ?? 0) + (span.traceState?.length ?? 0)) +
+    BYTES_PER_CHAR * (chars(span.name) + chars(span.status?.message) + chars(span.traceState)) +
     attributesBytes(span.attributes);
-  for (const event of span.events)
-    bytes += ENTRY_BYTES + BYTES_PER_CHAR * event.name.length + attributesBytes(event.attributes ?? {});
-  for (const link of span.links)
-    bytes +=
-      ENTRY_BYTES + BYTES_PER_CHAR * (link.traceState?.length ?? 0) + attributesBytes(link.attributes ?? {});
+  for (const event of span.events ?? [])
+    bytes += ENTRY_BYTES + BYTES_PER_CHAR * chars(event?.name) + attributesBytes(event?.attributes);
+  for (const link of span.links ?? [])
+    bytes += ENTRY_BYTES + BYTES_PER_CHAR * chars(link?.traceState) + attributesBytes(link?.attributes);
   return bytes;
+}
+
+/** A string's length; 0 for anything else. */
+function chars(text: unknown): number {
+  return typeof text === 'string' ? text.length : 0;
 }
 
 /** The heap a resource and a scope hold, which the spans of one resource and scope share. */
@@ -58,7 +65,8 @@ export function sharedBytes(resource: Attributes, scope: ScopeRecord): number {
   );
 }
 
-function attributesBytes(attributes: object): number {
+function attributesBytes(attributes: object | undefined): number {
+  if (typeof attributes !== 'object' || attributes === null) return 0;
   let bytes = 0;
   // for-in, not Object.keys: no array per object (attributes are plain objects, nothing inherited).
   for (const key in attributes)
@@ -69,7 +77,7 @@ function attributesBytes(attributes: object): number {
 function valueBytes(value: unknown): number {
   if (typeof value === 'string') return VALUE_BYTES + BYTES_PER_CHAR * value.length;
   if (typeof value !== 'object' || value === null) return VALUE_BYTES;
-  if (value instanceof Uint8Array) return VALUE_BYTES + value.length;
+  if (value instanceof Uint8Array) return VALUE_BYTES + value.byteLength;
   if (Array.isArray(value)) {
     let bytes = VALUE_BYTES;
     for (const item of value) bytes += valueBytes(item);
@@ -92,7 +100,10 @@ export class HeldBytes {
   /** What all held traces take, estimated. */
   total = 0;
 
-  constructor(readonly max: number) {}
+  /** Throws a RangeError for a cap that is not a number of at least 1 (Infinity turns it off). */
+  constructor(readonly max: number) {
+    if (!(max >= 1)) throw new RangeError(`limits.maxBufferedBytes must be at least 1, got ${max}`);
+  }
 
   /** Whether the cap is reached. */
   full(): boolean {

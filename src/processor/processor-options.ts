@@ -18,9 +18,11 @@ export interface ProcessorLimits {
   maxSpans?: number;
   /**
    * The heap the buffered spans hold, as estimated by held-bytes.ts (default 256 MiB, or a quarter
-   * of the V8 heap limit when that is less). Agent spans carry whole chat histories, so a count of
-   * spans does not bound memory: past it, the oldest traces go on unjudged (counted `evicted`), and
-   * a span of the only trace left goes straight on (counted `buffer_full`).
+   * of the V8 heap limit when that is less; at least 1, Infinity for none). Agent spans carry whole
+   * chat histories, so a count of spans does not bound memory: past it, the oldest other traces go
+   * on unjudged (counted `evicted`); when that cannot make room (a span larger than the cap, or
+   * traces waiting to be judged holding it), the span goes straight on (counted `buffer_full`, its
+   * trace judged as incomplete). Late spans of traces waiting to be judged are counted, not capped.
    */
   maxBufferedBytes?: number;
   /** Traces without agent spans followed for completion at once (default 100,000; tiny each). */

@@ -142,14 +142,18 @@ export class TraceBuffer<T, S = undefined> {
   }
 
   /**
-   * Lets the oldest trace go (to `onEvict`, counted `evicted`) unless it is `keep`: false when
-   * nothing else is left. For the owner's own caps (the processor's bytes).
+   * Lets the oldest trace other than `keep` go (to `onEvict`, counted `evicted`): false when there
+   * is none. For the owner's own caps (the processor's bytes).
    */
   evictOldestBut(keep: BufferedTrace<T, S>): boolean {
-    const oldest = this.traces.values().next().value as BufferedTrace<T, S> | undefined;
-    if (oldest === undefined || oldest === keep) return false;
-    this.evictOldest();
-    return true;
+    for (const trace of this.traces.values()) {
+      if (trace === keep) continue;
+      this.take(trace.traceId);
+      this.count('evicted', 1);
+      this.hooks.onEvict?.(trace);
+      return true;
+    }
+    return false;
   }
 
   private evictOldest(): void {

@@ -452,17 +452,20 @@ export class TrajectoryProcessor implements SpanProcessor {
   }
 
   /**
-   * Makes room for `bytes` more under `limits.maxBufferedBytes` by letting the oldest other traces
-   * go; false (counted `buffer_full`, the trace judged as incomplete) when only `trace` is left.
+   * Makes room for `bytes` more under `limits.maxBufferedBytes` by letting the oldest other
+   * traces go; false (counted `buffer_full`, the trace judged as incomplete) when that cannot make
+   * enough room: traces waiting to be judged and this one are not let go for it.
    */
   private roomFor(trace: Buffered, bytes: number): boolean {
-    while (this.held.wouldPass(bytes)) {
-      if (!this.buffer.evictOldestBut(trace)) {
-        trace.spansOverCap++;
-        this.buffer.count('buffer_full', 1);
-        return false;
-      }
+    if (!this.held.wouldPass(bytes)) return true;
+    let others = 0;
+    for (const live of this.buffer.live()) if (live !== trace) others += live.state.bytes;
+    if (this.held.wouldPass(bytes - others)) {
+      trace.spansOverCap++;
+      this.buffer.count('buffer_full', 1);
+      return false;
     }
+    while (this.held.wouldPass(bytes) && this.buffer.evictOldestBut(trace));
     return true;
   }
 

@@ -299,6 +299,54 @@ describe('trajectoryProcessor bounds what it holds', () => {
     expect(p.processor.stats()).toMatchObject({ bufferedTraces: 0, bufferedBytes: 0 });
   });
 
+  it('never loses a span it cannot size: no name, an event named by a number', async () => {
+    const p = start({ scenarios: [REFUND_SCENARIO], limits: { maxBufferedBytes: 1_000_000 } });
+    const tracer = p.provider.getTracer('app');
+    await tracer.startActiveSpan('POST /refunds', async (server) => {
+      await runRefundAgent(tracer, 'good');
+      const odd = tracer.startSpan(undefined as unknown as string);
+      odd.addEvent(42 as unknown as string);
+      odd.end();
+      server.end();
+    });
+    await p.processor.forceFlush();
+    // Sized, held, passed on with its trace; nothing left counted (a NaN would switch the cap off).
+    expect(p.processor.stats()).toMatchObject({ bufferedSpans: 0, bufferedBytes: 0 });
+    const numbered = (span: ReadableSpan) => span.events.some((event) => (event.name as unknown) === 42);
+    expect(p.exporter.getFinishedSpans().filter(numbered)).toHaveLength(1);
+  });
+
+  it('passes a span larger than maxBufferedBytes straight on, letting no other trace go for it', async () => {
+    const probe = start({ scenarios: [REFUND_SCENARIO] });
+    const probeTracer = probe.provider.getTracer('app');
+    const probeServer = probeTracer.startSpan('POST /refunds');
+    await context.with(trace.setSpan(context.active(), probeServer), () =>
+      runRefundAgent(probeTracer, 'good'),
+    );
+    const cap = Math.floor(2.5 * probe.processor.stats().bufferedBytes);
+    await probe.shutdown();
+
+    const p = start({ scenarios: [REFUND_SCENARIO], limits: { maxBufferedBytes: cap } });
+    const tracer = p.provider.getTracer('app');
+    const [older, newer] = [tracer.startSpan('POST /refunds'), tracer.startSpan('POST /refunds')];
+    await context.with(trace.setSpan(context.active(), older), () => runRefundAgent(tracer, 'good'));
+    await context.with(trace.setSpan(context.active(), newer), async () => {
+      await runRefundAgent(tracer, 'good');
+      tracer.startSpan('huge', { attributes: { 'gen_ai.input.messages': 'x'.repeat(cap) } }).end();
+    });
+    expect(p.exporter.getFinishedSpans().map((span) => span.name)).toEqual(['huge']);
+    expect(p.processor.stats()).toMatchObject({ bufferedTraces: 2, dropped: { buffer_full: 1, evicted: 0 } });
+    older.end();
+    newer.end();
+    await p.processor.forceFlush();
+    expect(p.processor.stats().bufferedBytes).toBe(0);
+  });
+
+  it('refuses a byte cap below 1 when it is built', () => {
+    for (const maxBufferedBytes of [0, -1, Number.NaN])
+      expect(() => start({ scenarios: [REFUND_SCENARIO], limits: { maxBufferedBytes } })).toThrow(RangeError);
+  });
+
   it('says what it holds through the buffer gauges', async () => {
     const p = start({ scenarios: [REFUND_SCENARIO] });
     const tracer = p.provider.getTracer('app');
