@@ -263,18 +263,21 @@ describe('trajectoryProcessor samples by risk', () => {
   });
 });
 
+/** What one agent run under a server span still open holds, by the byte estimate. */
+async function bytesOfOneRun(): Promise<number> {
+  const probe = start({ scenarios: [REFUND_SCENARIO] });
+  const tracer = probe.provider.getTracer('app');
+  const server = tracer.startSpan('POST /refunds');
+  await context.with(trace.setSpan(context.active(), server), () => runRefundAgent(tracer, 'good'));
+  const bytes = probe.processor.stats().bufferedBytes;
+  await probe.shutdown();
+  return bytes;
+}
+
 describe('trajectoryProcessor bounds what it holds', () => {
   it('lets the oldest trace go unjudged when the held spans pass limits.maxBufferedBytes', async () => {
-    // One agent run under a server span still open: what it holds.
-    const probe = start({ scenarios: [REFUND_SCENARIO] });
-    const probeTracer = probe.provider.getTracer('app');
-    const probeServer = probeTracer.startSpan('POST /refunds');
-    await context.with(trace.setSpan(context.active(), probeServer), () =>
-      runRefundAgent(probeTracer, 'good'),
-    );
-    const oneRun = probe.processor.stats().bufferedBytes;
+    const oneRun = await bytesOfOneRun();
     expect(oneRun).toBeGreaterThan(5_000);
-    await probe.shutdown();
 
     const reports: Report[] = [];
     const p = start({
@@ -317,14 +320,7 @@ describe('trajectoryProcessor bounds what it holds', () => {
   });
 
   it('passes a span larger than maxBufferedBytes straight on, letting no other trace go for it', async () => {
-    const probe = start({ scenarios: [REFUND_SCENARIO] });
-    const probeTracer = probe.provider.getTracer('app');
-    const probeServer = probeTracer.startSpan('POST /refunds');
-    await context.with(trace.setSpan(context.active(), probeServer), () =>
-      runRefundAgent(probeTracer, 'good'),
-    );
-    const cap = Math.floor(2.5 * probe.processor.stats().bufferedBytes);
-    await probe.shutdown();
+    const cap = Math.floor(2.5 * (await bytesOfOneRun()));
 
     const p = start({ scenarios: [REFUND_SCENARIO], limits: { maxBufferedBytes: cap } });
     const tracer = p.provider.getTracer('app');
