@@ -5,12 +5,18 @@
  * as configured, the trace's spans) to the next hop. Late spans of judged traces follow the
  * decision cache. Bounded throughout; what it turns away it counts.
  */
-import { getHeapStatistics } from 'node:v8';
 import { diag } from '@opentelemetry/api';
 import type { ReadableSpan, SpanExporter } from '@opentelemetry/sdk-trace-base';
 import type { Attributes, ScopeRecord, SpanRecord } from '../model/span-record.js';
 import { evaluationSpanOf } from '../processor/evaluation-span.js';
-import { BYTES_PER_CHAR, HeldBytes, heldBytes, sharedBytes, TRACE_BYTES } from '../processor/held-bytes.js';
+import {
+  BYTES_PER_CHAR,
+  defaultMaxBufferedBytes,
+  HeldBytes,
+  heldBytes,
+  sharedBytes,
+  TRACE_BYTES,
+} from '../processor/held-bytes.js';
 import { LaterOnce } from '../processor/later-once.js';
 import { samplingAttributes } from '../processor/risk-sampler.js';
 import { type BufferedTrace, DecisionCache, TraceBuffer } from '../processor/trace-buffer.js';
@@ -31,7 +37,7 @@ export interface AdapterOptions extends JudgeOptions {
   decision?: { waitMs?: number; waitAfterRootMs?: number };
   /**
    * Caps: traces (default 10,000), spans per trace (default 10,000), spans in all (default
-   * 1,000,000), and the heap the buffered traces hold, as estimated by collector/held-bytes.ts
+   * 1,000,000), and the heap the buffered traces hold, as estimated by processor/held-bytes.ts
    * (default 512 MiB or half the V8 heap limit, whichever is less): at or over it, requests are
    * refused until judging frees room, so it is passed by one request at most. Spans of chat
    * traces carry whole histories: a count of spans alone does not bound memory.
@@ -79,11 +85,6 @@ interface TraceState {
 
 type Buffered = BufferedTrace<SpanRecord, TraceState>;
 
-/** The default of `limits.maxBufferedBytes`: 512 MiB, or half the heap V8 may grow to when that is less. */
-function defaultMaxBufferedBytes(): number {
-  return Math.min(512 * 1024 * 1024, Math.floor(getHeapStatistics().heap_size_limit / 2));
-}
-
 /** See the module comment. */
 export class TraceAdapter implements TraceIngest {
   readonly judge: TraceJudge;
@@ -116,7 +117,10 @@ export class TraceAdapter implements TraceIngest {
     this.onJudged = options.onJudged;
     // Forwarding a sample: say why each trace is in it and what it stands for.
     this.stampSampling = options.sampling !== undefined || this.forwardSpans === 'sampled';
-    this.held = new HeldBytes(options.limits?.maxBufferedBytes ?? defaultMaxBufferedBytes());
+    // Default: 512 MiB, or half the heap V8 may grow to when that is less.
+    this.held = new HeldBytes(
+      options.limits?.maxBufferedBytes ?? defaultMaxBufferedBytes(512 * 2 ** 20, 1 / 2),
+    );
     this.buffer = new TraceBuffer<SpanRecord, TraceState>(
       {
         maxTraces: options.limits?.maxTraces ?? 10_000,

@@ -1,16 +1,16 @@
 /**
  * What a buffered span costs the heap, estimated, for `limits.maxBufferedBytes` of the adapter and
- * of the processor. A
- * count of spans does not bound memory once spans carry chat histories: one span can hold a
- * hundred kilobytes. Everything a span holds is counted: name, status message, tracestate, every
+ * of the processor. A count of spans does not bound memory once spans carry chat histories: one
+ * span can hold a hundred kilobytes. Everything a span holds is counted: name, status message, tracestate, every
  * attribute's key and value, events and links; its resource and scope by their owner
  * ({@link sharedBytes}), as several spans share them. Text at two bytes a character (V8 keeps text
  * with any character past U+00FF so), and fixed costs per record, per value and per trace, set
  * so that the estimate is 1.3-1.9x the heap measured after GC for bench/collector's chat spans
  * and for spans of 30 short attributes and 3 events (the adapter's records; for the processor's
- * SDK spans, 1.05x for small ones and 2x for chat spans, measured in review). What a value shares with an earlier value of
- * its trace is taken off by the adapter, which knows (continued-texts.ts).
+ * SDK spans, 1.05x for small ones and 2x for chat spans, measured in review). What a value shares
+ * with an earlier value of its trace is taken off by the adapter, which knows (continued-texts.ts).
  */
+import { getHeapStatistics } from 'node:v8';
 import type { Attributes, ScopeRecord } from '../model/span-record.js';
 
 /** What the estimate reads of a span: a SpanRecord (the adapter's) or an SDK ReadableSpan (the processor's). */
@@ -85,6 +85,11 @@ function valueBytes(value: unknown): number {
     return bytes;
   }
   return VALUE_BYTES + attributesBytes(value);
+}
+
+/** A default cap: `most` bytes, or `heapShare` of the heap V8 may grow to when that is less. */
+export function defaultMaxBufferedBytes(most: number, heapShare: number): number {
+  return Math.min(most, Math.floor(getHeapStatistics().heap_size_limit * heapShare));
 }
 
 /** What a trace's held spans take, kept in its per-trace state. */

@@ -1,7 +1,7 @@
 /** The processor's options, caps and statistics, with their defaults. */
-import { getHeapStatistics } from 'node:v8';
 import type { SpanProcessor } from '@opentelemetry/sdk-trace-base';
 import type { Report } from '../model/report.js';
+import { defaultMaxBufferedBytes } from './held-bytes.js';
 import type { TraceBuffer } from './trace-buffer.js';
 import type { JudgeOptions } from './trace-judge.js';
 
@@ -100,7 +100,7 @@ export const DEFAULTS = {
   maxTraces: 1_000,
   maxSpansPerTrace: 10_000,
   maxSpans: 100_000,
-  maxBufferedBytes: Math.min(256 * 1024 * 1024, Math.floor(getHeapStatistics().heap_size_limit / 4)),
+  maxBufferedBytes: defaultMaxBufferedBytes(256 * 2 ** 20, 1 / 4),
   maxOpenTraces: 100_000,
   traceTimeoutMs: 300_000,
   inlineMaxSpans: 256,

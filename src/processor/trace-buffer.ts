@@ -148,19 +148,20 @@ export class TraceBuffer<T, S = undefined> {
   evictOldestBut(keep: BufferedTrace<T, S>): boolean {
     for (const trace of this.traces.values()) {
       if (trace === keep) continue;
-      this.take(trace.traceId);
-      this.count('evicted', 1);
-      this.hooks.onEvict?.(trace);
+      this.evict(trace);
       return true;
     }
     return false;
   }
 
   private evictOldest(): void {
-    const oldest = this.traces.values().next().value as BufferedTrace<T, S>;
-    this.take(oldest.traceId);
+    this.evict(this.traces.values().next().value as BufferedTrace<T, S>);
+  }
+
+  private evict(trace: BufferedTrace<T, S>): void {
+    this.take(trace.traceId);
     this.count('evicted', 1);
-    this.hooks.onEvict?.(oldest);
+    this.hooks.onEvict?.(trace);
   }
 
   /** Notes that the trace's root span arrived (once; later roots keep the first time). */
