@@ -55,7 +55,7 @@ function toRecord(span: ReadableSpan, ended: boolean): SpanRecord {
     traceId: lowercase(context.traceId),
     spanId: lowercase(context.spanId),
     parentSpanId: parentSpanId ? lowercase(parentSpanId) : undefined,
-    name: span.name,
+    name: textOf(span.name),
     kind: SPAN_KIND_NAMES[span.kind] ?? 'unspecified',
     startTimeUnixNano: hrTimeToNanos(span.startTime),
     endTimeUnixNano: ended ? hrTimeToNanos(span.endTime) : undefined,
@@ -70,7 +70,7 @@ function toRecord(span: ReadableSpan, ended: boolean): SpanRecord {
 
 function toEventRecord(event: ReadableSpan['events'][number]): SpanEventRecord {
   return {
-    name: event.name,
+    name: textOf(event.name),
     timeUnixNano: hrTimeToNanos(event.time),
     attributes: toAttributes(event.attributes),
   };
@@ -82,6 +82,16 @@ function toLinkRecord(link: ReadableSpan['links'][number]): SpanLinkRecord {
     spanId: lowercase(link.context.spanId),
     attributes: toAttributes(link.attributes),
   };
+}
+
+/**
+ * A name as text. The SDK keeps whatever a JavaScript caller passed (`startSpan(undefined)`, an
+ * event named by a number): absent reads as the empty string, as OTLP decodes a missing name, and
+ * anything else as its text, so every reader downstream can treat names as strings.
+ */
+export function textOf(value: unknown): string {
+  if (typeof value === 'string') return value;
+  return value == null ? '' : String(value);
 }
 
 /**
@@ -116,7 +126,7 @@ export function statusOf(code: SpanStatusCode, message: string | undefined): Spa
 function scopeRecord(scope: SdkScope): ScopeRecord {
   let record = scopeCache.get(scope);
   if (!record) {
-    record = { name: scope.name };
+    record = { name: textOf(scope.name) };
     if (scope.version) record.version = scope.version;
     // 3.x scopes may carry attributes; 2.x ones do not. Read them without depending on the type.
     const attributes = (scope as { attributes?: SdkAttributes }).attributes;

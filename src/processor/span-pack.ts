@@ -20,7 +20,7 @@ import {
   type TextNote,
   type TextRef,
 } from '../model/text-extensions.js';
-import { hrTimeToNanos, lowercase, SPAN_KIND_NAMES, setKey, statusOf } from './readable-span.js';
+import { hrTimeToNanos, lowercase, SPAN_KIND_NAMES, setKey, statusOf, textOf } from './readable-span.js';
 
 /** A batch of traces' spans, packed. `tape` is transferable. */
 export interface SpanPack {
@@ -107,9 +107,9 @@ class Packer {
     this.texts.push(text);
   }
 
-  /** A string that must be there: absent (undefined, null) packs as the empty string. */
+  /** A string that must be there: absent (undefined, null) packs as the empty string, as {@link textOf} reads it. */
   required(value: unknown): void {
-    this.string(value ?? '');
+    this.string(textOf(value));
   }
 
   /** An HrTime; what is not a number reads as NaN, which `hrTimeToNanos` reads as 0, as it would the original. */

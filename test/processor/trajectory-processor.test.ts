@@ -302,8 +302,13 @@ describe('trajectoryProcessor bounds what it holds', () => {
     expect(p.processor.stats()).toMatchObject({ bufferedTraces: 0, bufferedBytes: 0 });
   });
 
-  it('never loses a span it cannot size: no name, an event named by a number', async () => {
-    const p = start({ scenarios: [REFUND_SCENARIO], limits: { maxBufferedBytes: 1_000_000 } });
+  it('never loses a span it cannot size, and judges its trace: no name, an event named by a number', async () => {
+    const reports: Report[] = [];
+    const p = start({
+      scenarios: [REFUND_SCENARIO],
+      limits: { maxBufferedBytes: 1_000_000 },
+      onReport: (report) => reports.push(report),
+    });
     const tracer = p.provider.getTracer('app');
     await tracer.startActiveSpan('POST /refunds', async (server) => {
       await runRefundAgent(tracer, 'good');
@@ -317,6 +322,9 @@ describe('trajectoryProcessor bounds what it holds', () => {
     expect(p.processor.stats()).toMatchObject({ bufferedSpans: 0, bufferedBytes: 0 });
     const numbered = (span: ReadableSpan) => span.events.some((event) => (event.name as unknown) === 42);
     expect(p.exporter.getFinishedSpans().filter(numbered)).toHaveLength(1);
+    // Judged like any other trace: an odd span is read as an unnamed one, not a reason to give up.
+    expect(reports.map((report) => report.verdict)).toEqual(['pass']);
+    expect(p.errors).toEqual([]);
   });
 
   it('passes a span larger than maxBufferedBytes straight on, letting no other trace go for it', async () => {

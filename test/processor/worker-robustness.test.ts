@@ -156,12 +156,13 @@ describe('worker: true, robustness', () => {
     odd.addEvent(42 as never); // a JavaScript caller; the SDK keeps it
     odd.end();
     tracer.startSpan('invoke_agent fine', { attributes: AGENT }, ROOT_CONTEXT).end();
+    tracer.startSpan(undefined as never, { attributes: AGENT }, ROOT_CONTEXT).end();
     p.provider
       .getTracer('app', 2 as never)
       .startSpan('invoke_agent versioned', { attributes: AGENT }, ROOT_CONTEXT)
       .end();
     await p.processor.forceFlush();
-    expect(reports).toHaveLength(3);
+    expect(reports).toHaveLength(4);
     expect(p.errors).toEqual([]);
     await p.shutdown();
   });
