@@ -18,7 +18,9 @@
  * judgement), so (b) - (c) is what judging costs in the app and (c) - (a) everything else; and
  * (d), (b) with `worker: true`: judging on a worker thread, the app's thread buffering, making the
  * records and applying the judgements (a round's flush waits for the worker). CPU time is the
- * whole process's, the worker's included: wall time shows what the app's thread pays.
+ * whole process's, the worker's included. The app thread column is the time the event loop was
+ * busy (`performance.eventLoopUtilization`): what the app's own requests compete with, without
+ * the waits for the exporter or the worker that wall time counts.
  * The same for ordinary traffic alone (no agent traces): the processor's fast path.
  *
  * Then memory: agent traces held open (root not ended) in a processor with large limits, heap
@@ -503,6 +505,8 @@ async function timeProcessors(workload: Workload, exporting: string, configs: Co
   /** Time in each round's closing flush (exporting; with a worker, also waiting for its last judgements). */
   const flushes = configs.map(() => [] as number[]);
   const cpu = configs.map(() => [] as number[]);
+  /** The app's thread busy (event loop not idle): what the app pays where its own requests run. */
+  const busy = configs.map(() => [] as number[]);
   const created = configs.map(() => 0);
   const rounds = WARMUP_ROUNDS + workload.rounds;
   for (let r = 0; r < rounds; r++) {
@@ -512,17 +516,20 @@ async function timeProcessors(workload: Workload, exporting: string, configs: Co
       const config = configs[index] as Config;
       const start = performance.now();
       const startCpu = process.cpuUsage();
+      const startLoop = performance.eventLoopUtilization();
       const spans = await workload.run(config.tracer, r);
       const flushStart = performance.now();
       await config.flush();
       const flushed = performance.now() - flushStart;
       const usage = process.cpuUsage(startCpu);
+      const loop = performance.eventLoopUtilization(startLoop);
       const elapsed = performance.now() - start;
       created[index] = (created[index] as number) + spans;
       if (r >= WARMUP_ROUNDS) {
         (wall[index] as number[]).push((elapsed * 1e6) / spans);
         (cpu[index] as number[]).push(((usage.user + usage.system) * 1e3) / spans);
         (flushes[index] as number[]).push(flushed);
+        (busy[index] as number[]).push((loop.active * 1e6) / spans);
       }
     }
   }
@@ -534,9 +541,13 @@ async function timeProcessors(workload: Workload, exporting: string, configs: Co
     'Wall time counts waiting on the exporter; CPU time (this process) counts only work, the fairer measure.',
   );
   console.log(
-    'configuration                     wall ns/span   p25..p75         ratio  paired    cpu ns/span   ratio  paired   flush ms',
+    'configuration                     wall ns/span   p25..p75         ratio  paired    cpu ns/span   ratio  paired   flush ms   app thread ns/span  ratio  paired',
   );
-  const a = { wall: median(wall[0] as number[]), cpu: median(cpu[0] as number[]) };
+  const a = {
+    wall: median(wall[0] as number[]),
+    cpu: median(cpu[0] as number[]),
+    busy: median(busy[0] as number[]),
+  };
   // The median of a configuration's time over (a)'s in the same round: steadier when the load drifts.
   const paired = (samples: number[][], index: number) =>
     median((samples[index] as number[]).map((x, r) => x / ((samples[0] as number[])[r] as number)));
@@ -545,13 +556,15 @@ async function timeProcessors(workload: Workload, exporting: string, configs: Co
     const q = (f: number) => values[Math.floor(values.length * f)] as number;
     const m = median(values);
     const c = median(cpu[index] as number[]);
+    const b = median(busy[index] as number[]);
     console.log(
       `${config.name.padEnd(32)} ${m.toFixed(0).padStart(9)}   ${q(0.25).toFixed(0).padStart(6)}..${q(0.75).toFixed(0).padEnd(7)}` +
         `  ${(m / a.wall).toFixed(2).padStart(5)}x ${paired(wall, index).toFixed(2).padStart(5)}x` +
         `  ${c.toFixed(0).padStart(11)}   ${(c / a.cpu).toFixed(2).padStart(5)}x ${paired(cpu, index).toFixed(2).padStart(5)}x` +
         `  ${median(flushes[index] as number[])
           .toFixed(2)
-          .padStart(8)}`,
+          .padStart(8)}` +
+        `   ${b.toFixed(0).padStart(18)}  ${(b / a.busy).toFixed(2).padStart(5)}x ${paired(busy, index).toFixed(2).padStart(5)}x`,
     );
   });
   // Sanity: nothing lost on the way (the BSP drops when its queue is full), every agent trace judged.

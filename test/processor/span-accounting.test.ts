@@ -3,7 +3,8 @@
  * ending in any order, flushes and event-loop turns at random, small caps (eviction, spans over
  * the per-trace cap), deferred judging and timeouts. Whatever happens, no span is passed on twice;
  * with everything kept, every span arrives exactly once; with sampling, a trace arrives whole or
- * not at all. (From a review of forceFlush passing on traces in flight.)
+ * not at all, unless a byte cap passed some of its spans straight on. (From a review of forceFlush
+ * passing on traces in flight.)
  */
 import { ROOT_CONTEXT, type Span, trace } from '@opentelemetry/api';
 import { type ReadableSpan, type SpanProcessor, TracerProvider } from '@opentelemetry/sdk-trace';
@@ -234,4 +235,30 @@ describe('trajectoryProcessor passes each span on at most once', () => {
       );
     });
   }
+
+  // A byte cap lets traces go on whole (evicted), but a span no eviction can make room for goes
+  // straight on, before its trace is sampled: only such spans may leave a trace in part.
+  it('sampling under a small byte cap: no span twice; a trace in part only for spans that went straight on', async () => {
+    const setup: Setup = {
+      ratio: 0,
+      limits: { maxBufferedBytes: 4_000, decisionCacheSize: 100_000 },
+      traces: 300,
+    };
+    await fc.assert(
+      fc.asyncProperty(seeds, async (seed) => {
+        const { made, counted, stats, final } = await run(seed, setup);
+        expect(final).toMatchObject({ bufferedSpans: 0, bufferedBytes: 0 });
+        expect([...counted.timesSeen.values()].every((times) => times === 1)).toBe(true);
+        const madeByTrace = new Map<string, number>();
+        for (const traceId of made.values()) madeByTrace.set(traceId, (madeByTrace.get(traceId) ?? 0) + 1);
+        const partial = [...madeByTrace].filter(([traceId, count]) => {
+          const arrived = counted.spansByTrace.get(traceId)?.size ?? 0;
+          return arrived !== 0 && arrived !== count;
+        });
+        expect(partial.length).toBeLessThanOrEqual(stats.dropped.buffer_full);
+        expect(stats.dropped.evicted).toBeGreaterThan(0);
+      }),
+      { numRuns: 6 },
+    );
+  });
 });
