@@ -7,7 +7,9 @@
 import { isAbsolute, resolve } from 'node:path';
 import { Metadata } from '@grpc/grpc-js';
 import { diag } from '@opentelemetry/api';
-import { OTLPMetricExporter } from '@opentelemetry/exporter-metrics-otlp-http';
+import { OTLPMetricExporter as GrpcMetricExporter } from '@opentelemetry/exporter-metrics-otlp-grpc';
+import { OTLPMetricExporter as JsonMetricExporter } from '@opentelemetry/exporter-metrics-otlp-http';
+import { OTLPMetricExporter as ProtobufMetricExporter } from '@opentelemetry/exporter-metrics-otlp-proto';
 import { PrometheusExporter } from '@opentelemetry/exporter-prometheus';
 import { OTLPTraceExporter as GrpcTraceExporter } from '@opentelemetry/exporter-trace-otlp-grpc';
 import { OTLPTraceExporter as JsonTraceExporter } from '@opentelemetry/exporter-trace-otlp-http';
@@ -73,16 +75,7 @@ export async function startService(config: AdapterConfig, context: ServeContext)
     metricsUrl = `http://${hostForUrl(prometheus.host)}:${prometheus.port}/metrics`;
   }
   const otlp = config.exporters.otlp;
-  if (otlp && otlp.protocol !== 'grpc') {
-    readers.push(
-      new PeriodicExportingMetricReader({
-        exporter: new OTLPMetricExporter({
-          url: signalUrl(otlp.endpoint, 'metrics'),
-          headers: otlp.headers,
-        }) as unknown as ConstructorParameters<typeof PeriodicExportingMetricReader>[0]['exporter'],
-      }),
-    );
-  }
+  if (otlp) readers.push(new PeriodicExportingMetricReader({ exporter: metricExporter(otlp) }));
   const meterProvider = new MeterProvider({ readers });
   const reportsConfig = config.reports;
   const reports = reportsConfig.file
@@ -172,6 +165,22 @@ function traceExporter(otlp: NonNullable<AdapterConfig['exporters']['otlp']>): S
   }
   const options = { url: signalUrl(otlp.endpoint, 'traces'), headers: otlp.headers };
   return otlp.protocol === 'http/json' ? new JsonTraceExporter(options) : new ProtobufTraceExporter(options);
+}
+
+type MetricExporter = ConstructorParameters<typeof PeriodicExportingMetricReader>[0]['exporter'];
+
+/** Metrics go where the spans go, the same way. */
+function metricExporter(otlp: NonNullable<AdapterConfig['exporters']['otlp']>): MetricExporter {
+  // The metric exporters 0.223.0 pin sdk-metrics 2.12.0: the same PushMetricExporter, declared twice.
+  if (otlp.protocol === 'grpc') {
+    const metadata = new Metadata();
+    for (const [key, value] of Object.entries(otlp.headers)) metadata.set(key, value);
+    return new GrpcMetricExporter({ url: otlp.endpoint, metadata }) as unknown as MetricExporter;
+  }
+  const options = { url: signalUrl(otlp.endpoint, 'metrics'), headers: otlp.headers };
+  return (otlp.protocol === 'http/json'
+    ? new JsonMetricExporter(options)
+    : new ProtobufMetricExporter(options)) as unknown as MetricExporter;
 }
 
 /** An endpoint without a path gets the signal's path, as OTEL_EXPORTER_OTLP_ENDPOINT does. */

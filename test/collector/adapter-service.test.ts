@@ -38,6 +38,80 @@ async function freePort(): Promise<number> {
   return port;
 }
 
+interface RawRequest {
+  path: string;
+  body: Buffer;
+  /** The HTTP content type; gRPC requests have none here. */
+  contentType?: string;
+}
+
+/** An OTLP/HTTP endpoint that keeps every request's raw body and answers 200. */
+async function rawHttpHop(): Promise<{ url: string; received: RawRequest[]; close: () => Promise<void> }> {
+  const { createServer: createHttpServer } = await import('node:http');
+  const received: RawRequest[] = [];
+  const server = createHttpServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (chunk: Buffer) => chunks.push(chunk));
+    req.on('end', () => {
+      received.push({
+        path: req.url ?? '',
+        body: Buffer.concat(chunks),
+        contentType: req.headers['content-type'],
+      });
+      const json = req.headers['content-type'] === 'application/json';
+      res
+        .writeHead(200, { 'content-type': json ? 'application/json' : 'application/x-protobuf' })
+        .end(json ? '{}' : '');
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as { port: number };
+  return {
+    url: `http://127.0.0.1:${port}`,
+    received,
+    close: () => new Promise((resolve) => server.close(() => resolve())),
+  };
+}
+
+/** An OTLP/gRPC endpoint (traces and metrics) that keeps every request's raw bytes and answers an empty response. */
+async function rawGrpcHop(): Promise<{ url: string; received: RawRequest[]; close: () => Promise<void> }> {
+  const grpc = await import('@grpc/grpc-js');
+  const received: RawRequest[] = [];
+  const server = new grpc.Server();
+  for (const path of [
+    '/opentelemetry.proto.collector.trace.v1.TraceService/Export',
+    '/opentelemetry.proto.collector.metrics.v1.MetricsService/Export',
+  ]) {
+    const service = {
+      Export: {
+        path,
+        requestStream: false,
+        responseStream: false,
+        requestSerialize: (value: Buffer) => value,
+        requestDeserialize: (bytes: Buffer) => bytes,
+        responseSerialize: (value: Buffer) => value,
+        responseDeserialize: (bytes: Buffer) => bytes,
+      },
+    };
+    server.addService(service, {
+      Export: (call: { request: Buffer }, callback: (error: null, response: Buffer) => void) => {
+        received.push({ path, body: call.request });
+        callback(null, Buffer.alloc(0)); // an empty Export*ServiceResponse
+      },
+    });
+  }
+  const port = await new Promise<number>((resolve, reject) =>
+    server.bindAsync('127.0.0.1:0', grpc.ServerCredentials.createInsecure(), (error, bound) =>
+      error ? reject(error) : resolve(bound),
+    ),
+  );
+  return {
+    url: `http://127.0.0.1:${port}`,
+    received,
+    close: () => new Promise((resolve) => server.tryShutdown(() => resolve())),
+  };
+}
+
 /** POSTs spans to the service as an OTLP/HTTP JSON export request. */
 async function postJson(httpUrl: string | undefined, spans: ReadableSpan[]): Promise<Response> {
   const { JsonTraceSerializer } = await import('@opentelemetry/otlp-transformer');
@@ -122,31 +196,36 @@ describe('toolpath serve, end to end over loopback', () => {
     },
   );
 
-  it('sends its metrics over OTLP to the exporter endpoint as well', async () => {
-    const { createServer: createHttpServer } = await import('node:http');
-    const received: { path: string; body: string }[] = [];
-    const server = createHttpServer((req, res) => {
-      let body = '';
-      req.on('data', (chunk) => (body += chunk));
-      req.on('end', () => {
-        received.push({ path: req.url ?? '', body });
-        res.writeHead(200, { 'content-type': 'application/json' }).end('{}');
-      });
-    });
-    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-    cleanup.push(() => new Promise((resolve) => server.close(() => resolve())));
-    const { port } = server.address() as { port: number };
-    const running = await service(scenarioDir(), {
-      exporters: { otlp: { endpoint: `http://127.0.0.1:${port}`, protocol: 'http/json' } },
-    });
-    expect(await sendWith('http/json', running.httpUrl as string, await agentSpans('good'))).toBe(0);
-    await eventually(() => running.adapter.stats().judgedTraces === 1, 'the trace judged');
-    await running.close(); // flushes the metrics
-    const metrics = received.filter((request) => request.path === '/v1/metrics');
-    expect(metrics.length).toBeGreaterThan(0);
-    expect(metrics.map((request) => request.body).join('')).toContain('toolpath.evaluations');
-    expect(received.some((request) => request.path === '/v1/traces')).toBe(true);
-  });
+  it.each(['http/json', 'http/protobuf', 'grpc'] as const)(
+    'sends its metrics over OTLP (%s) to the exporter endpoint as well',
+    async (protocol) => {
+      const hop = protocol === 'grpc' ? await rawGrpcHop() : await rawHttpHop();
+      cleanup.push(hop.close);
+      const running = await service(scenarioDir(), { exporters: { otlp: { endpoint: hop.url, protocol } } });
+      expect(await sendWith('http/json', running.httpUrl as string, await agentSpans('good'))).toBe(0);
+      await eventually(() => running.adapter.stats().judgedTraces === 1, 'the trace judged');
+      await running.close(); // flushes the metrics
+      const metrics = hop.received.filter((request) => /metrics/i.test(request.path));
+      expect(metrics.length).toBeGreaterThan(0);
+      const contentType = {
+        'http/json': 'application/json',
+        'http/protobuf': 'application/x-protobuf',
+        grpc: undefined,
+      };
+      expect(new Set(metrics.map((request) => request.contentType))).toEqual(
+        new Set([contentType[protocol]]),
+      );
+      // Metric names are strings in JSON and in protobuf alike.
+      expect(Buffer.concat(metrics.map((request) => request.body)).includes('toolpath.evaluations')).toBe(
+        true,
+      );
+      expect(
+        hop.received.some(
+          (request) => request.path.endsWith('traces') || request.path.endsWith('TraceService/Export'),
+        ),
+      ).toBe(true);
+    },
+  );
 
   it('assembles a trace whose spans arrive in several requests over both protocols, and judges it once', async () => {
     const hop = await startNextHop();
