@@ -1,8 +1,8 @@
 /**
- * SDK spans packed for a worker thread: every string of a batch of traces joined into one text,
- * everything else (lengths, tags, numbers, times) on a tape of doubles. Posting spans as objects
- * costs the app's thread a structured clone of the whole graph (about 50 µs for an 11-span agent
- * conversation, more than making the records); posting one flat string and one transferred
+ * SDK spans packed for a worker thread: the strings of a batch of traces in one list, everything
+ * else (lengths, tags, numbers, times) on a tape of doubles. Posting spans as objects costs the
+ * app's thread a structured clone of the whole graph (about 50 µs for an 11-span agent
+ * conversation, more than making the records); posting a list of strings and one transferred
  * buffer costs a copy of the text. The worker unpacks the SpanRecords `fromReadableSpan` would
  * have made, value for value. A long attribute string that extends an earlier one of the batch
  * (a chat history: the previous turn's plus what happened since) is packed as that one's number
@@ -24,7 +24,8 @@ import { hrTimeToNanos, lowercase, SPAN_KIND_NAMES, setKey, statusOf, textOf } f
 
 /** A batch of traces' spans, packed. `tape` is transferable. */
 export interface SpanPack {
-  text: string;
+  /** The strings, in the order the tape reads them. */
+  texts: string[];
   tape: Float64Array<ArrayBuffer>;
 }
 
@@ -81,7 +82,9 @@ class Packer {
   private readonly recent = new RecentStrings();
 
   done(): SpanPack {
-    return { text: this.texts.join(''), tape: this.tape.slice(0, this.length) };
+    // The strings go as they are: joining them into one text for the post costs the app's thread
+    // a copy more than the structured clone of the list does (about 15 µs of 50 per agent trace).
+    return { texts: this.texts, tape: this.tape.slice(0, this.length) };
   }
 
   number(value: number): void {
@@ -233,7 +236,7 @@ class Packer {
 }
 
 class Unpacker {
-  private readonly text: string;
+  private readonly texts: readonly string[];
   private readonly tape: Float64Array;
   private at = 0;
   private textAt = 0;
@@ -246,12 +249,12 @@ class Unpacker {
   private note: TextNote | undefined;
 
   constructor(pack: SpanPack) {
-    this.text = pack.text;
+    this.texts = pack.texts;
     this.tape = pack.tape;
   }
 
   end(): void {
-    if (this.at !== this.tape.length || this.textAt !== this.text.length)
+    if (this.at !== this.tape.length || this.textAt !== this.texts.length)
       this.damaged('data after the last trace');
   }
 
@@ -278,10 +281,9 @@ class Unpacker {
   string(): string | undefined {
     const length = this.number();
     if (length === ABSENT) return undefined;
-    if (!Number.isInteger(length) || length < 0 || this.textAt + length > this.text.length)
-      this.damaged(`a string of length ${length}`);
-    const value = this.text.slice(this.textAt, this.textAt + length);
-    this.textAt += length;
+    const value = this.texts[this.textAt];
+    if (typeof value !== 'string' || value.length !== length) this.damaged(`a string of length ${length}`);
+    this.textAt++;
     return value;
   }
 

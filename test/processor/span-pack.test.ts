@@ -195,7 +195,7 @@ describe('span pack', () => {
     expectLaterTurnsNoted(unpacked, 3, 5);
     // The pack carries each history's new part only: all its text is shorter than the histories whole.
     const whole = spans.reduce((n, span) => n + String(span.attributes[INPUT_MESSAGES] ?? '').length, 0);
-    expect(packTraces([spans]).text.length).toBeLessThan(whole);
+    expect(packTraces([spans]).texts.join('').length).toBeLessThan(whole);
     expect(normalizeEach(unpacked)).toEqual(normalizeEach(spans.map(fromReadableSpan)));
   });
 
@@ -207,10 +207,10 @@ describe('span pack', () => {
     const at = tape.findIndex((value, i) => value === 8 && tape[i + 1] === 0);
     expect(at).toBeGreaterThan(-1);
     tape[at + 1] = 5;
-    expect(() => unpackTraces({ text: pack.text, tape })).toThrow('an extension of string 5 of 1');
+    expect(() => unpackTraces({ texts: pack.texts, tape })).toThrow('an extension of string 5 of 1');
   });
 
-  it('survives being posted to another thread (the text as a string, the tape transferred)', async () => {
+  it('survives being posted to another thread (the strings cloned, the tape transferred)', async () => {
     const batch = fc.sample(traces, { numRuns: 5, seed: 7 });
     const { port1, port2 } = new MessageChannel();
     for (const spans of batch) {
@@ -234,7 +234,7 @@ describe('span pack', () => {
         tape[at] = value;
         let records: unknown;
         try {
-          records = unpackTraces({ text: pack.text, tape });
+          records = unpackTraces({ texts: pack.texts, tape });
         } catch (error) {
           expect(String(error)).toMatch(/a damaged span pack/);
           return;
@@ -243,10 +243,10 @@ describe('span pack', () => {
         expect(records).toBeDefined();
       }),
     );
-    expect(() => unpackTraces({ text: pack.text, tape: pack.tape.slice(0, -1) })).toThrow(
+    expect(() => unpackTraces({ texts: pack.texts, tape: pack.tape.slice(0, -1) })).toThrow(
       'a damaged span pack',
     );
-    expect(() => unpackTraces({ text: `${pack.text}x`, tape: pack.tape })).toThrow(
+    expect(() => unpackTraces({ texts: [...pack.texts, 'x'], tape: pack.tape })).toThrow(
       'data after the last trace',
     );
   });
