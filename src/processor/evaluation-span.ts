@@ -5,7 +5,7 @@
  * exporting processor: it never passes through a tracer, so toolpath never sees (or judges)
  * its own spans.
  */
-import { randomBytes } from 'node:crypto';
+import { randomFillSync } from 'node:crypto';
 import { type Attributes, type HrTime, SpanKind, SpanStatusCode, TraceFlags } from '@opentelemetry/api';
 import type { ReadableSpan } from '@opentelemetry/sdk-trace-base';
 import { EVALUATION_SPAN_NAME, type EvaluationEvent } from './evaluation-events.js';
@@ -27,11 +27,28 @@ export interface EvaluationSpanInput {
   events: readonly EvaluationEvent[];
 }
 
+/** Random bytes for span ids, filled 512 ids at a time: one `randomBytes(8)` costs about 14 µs. */
+const idPool = Buffer.allocUnsafe(8 * 512);
+let idPoolAt = idPool.length;
+
+/** A random span id: 16 lowercase hex characters, never all zeros (an invalid id). */
+export function newSpanId(): string {
+  for (;;) {
+    if (idPoolAt === idPool.length) {
+      randomFillSync(idPool);
+      idPoolAt = 0;
+    }
+    const id = idPool.toString('hex', idPoolAt, idPoolAt + 8);
+    idPoolAt += 8;
+    if (id !== '0000000000000000') return id;
+  }
+}
+
 /** A finished, sampled span ready for `SpanProcessor.onEnd` or `SpanExporter.export`. */
 export function evaluationSpan(input: EvaluationSpanInput): ReadableSpan {
   const context = {
     traceId: input.traceId,
-    spanId: randomBytes(8).toString('hex'),
+    spanId: newSpanId(),
     traceFlags: TraceFlags.SAMPLED,
   };
   const parent = { traceId: input.traceId, spanId: input.parentSpanId, traceFlags: TraceFlags.SAMPLED };
