@@ -27,7 +27,7 @@ export interface EvaluationSpanInput {
   events: readonly EvaluationEvent[];
 }
 
-/** Random bytes for span ids, filled 512 ids at a time: one `randomBytes(8)` costs about 14 µs. */
+/** Random bytes for span ids, filled 512 ids at a time: one `randomBytes(8)` costs 4-6 µs, the pool a tenth of that. */
 const idPool = Buffer.allocUnsafe(8 * 512);
 let idPoolAt = idPool.length;
 
