@@ -108,6 +108,9 @@ interface Reply {
   json: () => Record<string, unknown>;
 }
 
+/** Sockets whose write errors (after the answer arrived) are ignored. */
+const quieted = new WeakSet<object>();
+
 /** A raw request; `body` as an array is sent chunked (no Content-Length). */
 function request(url: string, method: string, headers: object, body?: Uint8Array | Uint8Array[]) {
   return new Promise<Reply>((resolve, reject) => {
@@ -127,7 +130,12 @@ function request(url: string, method: string, headers: object, body?: Uint8Array
     req.on('error', reject);
     // The receiver may cut the connection while the rest of a refused body is still being written:
     // after the answer has arrived, a reset of that write is expected, not a failure of the test.
-    req.on('socket', (socket) => socket.on('error', () => {}));
+    // Once per socket: the global agent keeps sockets alive across requests.
+    req.on('socket', (socket) => {
+      if (quieted.has(socket)) return;
+      quieted.add(socket);
+      socket.on('error', () => {});
+    });
     if (Array.isArray(body)) for (const chunk of body) req.write(chunk);
     req.end(Array.isArray(body) ? undefined : body);
   });
