@@ -158,11 +158,8 @@ function loadConfiguredScenarios(patterns: readonly string[], baseDir: string): 
 }
 
 function traceExporter(otlp: NonNullable<AdapterConfig['exporters']['otlp']>): SpanExporter {
-  if (otlp.protocol === 'grpc') {
-    const metadata = new Metadata();
-    for (const [key, value] of Object.entries(otlp.headers)) metadata.set(key, value);
-    return new GrpcTraceExporter({ url: otlp.endpoint, metadata });
-  }
+  if (otlp.protocol === 'grpc')
+    return new GrpcTraceExporter({ url: otlp.endpoint, metadata: grpcMetadata(otlp.headers) });
   const options = { url: signalUrl(otlp.endpoint, 'traces'), headers: otlp.headers };
   return otlp.protocol === 'http/json' ? new JsonTraceExporter(options) : new ProtobufTraceExporter(options);
 }
@@ -172,15 +169,22 @@ type MetricExporter = ConstructorParameters<typeof PeriodicExportingMetricReader
 /** Metrics go where the spans go, the same way. */
 function metricExporter(otlp: NonNullable<AdapterConfig['exporters']['otlp']>): MetricExporter {
   // The metric exporters 0.223.0 pin sdk-metrics 2.12.0: the same PushMetricExporter, declared twice.
-  if (otlp.protocol === 'grpc') {
-    const metadata = new Metadata();
-    for (const [key, value] of Object.entries(otlp.headers)) metadata.set(key, value);
-    return new GrpcMetricExporter({ url: otlp.endpoint, metadata }) as unknown as MetricExporter;
-  }
+  if (otlp.protocol === 'grpc')
+    return new GrpcMetricExporter({
+      url: otlp.endpoint,
+      metadata: grpcMetadata(otlp.headers),
+    }) as unknown as MetricExporter;
   const options = { url: signalUrl(otlp.endpoint, 'metrics'), headers: otlp.headers };
   return (otlp.protocol === 'http/json'
     ? new JsonMetricExporter(options)
     : new ProtobufMetricExporter(options)) as unknown as MetricExporter;
+}
+
+/** The configured headers as gRPC metadata. */
+function grpcMetadata(headers: Record<string, string>): Metadata {
+  const metadata = new Metadata();
+  for (const [key, value] of Object.entries(headers)) metadata.set(key, value);
+  return metadata;
 }
 
 /** An endpoint without a path gets the signal's path, as OTEL_EXPORTER_OTLP_ENDPOINT does. */

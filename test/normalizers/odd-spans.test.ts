@@ -175,10 +175,9 @@ function mutated(recorded: readonly SpanRecord[], mutations: readonly Mutation[]
     const at = change.span % spans.length;
     const span = spans[at] as SpanRecord;
     const keys = Object.keys(span.attributes);
-    const existing =
-      keys.length === 0
-        ? undefined
-        : (keys[('key' in change ? (change.key as number) : 0) % keys.length] as string);
+    // Which of the span's own keys a change aims at (`add-key` names a new one instead).
+    const aim = 'key' in change && typeof change.key === 'number' ? change.key : 0;
+    const existing = keys.length === 0 ? undefined : (keys[aim % keys.length] as string);
     switch (change.kind) {
       case 'value':
         if (existing !== undefined) span.attributes[existing] = change.value;
