@@ -40,13 +40,22 @@ export async function serveCommand(args: readonly string[], io: CliIO): Promise<
       io.stderr(`${error.message}\n`);
       return 2;
     }
-    io.stderr(`toolpath serve: cannot start: ${(error as Error).message}\n`);
+    // The defaults are the OTLP ports, which a local Collector often holds already. gRPC's bind
+    // error carries no code, only the listen error's text.
+    const inUse = /\bEADDRINUSE\b/.test((error as Error).message);
+    const hint = inUse
+      ? ' (another process listens there: set receivers.otlp.http.endpoint and receivers.otlp.grpc.endpoint in a config)'
+      : '';
+    io.stderr(`toolpath serve: cannot start: ${(error as Error).message}${hint}\n`);
     return 2;
   }
   const lines = [
     `toolpath serve: ${configPath ? `config ${configPath}` : 'built-in defaults (no --config)'}`,
   ];
-  if (service.httpUrl) lines.push(`  OTLP/HTTP  ${service.httpUrl}/v1/traces`);
+  if (service.httpUrl) {
+    lines.push(`  OTLP/HTTP  ${service.httpUrl}/v1/traces`);
+    lines.push(`  health     ${service.httpUrl}/healthz, ${service.httpUrl}/readyz`);
+  }
   if (service.grpcAddress) lines.push(`  OTLP/gRPC  ${service.grpcAddress}`);
   if (service.metricsUrl) lines.push(`  metrics    ${service.metricsUrl}`);
   lines.push(

@@ -1,0 +1,89 @@
+/**
+ * `toolpath serve` with no config: a real process on the built-in defaults says where it listens,
+ * takes traces there over OTLP/HTTP and OTLP/gRPC, answers its health endpoints, and judges what
+ * it took before it exits on SIGTERM. The defaults are fixed ports (4318, 4317): where something
+ * else holds them (a developer's own Collector), the command must say so and exit 2 instead.
+ */
+import { type ChildProcess, spawn } from 'node:child_process';
+import { createServer } from 'node:net';
+import { afterAll, describe, expect, it } from 'vitest';
+import { agentSpans, sendWith } from './next-hop.js';
+
+const BIN = new URL('../../src/cli/bin.ts', import.meta.url).pathname;
+const children: ChildProcess[] = [];
+afterAll(() => {
+  for (const child of children) child.kill('SIGKILL');
+});
+
+/** Whether nothing listens on 127.0.0.1:`port` (we could listen there ourselves). */
+function portIsFree(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const server = createServer();
+    server.once('error', () => resolve(false));
+    server.listen(port, '127.0.0.1', () => server.close(() => resolve(true)));
+  });
+}
+
+interface Serve {
+  child: ChildProcess;
+  stdout: () => string;
+  stderr: () => string;
+  exited: Promise<number | null>;
+}
+
+function serveWithoutConfig(): Serve {
+  const child = spawn(process.execPath, ['--import', 'tsx', BIN, 'serve'], {
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  children.push(child);
+  let out = '';
+  let err = '';
+  child.stdout?.on('data', (chunk) => (out += chunk));
+  child.stderr?.on('data', (chunk) => (err += chunk));
+  const exited = new Promise<number | null>((resolve) => child.on('exit', resolve));
+  return { child, stdout: () => out, stderr: () => err, exited };
+}
+
+/** Resolves with the startup block once its last line (the scenarios) is out; rejects if the process exits first. */
+function startupBlock(serve: Serve): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const check = () => {
+      if (/\n {2}scenarios .*\n/.test(serve.stdout())) resolve(serve.stdout());
+    };
+    serve.child.stdout?.on('data', check);
+    serve.exited.then((code) => reject(new Error(`serve exited ${code}: ${serve.stderr()}`)));
+  });
+}
+
+describe('toolpath serve with no config', () => {
+  it('listens on the default endpoints, says where, judges what it took, and stops on SIGTERM', async () => {
+    const free = (await portIsFree(4318)) && (await portIsFree(4317));
+    const serve = serveWithoutConfig();
+    if (!free) {
+      // Held by something else: a clear refusal, not a hang or a stack trace.
+      expect(await serve.exited).toBe(2);
+      expect(serve.stderr()).toMatch(
+        /toolpath serve: cannot start: .*EADDRINUSE.*\(another process listens there: set receivers\.otlp\.http\.endpoint/,
+      );
+      return;
+    }
+    const block = await startupBlock(serve);
+    expect(block.split('\n').slice(0, 5)).toEqual([
+      'toolpath serve: built-in defaults (no --config)',
+      '  OTLP/HTTP  http://127.0.0.1:4318/v1/traces',
+      '  health     http://127.0.0.1:4318/healthz, http://127.0.0.1:4318/readyz',
+      '  OTLP/gRPC  127.0.0.1:4317',
+      '  scenarios  toolpath.defaults (built-in defaults)',
+    ]);
+
+    expect((await fetch('http://127.0.0.1:4318/healthz')).status).toBe(200);
+    expect((await fetch('http://127.0.0.1:4318/readyz')).status).toBe(200);
+    expect(await sendWith('http/json', 'http://127.0.0.1:4318', await agentSpans('good'))).toBe(0);
+    expect(await sendWith('grpc', 'http://127.0.0.1:4317', await agentSpans('tool-error'))).toBe(0);
+
+    serve.child.kill('SIGTERM');
+    expect(await serve.exited).toBe(0);
+    // Both traces were still waiting their turn (2 s after the root): judged at shutdown, not lost.
+    expect(serve.stdout()).toMatch(/toolpath serve: stopped; 2 traces judged, 0 late spans/);
+  }, 60_000);
+});
