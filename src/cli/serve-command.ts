@@ -44,7 +44,7 @@ export async function serveCommand(args: readonly string[], io: CliIO): Promise<
     // error carries no code, only the listen error's text.
     const inUse = /\bEADDRINUSE\b/.test((error as Error).message);
     const hint = inUse
-      ? ' (another process listens there: set receivers.otlp.http.endpoint and receivers.otlp.grpc.endpoint in a config)'
+      ? ' (another process listens there; the config sets endpoints in receivers.otlp.http.endpoint, receivers.otlp.grpc.endpoint and metrics.prometheus.endpoint)'
       : '';
     io.stderr(`toolpath serve: cannot start: ${(error as Error).message}${hint}\n`);
     return 2;

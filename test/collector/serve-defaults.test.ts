@@ -63,7 +63,7 @@ describe('toolpath serve with no config', () => {
       // Held by something else: a clear refusal, not a hang or a stack trace.
       expect(await serve.exited).toBe(2);
       expect(serve.stderr()).toMatch(
-        /toolpath serve: cannot start: .*EADDRINUSE.*\(another process listens there: set receivers\.otlp\.http\.endpoint/,
+        /toolpath serve: cannot start: .*EADDRINUSE.*\(another process listens there; the config sets endpoints in receivers\.otlp\.http\.endpoint/,
       );
       return;
     }
