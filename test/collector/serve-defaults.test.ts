@@ -83,7 +83,7 @@ describe('toolpath serve with no config', () => {
 
     serve.child.kill('SIGTERM');
     expect(await serve.exited).toBe(0);
-    // Both traces were still waiting their turn (2 s after the root): judged at shutdown, not lost.
+    // Judged at SIGTERM at the latest (their 2 s after the root may not have passed yet), not lost.
     expect(serve.stdout()).toMatch(/toolpath serve: stopped; 2 traces judged, 0 late spans/);
   }, 60_000);
 });
