@@ -32,6 +32,7 @@
  *   node --expose-gc --import tsx bench/collector.ts  (with the heap figures; or npx tsx --expose-gc ...)
  *   node --cpu-prof --import tsx bench/collector.ts   (CPU profile in ./CPU.*.cpuprofile)
  *   HISTORY=recent npx tsx bench/collector.ts         (chat input messages without the repeated history)
+ *   SCENARIO=defaults npx tsx bench/collector.ts      (judged by `toolpath serve`'s built-in scenario, 3 checks, instead)
  */
 import { performance } from 'node:perf_hooks';
 import { pathToFileURL } from 'node:url';
@@ -43,6 +44,7 @@ import { type DecodeResult, decodeOtlpJsonText } from '../src/collector/otlp-jso
 import { decodeExportTraceProtobuf, encodeExportTraceResponse } from '../src/collector/otlp-proto.js';
 import { ExportTraceServiceRequest } from '../src/collector/otlp-proto-schema.js';
 import { exportOutcome } from '../src/collector/receiver-common.js';
+import { DEFAULT_SCENARIO } from '../src/collector/serve.js';
 import { toReadableSpan } from '../src/collector/to-readable-span.js';
 import type { Report } from '../src/model/report.js';
 import type { Attributes, ScopeRecord, SpanRecord } from '../src/model/span-record.js';
@@ -128,6 +130,13 @@ export const SCENARIO = parseScenario(
   },
   'bench',
 );
+
+/**
+ * What the adapter judges by: {@link SCENARIO}, or with `SCENARIO=defaults` the scenario
+ * `toolpath serve` uses when none is configured (to see how the ratios depend on the scenario).
+ */
+const JUDGED_BY =
+  process.env.SCENARIO === 'defaults' ? parseScenario(DEFAULT_SCENARIO, 'built-in defaults') : SCENARIO;
 
 // ---------------------------------------------------------------- the request
 
@@ -462,7 +471,7 @@ let keepReports = false;
 
 function newAdapter(): TraceAdapter {
   return new TraceAdapter({
-    scenarios: [SCENARIO],
+    scenarios: [JUDGED_BY],
     // Nothing judges on its own: judgeAllNow does, inside the timed part.
     decision: { waitMs: 1e9, waitAfterRootMs: 1e9 },
     sweepIntervalMs: 1e9,
@@ -773,7 +782,7 @@ async function sanity(req: Request): Promise<void> {
     `request: ${req.spans} spans in ${req.traces} support-agent traces (${calls} tool calls), ${HISTORY} history in chat input messages; OTLP JSON ${(req.json.length / 1024).toFixed(0)} KiB, protobuf ${(req.protobuf.length / 1024).toFixed(0)} KiB`,
   );
   console.log(
-    `scenario ${SCENARIO.id}: ${(whole[0] as Report).assertions.length} rules; verdicts ${JSON.stringify(Object.fromEntries(verdicts))}`,
+    `scenario ${JUDGED_BY.id}: ${(whole[0] as Report).assertions.length} rules; verdicts ${JSON.stringify(Object.fromEntries(verdicts))}`,
   );
   const failing = new Map<string, number>();
   for (const report of whole)
