@@ -1,6 +1,5 @@
 import { readFileSync } from 'node:fs';
-import { mkdtemp, readFile, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { COMPARE_USAGE, compareCommand, parseReportSet } from '../../src/cli/compare-command.js';
@@ -22,6 +21,7 @@ import { DEMO_SCENARIO } from '../../src/demo/conversations.js';
 import type { Finding, Report } from '../../src/model/report.js';
 import { parseScenario } from '../../src/scenario/scenario.js';
 import { captureIO } from '../helpers/cli.js';
+import { temporaryDir } from '../helpers/temporary-dir.js';
 
 /** The demo scenario plus the checks the compare dimensions read: a sequence, repeats, an end milestone. */
 function scenario(version = '2') {
@@ -75,7 +75,7 @@ let baselineAgain: string;
 
 // Baseline as `toolpath eval --format json` output, candidate as one report per line: both shapes.
 beforeAll(async () => {
-  dir = await mkdtemp(join(tmpdir(), 'toolpath-compare-test-'));
+  dir = temporaryDir('toolpath-compare-test-');
   baseline = join(dir, 'baseline.json');
   baselineAgain = join(dir, 'baseline-again.json');
   candidate = join(dir, 'candidate.jsonl');

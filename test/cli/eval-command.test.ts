@@ -1,11 +1,11 @@
 import { spawnSync } from 'node:child_process';
-import { mkdtemp, readFile, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { captureDemoTraces } from '../../src/demo/capture.js';
 import { DEMO_SCENARIO } from '../../src/demo/conversations.js';
 import { runCli } from '../helpers/cli.js';
+import { temporaryDir } from '../helpers/temporary-dir.js';
 
 let dir: string;
 let scenario: string;
@@ -15,7 +15,7 @@ let allThree: string[];
 
 // Traces from a real SDK provider, serialized by the real OTLP JSON serializer.
 beforeAll(async () => {
-  dir = await mkdtemp(join(tmpdir(), 'toolpath-eval-test-'));
+  dir = temporaryDir('toolpath-eval-test-');
   scenario = join(dir, 'scenario.json');
   await writeFile(scenario, JSON.stringify(DEMO_SCENARIO));
   allThree = [];

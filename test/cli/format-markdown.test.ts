@@ -1,11 +1,11 @@
-import { mkdtemp, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { escapeMarkdown, formatMarkdown } from '../../src/cli/format-markdown.js';
 import type { EvalRun } from '../../src/cli/run-eval.js';
 import type { Report } from '../../src/model/report.js';
 import { runCli } from '../helpers/cli.js';
+import { temporaryDir } from '../helpers/temporary-dir.js';
 
 const TRACE_A = 'a'.repeat(32);
 const TRACE_B = 'b'.repeat(32);
@@ -107,7 +107,7 @@ describe('formatMarkdown', () => {
 
 describe('toolpath eval --format markdown', () => {
   it('prints the summary for a real run', async () => {
-    const dir = await mkdtemp(join(tmpdir(), 'toolpath-markdown-test-'));
+    const dir = temporaryDir('toolpath-markdown-test-');
     const scenario = join(dir, 'scenario.json');
     await writeFile(scenario, JSON.stringify({ id: 'refund', tools: { allowed: ['get_order'] } }));
     const events = join(dir, 'events.json');

@@ -1,6 +1,5 @@
 import { readFileSync } from 'node:fs';
-import { mkdtemp, readFile, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import {
@@ -17,12 +16,13 @@ import * as toolpath from '../../src/index.js';
 import type { Report } from '../../src/model/report.js';
 import { parseScenario, type Scenario } from '../../src/scenario/scenario.js';
 import { runCli } from '../helpers/cli.js';
+import { temporaryDir } from '../helpers/temporary-dir.js';
 import { buildTrajectory } from '../helpers/trajectory.js';
 
 let dir: string;
 
 beforeAll(async () => {
-  dir = await mkdtemp(join(tmpdir(), 'toolpath-outcome-'));
+  dir = temporaryDir('toolpath-outcome-');
   // Reads the report from stdin; passes when the ledger next to the scenario lists its trace.
   await writeFile(
     join(dir, 'check-ledger.mjs'),

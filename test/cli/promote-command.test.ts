@@ -1,5 +1,4 @@
-import { mkdtemp, readFile, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { UsageError } from '../../src/cli/io.js';
@@ -11,6 +10,7 @@ import { captureDemoTraces } from '../../src/demo/capture.js';
 import { DEMO_SCENARIO } from '../../src/demo/conversations.js';
 import { parseScenario } from '../../src/scenario/scenario.js';
 import { captureIO } from '../helpers/cli.js';
+import { temporaryDir } from '../helpers/temporary-dir.js';
 
 /** Identifiers the demo's traces carry: order, refund ids (real and made up), the customer's e-mail. */
 const RAW_IDENTIFIERS = ['O-17', 'R-1001', 'R-7731', 'sam@example.test', 'example.test'];
@@ -21,7 +21,7 @@ const traces: Record<string, string> = {};
 const scenario = parseScenario(DEMO_SCENARIO, 'demo.json');
 
 beforeAll(async () => {
-  dir = await mkdtemp(join(tmpdir(), 'toolpath-promote-test-'));
+  dir = temporaryDir('toolpath-promote-test-');
   scenarioPath = join(dir, 'scenario.json');
   await writeFile(scenarioPath, JSON.stringify(DEMO_SCENARIO));
   for (const trace of await captureDemoTraces()) {

@@ -1,5 +1,4 @@
-import { mkdtemp, readFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import { describe, expect, it } from 'vitest';
@@ -8,6 +7,7 @@ import { SCENARIO_SCHEMA_ID, scenarioJsonSchema } from '../../src/cli/schema-com
 import { nativeScenarioSchema, rulesSchema } from '../../src/scenario/native.js';
 import { parseScenario, parseScenarioText } from '../../src/scenario/scenario.js';
 import { runCli } from '../helpers/cli.js';
+import { temporaryDir } from '../helpers/temporary-dir.js';
 
 /** A native scenario using every section, as a user would write it. */
 const GOOD = {
@@ -61,7 +61,7 @@ describe('toolpath schema', () => {
   });
 
   it('writes it to a file with --out, and rejects unknown options with the usage', async () => {
-    const dir = await mkdtemp(join(tmpdir(), 'toolpath-schema-'));
+    const dir = temporaryDir('toolpath-schema-');
     const out = join(dir, 'scenario.schema.json');
     const run = await runCli(['schema', '--out', out]);
     expect(run).toMatchObject({ code: 0, stdout: '', stderr: '' });

@@ -2,8 +2,7 @@
  * The page `toolpath view` writes, opened in a real headless Chromium (Debian's `chromium`,
  * driven by playwright-core): it renders, the calls and findings are there, interaction works.
  */
-import { mkdtemp, readFile, stat, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { readFile, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { type Browser, chromium, type Page } from 'playwright-core';
@@ -12,6 +11,7 @@ import type { CliIO } from '../../src/cli/io.js';
 import { viewCommand } from '../../src/cli/view-command.js';
 import { captureDemoTraces } from '../../src/demo/capture.js';
 import { DEMO_SCENARIO } from '../../src/demo/conversations.js';
+import { temporaryDir } from '../helpers/temporary-dir.js';
 
 /** The one piece of the browser's window the tests use. */
 type StyleWindow = { getComputedStyle(element: unknown): { borderTopColor: string } };
@@ -50,7 +50,7 @@ async function open(args: string[], out: string): Promise<{ page: Page; errors: 
 }
 
 beforeAll(async () => {
-  dir = await mkdtemp(join(tmpdir(), 'toolpath-view-browser-'));
+  dir = temporaryDir('toolpath-view-browser-');
   await writeFile(join(dir, 'scenario.json'), JSON.stringify(DEMO_SCENARIO));
   for (const trace of await captureDemoTraces()) {
     await writeFile(join(dir, `${trace.conversation.name}.otlp.json`), trace.otlpJson);

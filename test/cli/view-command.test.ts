@@ -1,5 +1,4 @@
-import { mkdtemp, readFile, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { UsageError } from '../../src/cli/io.js';
@@ -7,6 +6,7 @@ import { VIEW_USAGE, viewCommand } from '../../src/cli/view-command.js';
 import { captureDemoTraces } from '../../src/demo/capture.js';
 import { DEMO_SCENARIO } from '../../src/demo/conversations.js';
 import { captureIO } from '../helpers/cli.js';
+import { temporaryDir } from '../helpers/temporary-dir.js';
 
 let dir: string;
 let scenario: string;
@@ -23,7 +23,7 @@ async function view(args: string[]) {
 }
 
 beforeAll(async () => {
-  dir = await mkdtemp(join(tmpdir(), 'toolpath-view-test-'));
+  dir = temporaryDir('toolpath-view-test-');
   scenario = join(dir, 'scenario.json');
   await writeFile(scenario, JSON.stringify(DEMO_SCENARIO));
   for (const trace of await captureDemoTraces()) {

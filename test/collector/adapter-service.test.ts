@@ -1,6 +1,5 @@
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { ReadableSpan } from '@opentelemetry/sdk-trace-base';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -9,6 +8,7 @@ import { parseAdapterConfig } from '../../src/collector/config.js';
 import { type RunningService, startService } from '../../src/collector/serve.js';
 import type { Report } from '../../src/model/report.js';
 import type { SpanRecord } from '../../src/model/span-record.js';
+import { temporaryDir } from '../helpers/temporary-dir.js';
 import { REFUND_SCENARIO } from '../processor/vercel-agent.js';
 import {
   agentSpans,
@@ -25,7 +25,7 @@ afterEach(async () => {
 });
 
 function scenarioDir(): string {
-  const dir = mkdtempSync(join(tmpdir(), 'toolpath-serve-'));
+  const dir = temporaryDir('toolpath-serve-');
   writeFileSync(join(dir, 'refund.json'), JSON.stringify(REFUND_SCENARIO));
   return dir;
 }

@@ -1,8 +1,8 @@
-import { mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { ConfigError, loadAdapterConfig, parseAdapterConfig } from '../../src/collector/config.js';
+import { temporaryDir } from '../helpers/temporary-dir.js';
 
 function problems(document: unknown, env: NodeJS.ProcessEnv = {}): readonly string[] {
   try {
@@ -93,7 +93,7 @@ describe('adapter configuration', () => {
   });
 
   it('names the file and the YAML error', () => {
-    const dir = mkdtempSync(join(tmpdir(), 'toolpath-config-'));
+    const dir = temporaryDir('toolpath-config-');
     const file = join(dir, 'toolpath.yaml');
     writeFileSync(file, 'receivers:\n  otlp: [\n');
     expect(() => loadAdapterConfig(file, {})).toThrow(/^config .*toolpath\.yaml: not valid YAML: /);

@@ -1,17 +1,17 @@
-import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { parseAdapterConfig } from '../../src/collector/config.js';
 import type { ReportLine } from '../../src/collector/reports-file.js';
 import { startService } from '../../src/collector/serve.js';
 import { runCli } from '../helpers/cli.js';
+import { temporaryDir } from '../helpers/temporary-dir.js';
 import { REFUND_SCENARIO } from '../processor/vercel-agent.js';
 import { agentSpans, sendWith } from './next-hop.js';
 
 describe('from a production failure to a regression fixture', () => {
   it('the adapter stores failed traces beside its reports, and promote turns one into a fixture by trace id', async () => {
-    const dir = mkdtempSync(join(tmpdir(), 'toolpath-promote-'));
+    const dir = temporaryDir('toolpath-promote-');
     writeFileSync(join(dir, 'refund.json'), JSON.stringify(REFUND_SCENARIO));
     const config = parseAdapterConfig(
       {

@@ -7,12 +7,12 @@
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { ReadableSpan } from '@opentelemetry/sdk-trace';
 import { afterAll, describe, expect, it } from 'vitest';
 import type { Report } from '../../src/model/report.js';
+import { temporaryDir } from '../helpers/temporary-dir.js';
 import type { AgentScript } from '../processor/vercel-agent.js';
 import { REFUND_SCENARIO } from '../processor/vercel-agent.js';
 import { agentSpans, sendWith } from './next-hop.js';
@@ -71,7 +71,7 @@ function route(traceId: string, backends: number): number {
 
 describe('two adapters behind a trace-id router', () => {
   it('judges every trace exactly once, whole, on the adapter its id routes to', async () => {
-    const dir = mkdtempSync(join(tmpdir(), 'toolpath-two-'));
+    const dir = temporaryDir('toolpath-two-');
     writeFileSync(join(dir, 'refund.json'), JSON.stringify(REFUND_SCENARIO));
     const adapters = await Promise.all([startAdapter(dir, 'a'), startAdapter(dir, 'b')]);
 

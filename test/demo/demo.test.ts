@@ -1,12 +1,12 @@
-import { mkdtemp, readdir } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { readdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { runCli } from '../helpers/cli.js';
+import { temporaryDir } from '../helpers/temporary-dir.js';
 
 describe('toolpath demo', () => {
   it('runs the instrumented agent, evaluates its three traces and gets the expected verdicts', async () => {
-    const dir = await mkdtemp(join(tmpdir(), 'toolpath-demo-test-'));
+    const dir = temporaryDir('toolpath-demo-test-');
     const run = await runCli(['demo', '--keep', dir]);
     expect(run.stderr).toBe('');
     expect(run.code).toBe(0);

@@ -3,8 +3,7 @@
  * message shows) and negated; and captureSpans on the demo agent under a real SDK provider.
  */
 import { readFileSync } from 'node:fs';
-import { mkdtemp, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { type ProxyTracerProvider, trace } from '@opentelemetry/api';
 import { BasicTracerProvider } from '@opentelemetry/sdk-trace-base';
@@ -20,6 +19,7 @@ import { normalizeSpans } from '../../src/normalizers/normalize.js';
 import { parseScenario } from '../../src/scenario/scenario.js';
 import { captureSpans, installToolpathMatchers } from '../../src/vitest.js';
 import { fixture } from '../helpers/fixtures.js';
+import { temporaryDir } from '../helpers/temporary-dir.js';
 
 installToolpathMatchers();
 
@@ -60,7 +60,7 @@ describe('toPassScenario and toFailScenario', () => {
   });
 
   it('accept the scenario as a loaded Scenario, a document, or a file path', async () => {
-    const dir = await mkdtemp(join(tmpdir(), 'toolpath-vitest-'));
+    const dir = temporaryDir('toolpath-vitest-');
     const path = join(dir, 'refund.json');
     await writeFile(path, JSON.stringify(DEMO_SCENARIO));
     expect(GOOD).toPassScenario(DEMO_SCENARIO);
