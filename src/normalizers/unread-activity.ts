@@ -49,12 +49,32 @@ const VERCEL_FINISH = 'ai.response.finishReason';
 const CHOICE_EVENT = 'gen_ai.choice';
 /** Spans named in the message at most; the issue's span list has them all, up to its own cap. */
 const NAMED_IN_MESSAGE = 8;
-const MAX_SPAN_IDS = 100;
+/** Pieces of evidence kept per trace, and so span ids in the issue at most; the rest are counted. */
+const MAX_EVIDENCE = 100;
 
 /** One piece of evidence: the span, and why it is evidence. */
 interface Evidence {
   span: SpanRecord;
   why: string;
+}
+
+/** The list (a new one for none) with this evidence added. */
+function withEvidence(list: EvidenceList | undefined, span: SpanRecord, why: string): EvidenceList {
+  const evidence = list ?? new EvidenceList();
+  evidence.add(span, why);
+  return evidence;
+}
+
+/** Evidence kept up to a cap (a trace of thousands of unread spans), the rest counted. */
+class EvidenceList {
+  readonly kept: Evidence[] = [];
+  /** All evidence found, kept or not. */
+  count = 0;
+
+  add(span: SpanRecord, why: string): void {
+    this.count++;
+    if (this.kept.length < MAX_EVIDENCE) this.kept.push({ span, why });
+  }
 }
 
 /**
@@ -65,25 +85,24 @@ export function unreadToolActivity(
   assembly: Assembly,
   unclaimed: readonly number[],
 ): TrajectoryIssue | undefined {
-  const evidence: Evidence[] = [];
+  // Made at the first piece of evidence: a trace read in full allocates nothing here.
+  let evidence: EvidenceList | undefined;
   for (const index of unclaimed) {
     const span = assembly.tree.spans[index] as SpanRecord;
     const seen = toolSpan(span);
     if (seen === undefined || isPartOfCall(assembly, index, seen.tool)) continue;
-    evidence.push({ span, why: seen.why });
+    evidence = withEvidence(evidence, span, seen.why);
   }
   for (const turn of assembly.turns) {
-    for (const why of turn.draft.unreadRequests ?? []) evidence.push({ span: turn.span, why });
+    const unread = turn.draft.unreadRequests;
+    if (unread) for (const why of unread) evidence = withEvidence(evidence, turn.span, why);
     if (issuedNone(turn)) {
       const reason = toolFinishReason(turn);
       if (reason !== undefined)
-        evidence.push({
-          span: turn.span,
-          why: `finish reason ${reason}, but no tool call was read`,
-        });
+        evidence = withEvidence(evidence, turn.span, `finish reason ${reason}, but no tool call was read`);
     }
   }
-  return evidence.length === 0 ? undefined : issueOf(evidence);
+  return evidence && issueOf(evidence);
 }
 
 /**
@@ -96,13 +115,13 @@ export function unreadOnlyTrajectory(
   tree: SpanTree,
   unclaimed: readonly number[],
 ): Trajectory | undefined {
-  const evidence: Evidence[] = [];
+  const evidence = new EvidenceList();
   for (const index of unclaimed) {
     const span = tree.spans[index] as SpanRecord;
     const seen = toolSpan(span);
-    if (seen !== undefined) evidence.push({ span, why: seen.why });
+    if (seen !== undefined) evidence.add(span, seen.why);
   }
-  if (evidence.length === 0) return undefined;
+  if (evidence.count === 0) return undefined;
   const root = tree.root();
   return new Trajectory({
     traceId,
@@ -124,7 +143,11 @@ export function unreadOnlyTrajectory(
 
 /** Whether a finish reason means the model stopped to call tools (`tool_calls`, `tool_use`, `tool-calls`, ...). */
 export function isToolCallFinish(reason: string): boolean {
-  return TOOL_FINISH_REASONS.has(reason.trim().toLowerCase().replaceAll('-', '_'));
+  // As written first: most producers write one of these exactly, and then no string is made.
+  return (
+    TOOL_FINISH_REASONS.has(reason) ||
+    TOOL_FINISH_REASONS.has(reason.trim().toLowerCase().replaceAll('-', '_'))
+  );
 }
 
 /** What makes the span look like a tool span, and the tool it names; undefined when nothing does. */
@@ -219,16 +242,13 @@ function parsedList(text: string): AttributeValue | undefined {
   }
 }
 
-function issueOf(evidence: readonly Evidence[]): TrajectoryIssue {
+function issueOf(evidence: EvidenceList): TrajectoryIssue {
   const spanIds: string[] = [];
-  for (const { span } of evidence) {
-    if (spanIds.length === MAX_SPAN_IDS) break;
-    if (!spanIds.includes(span.spanId)) spanIds.push(span.spanId);
-  }
-  const named = evidence
+  for (const { span } of evidence.kept) if (!spanIds.includes(span.spanId)) spanIds.push(span.spanId);
+  const named = evidence.kept
     .slice(0, NAMED_IN_MESSAGE)
     .map(({ span, why }) => `span ${span.spanId} "${span.name}": ${why}`);
-  const more = evidence.length > NAMED_IN_MESSAGE ? `; and ${evidence.length - NAMED_IN_MESSAGE} more` : '';
+  const more = evidence.count > NAMED_IN_MESSAGE ? `; and ${evidence.count - NAMED_IN_MESSAGE} more` : '';
   return {
     kind: UNREAD_TOOL_ACTIVITY,
     message:
