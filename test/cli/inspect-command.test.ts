@@ -6,8 +6,9 @@
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
-import type { InspectedTrace } from '../../src/cli/inspect-trace.js';
+import { type InspectedTrace, inspectTrace } from '../../src/cli/inspect-trace.js';
 import { UNREAD_TOOL_ACTIVITY } from '../../src/model/trajectory.js';
+import { CONVENTIONS } from '../../src/normalizers/conventions.js';
 import { runCli } from '../helpers/cli.js';
 import { CORPUS_FILES, corpusPath, corpusSpans } from '../helpers/corpus.js';
 import { LOGFIRE_AGENTS, TRACES } from '../helpers/corpus-readings.js';
@@ -109,13 +110,27 @@ describe.each(TRACES)('toolpath inspect $file, against what it must read as', (e
   });
 });
 
-describe.each(LOGFIRE_AGENTS)('toolpath inspect %s, read by no convention of its own', (file, toolSpans) => {
-  it('shows its tool spans as unclaimed, and the warning naming them', async () => {
-    const [trace] = (await inspectJson(corpusPath(file))).filter((candidate) =>
-      candidate.spans.some((span) => span.spanId === toolSpans[0]),
+describe.each(LOGFIRE_AGENTS)('inspecting %s with no convention of its own', (file, toolSpans) => {
+  // After the merge the list holds a convention for these traces: it is left out by name.
+  const withoutLogfireAgents = CONVENTIONS.filter(
+    (convention) => convention.name !== 'openai-agents-logfire',
+  );
+
+  it('shows its tool spans as unclaimed, and the warning naming them', () => {
+    const spans = corpusSpans(file);
+    const traceId = spans.find((span) => span.spanId === toolSpans[0])?.traceId as string;
+    const trace = inspectTrace(
+      traceId,
+      spans.filter((span) => span.traceId === traceId),
+      withoutLogfireAgents,
     );
-    for (const spanId of toolSpans) expect(trace?.unclaimed).toContain(spanId);
-    expect(trace?.warnings.find((warning) => warning.kind === UNREAD_TOOL_ACTIVITY)?.spanIds).toEqual(
+    for (const spanId of toolSpans) expect(trace.unclaimed).toContain(spanId);
+    for (const spanId of toolSpans)
+      expect(trace.spans.find((span) => span.spanId === spanId)).toMatchObject({
+        convention: null,
+        read: null,
+      });
+    expect(trace.warnings.find((warning) => warning.kind === UNREAD_TOOL_ACTIVITY)?.spanIds).toEqual(
       toolSpans,
     );
   });
