@@ -5,6 +5,7 @@ import { COMPARE_USAGE, compareCommand } from './compare-command.js';
 import { demoCommand } from './demo-command.js';
 import { EVAL_USAGE, evalCommand } from './eval-command.js';
 import { INIT_USAGE, initCommand } from './init-command.js';
+import { INSPECT_USAGE, inspectCommand } from './inspect-command.js';
 import { type CliIO, UsageError } from './io.js';
 import { PROMOTE_USAGE, promoteCommand } from './promote-command.js';
 import { SCHEMA_USAGE, schemaCommand } from './schema-command.js';
@@ -18,6 +19,7 @@ commands:
   compare compare two sets of reports, dimension by dimension (toolpath compare --help)
   demo    run a small instrumented demo agent and evaluate its traces
   init    write a starter scenario and a vitest test into a project
+  inspect show what toolpath read from each span of a trace (run it first when a verdict looks wrong)
   promote turn a stored trace into a minimal, redacted regression fixture
   schema  print the JSON Schema of the native scenario format, for editors
   serve   run the collector adapter: receive OTLP, judge traces, forward findings
@@ -35,6 +37,7 @@ const COMMANDS: Record<
   eval: { run: evalCommand, usage: EVAL_USAGE },
   compare: { run: compareCommand, usage: COMPARE_USAGE },
   init: { run: initCommand, usage: INIT_USAGE },
+  inspect: { run: inspectCommand, usage: INSPECT_USAGE },
   demo: { run: demoCommand, usage: 'usage: toolpath demo [--keep DIR]\n' },
   promote: { run: promoteCommand, usage: PROMOTE_USAGE },
   schema: { run: schemaCommand, usage: SCHEMA_USAGE },

@@ -12,13 +12,19 @@ import {
   type Severity,
   type Verdict,
 } from '../model/report.js';
-import type { ToolCall, Trajectory, TrajectoryIssue } from '../model/trajectory.js';
+import {
+  type ToolCall,
+  type Trajectory,
+  type TrajectoryIssue,
+  UNREAD_TOOL_ACTIVITY,
+} from '../model/trajectory.js';
 import type { Rules } from '../scenario/native.js';
 import type { Scenario } from '../scenario/scenario.js';
 import { FAMILIES } from './families.js';
 import { type OutcomeResult, outcomeHookResults } from './outcome-hooks.js';
 import type { RuleFamily, RuleResult } from './rule.js';
 import { releaseIndex } from './trajectory-index.js';
+import { undecidedByUnreadActivity, unreadActivityIssue } from './unread-activity.js';
 
 /** What a caller adds to an evaluation beyond the trajectory and the scenario. */
 export interface EvaluateOptions {
@@ -50,6 +56,9 @@ export function evaluate(trajectory: Trajectory, scenario: Scenario, options: Ev
     // The families are done with the trajectory: its index must not keep it alive.
     releaseIndex(trajectory);
   }
+  // Tool use seen but not read: nothing that depends on the calls may pass.
+  const unread = unreadActivityIssue(trajectory);
+  if (unread) undecidedByUnreadActivity(results, unread);
   // After the trajectory's families: the final state is judged apart from what the agent attempted.
   const hooks = scenario.rules.outcome;
   if (hooks !== undefined)
@@ -143,16 +152,23 @@ function severityOf(result: RuleResult, overrides: Readonly<Record<string, Sever
 /**
  * What the normalizer could not read or link (unparsable arguments, contradictory ids, a
  * duplicate span) is reported with every evaluation of the trace, as a warning: it does not
- * decide the verdict, but a reader of a surprising verdict needs to see it.
+ * decide the verdict, but a reader of a surprising verdict needs to see it. Unread tool use is
+ * hard and inconclusive instead.
  */
 function issueFinding(issue: TrajectoryIssue): Finding {
-  return {
+  const finding: Finding = {
     rule: `trajectory.${issue.kind}`,
     severity: 'warning',
     message: issue.message,
     calls: [],
     spans: issue.spanIds,
   };
+  // Unread tool use is the one issue that decides: while it stands the verdict cannot be `pass`.
+  if (issue.kind === UNREAD_TOOL_ACTIVITY) {
+    finding.severity = 'hard';
+    finding.inconclusive = true;
+  }
+  return finding;
 }
 
 /** A hard failure fails the verdict; otherwise a hard check that could not be decided makes it inconclusive. */

@@ -70,6 +70,13 @@ export interface TokenUsage {
   outputTokens?: number;
 }
 
+/**
+ * The issue kind for tool use seen but not read (spans no convention claims that look like tool
+ * spans, tool requests a turn's output holds unread): while it stands, no rule that depends on
+ * the calls passes and the verdict is never `pass`.
+ */
+export const UNREAD_TOOL_ACTIVITY = 'unread_tool_activity';
+
 /** Something a normalizer could not link or read, kept so a report can say so instead of guessing. */
 export interface TrajectoryIssue {
   /** Stable id, e.g. `arguments.unparsable`, `result.orphan`, `call.duplicate_id`. */

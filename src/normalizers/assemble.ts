@@ -22,7 +22,9 @@ import { buildTrajectory } from './causal-edges.js';
 import type { Convention, SpanReading, ToolCallDraft } from './convention.js';
 import { CONVENTIONS, readSpan } from './conventions.js';
 import { addRequestOnlyCalls, linkByCallId, linkByNameAndArguments } from './link-requests.js';
+import { mergeSameGeneration } from './same-generation.js';
 import { SpanTree } from './span-tree.js';
+import { unreadOnlyTrajectory, unreadToolActivity } from './unread-activity.js';
 
 const ROOT_RUN = 'run:trace';
 
@@ -30,33 +32,59 @@ const ROOT_RUN = 'run:trace';
 type ContentReading = Exclude<SpanReading, { kind: 'structure' }>;
 
 /**
- * Builds the Trajectory of one trace, or undefined when no convention claims any span in it
- * (an ordinary HTTP or database trace: nothing to evaluate).
+ * Builds the Trajectory of one trace, or undefined when no convention claims any span in it and
+ * none looks like a tool span (an ordinary HTTP or database trace: nothing to evaluate).
  */
 export function assembleTrajectory(
   traceId: string,
   spans: readonly SpanRecord[],
   conventions: readonly Convention[] = CONVENTIONS,
 ): Trajectory | undefined {
+  return readTrace(traceId, spans, conventions).trajectory;
+}
+
+/** A trace as assembly read it: the trajectory, and, for `toolpath inspect`, what each span went into. */
+export interface TraceReading {
+  trajectory: Trajectory | undefined;
+  /** The trace's spans, duplicates dropped; positions in it index the assembly's per-span lists. */
+  tree: SpanTree;
+  /** Undefined when no convention claimed any span. */
+  assembly: Assembly | undefined;
+}
+
+/** {@link assembleTrajectory}, keeping what each span was assembled into. */
+export function readTrace(
+  traceId: string,
+  spans: readonly SpanRecord[],
+  conventions: readonly Convention[] = CONVENTIONS,
+): TraceReading {
   const tree = new SpanTree(spans);
   // Per span, by position: arrays, not maps keyed by span, for every later step looks them up.
   // Made at their size, as the other per-span arrays are: one grown by push reserves room for 17.
   const readings: (ContentReading | undefined)[] = new Array(tree.spans.length);
+  // Spans no convention claims, not even as structure: where tool use nobody read would show.
+  const unclaimed: number[] = [];
   let claimed = 0;
   for (let i = 0; i < tree.spans.length; i++) {
     const reading = readSpan(tree.spans[i] as SpanRecord, conventions);
     if (reading && reading.kind !== 'structure') {
       readings[i] = reading;
       claimed++;
-    } else readings[i] = undefined;
+    } else {
+      readings[i] = undefined;
+      if (!reading) unclaimed.push(i);
+    }
   }
-  if (claimed === 0) return undefined;
+  if (claimed === 0)
+    return { trajectory: unreadOnlyTrajectory(traceId, tree, unclaimed), tree, assembly: undefined };
   const assembly = collect(traceId, tree, readings, claimed);
   linkByCallId(assembly);
   linkByNameAndArguments(assembly);
   addRequestOnlyCalls(assembly);
+  const unread = unreadToolActivity(assembly, unclaimed);
+  if (unread) assembly.issues.push(unread);
   assignIds(assembly);
-  return buildTrajectory(assembly);
+  return { trajectory: buildTrajectory(assembly), tree, assembly };
 }
 
 function collect(
@@ -85,6 +113,16 @@ function collect(
     if (reading.kind === 'agent') {
       runs.of(index);
     } else if (reading.kind === 'turn') {
+      // A turn span right inside another turn's span is the same generation (same-generation.ts).
+      const outer = nodeAt(
+        turnOfSpan,
+        tree.nearestAncestor(index, marks, TURN_MARK | CALL_MARK | AGENT_MARK),
+      );
+      if (outer) {
+        mergeSameGeneration(outer, reading.turn, span);
+        turnOfSpan[index] = outer;
+        continue;
+      }
       const turn = newTurn(span, reading.turn, runs.of(index));
       turns.push(turn);
       turnOfSpan[index] = turn;

@@ -33,6 +33,8 @@ export interface CallNode {
 export interface TurnNode {
   id: string;
   span: SpanRecord;
+  /** The spans of other conventions that recorded the same generation (nested in this one). */
+  innerSpans: SpanRecord[] | undefined;
   draft: TurnDraft;
   run: RunNode;
   /**
@@ -123,6 +125,7 @@ export function newTurn(span: SpanRecord, draft: TurnDraft, run: RunNode): TurnN
   const turn: TurnNode = {
     id: `turn:${span.spanId}`,
     span,
+    innerSpans: undefined,
     draft,
     run,
     issued: new Array(draft.requested.length).fill(undefined),

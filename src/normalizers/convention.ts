@@ -43,6 +43,11 @@ export interface TurnDraft {
   historyLength: number;
   model?: string;
   usage?: TokenUsage;
+  /**
+   * Tool requests in the output that could not be read, each said in a few words (`gen_ai.output.messages
+   * is not valid JSON`, `a part of type "function_call"`): evidence of tool use no call stands for.
+   */
+  unreadRequests?: string[];
   convention: string;
 }
 

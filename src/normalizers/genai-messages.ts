@@ -11,6 +11,7 @@ import { noteOf, type TextExtension, type TextNote, type TextRef } from '../mode
 import type { Captured } from '../model/trajectory.js';
 import { capturedJson, parsedJson } from './attributes.js';
 import type { RequestedCall, ShownResult } from './convention.js';
+import { isToolCallFinish } from './unread-activity.js';
 
 /** The messages of a messages attribute; undefined when absent or not a list. */
 export function readMessages(attributes: Attributes, key: string): JsonValue[] | undefined {
@@ -278,6 +279,60 @@ export function requestedCalls(messages: readonly JsonValue[]): RequestedCall[] 
   }
   return calls;
 }
+
+/**
+ * Tool requests in output messages that {@link requestedCalls} does not read, said for the
+ * unread-activity guard: a part whose type names a tool or function but is none this format
+ * defines, a `tool_call` part without a name, and a message finishing for a tool call with no
+ * `tool_call` part. Undefined when there is none (the usual case: nothing is allocated).
+ */
+export function unreadRequests(messages: readonly JsonValue[], key: string): string[] | undefined {
+  let unread: string[] | undefined;
+  let calls = 0;
+  let toolFinish: string | undefined;
+  for (const message of messages) {
+    const parts = partsOf(message);
+    if (parts !== undefined) {
+      for (const part of parts) {
+        if (!isJsonObject(part) || typeof part.type !== 'string') continue;
+        const type = part.type;
+        if (type === 'tool_call' || type === 'server_tool_call') {
+          calls++;
+          if (requestedTool(part) === '')
+            unread = withItem(unread, `a ${type} part without a name in ${key}`);
+        } else if (!KNOWN_TOOL_PARTS.has(type) && TOOLISH_TYPE.test(type)) {
+          unread = withItem(
+            unread,
+            `a part of type ${JSON.stringify(type)} in ${key}, which no convention reads`,
+          );
+        }
+      }
+    }
+    const finish = isJsonObject(message) ? message.finish_reason : undefined;
+    if (typeof finish === 'string' && isToolCallFinish(finish)) toolFinish = finish;
+  }
+  if (toolFinish !== undefined && calls === 0)
+    unread = withItem(
+      unread,
+      `finish_reason ${JSON.stringify(toolFinish)} in ${key}, with no tool_call part`,
+    );
+  return unread;
+}
+
+/** The list with the item added; a new list for none. */
+function withItem(list: string[] | undefined, item: string): string[] {
+  if (!list) return [item];
+  list.push(item);
+  return list;
+}
+
+const KNOWN_TOOL_PARTS = new Set([
+  'tool_call',
+  'server_tool_call',
+  'tool_call_response',
+  'server_tool_call_response',
+]);
+const TOOLISH_TYPE = /tool|function/i;
 
 /** The tool a `tool_call` (or `server_tool_call`) part asks for; '' for any other part. */
 function requestedTool(part: JsonValue): string {

@@ -118,22 +118,28 @@ function readToolCall(span: SpanRecord, annotated: boolean): ToolCallDraft {
 
 /**
  * `call_llm`: the request holds the whole history (`contents`, with `functionResponse` parts for
- * the results shown), the response the `functionCall` parts asked for. ADK strips its own
+ * the results shown), the response the `functionCall` parts asked for (a response that does not
+ * parse, or a call part without a name, is a request left unread). ADK strips its own
  * `adk-…` call ids from the request and records the response before it assigns them, so with
  * Gemini (which sends no ids) neither side has ids and linking goes by name and arguments.
  */
 function readTurn(span: SpanRecord): SpanReading {
   const request = recordedObject(jsonAttribute(span.attributes, ADK.llmRequest));
-  const response = recordedObject(jsonAttribute(span.attributes, ADK.llmResponse));
+  const recordedResponse = jsonAttribute(span.attributes, ADK.llmResponse);
+  const response = recordedObject(recordedResponse);
   const contents = request && Array.isArray(request.contents) ? request.contents : undefined;
   const model = stringAttribute(span.attributes, ADK.requestModel);
+  const unread: string[] = [];
+  if (recordedResponse.captured && recordedResponse.parseError !== undefined)
+    unread.push(`${ADK.llmResponse} is not valid JSON`);
   return {
     kind: 'turn',
     turn: {
-      requested: response ? functionCalls(partsOf(response.content)) : [],
+      requested: response ? functionCalls(partsOf(response.content), unread) : [],
       shown: contents ? functionResponses(contents) : undefined,
       historyLength: contents?.length ?? 0,
       ...(model && { model }),
+      ...(unread.length > 0 && { unreadRequests: unread }),
       convention: GOOGLE_ADK,
     },
   };
@@ -150,12 +156,21 @@ function partsOf(content: JsonValue | undefined): { [key: string]: JsonValue }[]
   return content.parts.filter(isJsonObject);
 }
 
-function functionCalls(parts: readonly { [key: string]: JsonValue }[]): RequestedCall[] {
+/**
+ * ADK JS writes the Gemini `Content` with camelCase keys (`functionCall`), ADK Python with the
+ * pydantic field names (`function_call`, as kagent's traces show): both are read.
+ */
+function functionCalls(parts: readonly { [key: string]: JsonValue }[], unread: string[]): RequestedCall[] {
   const calls: RequestedCall[] = [];
-  for (const { functionCall } of parts) {
-    if (!isJsonObject(functionCall)) continue;
-    const tool = typeof functionCall.name === 'string' ? functionCall.name.trim() : '';
-    if (tool === '') continue;
+  for (const part of parts) {
+    const functionCall = part.functionCall ?? part.function_call;
+    if (functionCall === undefined || functionCall === null) continue;
+    const tool =
+      isJsonObject(functionCall) && typeof functionCall.name === 'string' ? functionCall.name.trim() : '';
+    if (!isJsonObject(functionCall) || tool === '') {
+      unread.push('a function call part without a tool name');
+      continue;
+    }
     // ADK runs the tool with `args ?? {}`: a call without args is a call with no arguments.
     const args =
       functionCall.args === undefined
@@ -169,7 +184,8 @@ function functionCalls(parts: readonly { [key: string]: JsonValue }[]): Requeste
 function functionResponses(contents: readonly JsonValue[]): ShownResult[] {
   const results: ShownResult[] = [];
   for (const content of contents) {
-    for (const { functionResponse } of partsOf(content)) {
+    for (const part of partsOf(content)) {
+      const functionResponse = part.functionResponse ?? part.function_response;
       if (!isJsonObject(functionResponse)) continue;
       const tool = typeof functionResponse.name === 'string' ? functionResponse.name.trim() : '';
       const value = functionResponse.response;

@@ -115,13 +115,22 @@ function sortedValues<T>(map: Map<number, T>): T[] {
   return [...map.entries()].sort(([a], [b]) => a - b).map(([, value]) => value);
 }
 
-/** The tool calls asked for in these messages, in message then call order. */
-export function requestedFromFlattened(messages: readonly FlatMessage[]): RequestedCall[] {
+/**
+ * The tool calls asked for in these messages, in message then call order. A call recorded
+ * without a function name is counted in `unnamed.count`, when given.
+ */
+export function requestedFromFlattened(
+  messages: readonly FlatMessage[],
+  unnamed?: { count: number },
+): RequestedCall[] {
   const requested: RequestedCall[] = [];
   for (const message of messages) {
     const calls = message.functionCall ? [...message.toolCalls, message.functionCall] : message.toolCalls;
     for (const call of calls) {
-      if (call.name === undefined) continue;
+      if (call.name === undefined) {
+        if (unnamed) unnamed.count++;
+        continue;
+      }
       requested.push({
         ...(call.id !== undefined && { callId: call.id }),
         tool: call.name,

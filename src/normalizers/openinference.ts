@@ -65,8 +65,9 @@ export const openInference: Convention = {
     const kind = stringAttribute(span.attributes, OPENINFERENCE.spanKind)?.toUpperCase();
     switch (kind) {
       case 'TOOL':
+        // Claimed as structure: read as nothing, and not taken for a tool span nobody read.
         return isToolListing(span) || isAgentsHandoff(span)
-          ? undefined
+          ? { kind: 'structure', convention: OPENINFERENCE_CONVENTION }
           : { kind: 'tool', call: readOpenInferenceToolCall(span) };
       case 'LLM':
         return readTurn(span);
@@ -235,13 +236,20 @@ function readTurn(span: SpanRecord): SpanReading {
     stringAttribute(attributes, OPENINFERENCE.responseModelName) ??
     stringAttribute(attributes, OPENINFERENCE.requestModelName);
   const input = readInput(span);
+  const unnamed = { count: 0 };
+  const requested = readRequested(span, unnamed);
   return {
     kind: 'turn',
     turn: {
-      requested: readRequested(span),
+      requested,
       shown: input?.shown,
       historyLength: input?.length ?? 0,
       ...(model && { model }),
+      ...(unnamed.count > 0 && {
+        unreadRequests: [
+          `${unnamed.count} of ${OPENINFERENCE.outputMessages}' tool calls without a function name`,
+        ],
+      }),
       convention: OPENINFERENCE_CONVENTION,
     },
   };
@@ -250,15 +258,18 @@ function readTurn(span: SpanRecord): SpanReading {
 /**
  * The flattened output messages' tool calls; where they lack ids (the LangChain tracer drops
  * them, and writes nothing for models that do not set `additional_kwargs.tool_calls`), the raw
- * LangChain generation in `output.value`, whose ids make linking exact.
+ * LangChain generation in `output.value`, whose ids make linking exact. Calls the flattened
+ * messages hold without a name are counted in `unnamed`, unless the raw generation read them.
  */
-function readRequested(span: SpanRecord): RequestedCall[] {
+function readRequested(span: SpanRecord, unnamed: { count: number }): RequestedCall[] {
   const output = readFlattenedMessages(span.attributes, OPENINFERENCE.outputMessages);
-  const flattened = output ? requestedFromFlattened(output.messages) : [];
+  const flattened = output ? requestedFromFlattened(output.messages, unnamed) : [];
   if (flattened.length > 0 && flattened.every((call) => call.callId !== undefined)) return flattened;
   const raw = rawJson(span, OPENINFERENCE.outputValue);
   const fromLangChain = raw === undefined ? undefined : langChainRequestedCalls(raw);
-  return fromLangChain && fromLangChain.length > 0 ? fromLangChain : flattened;
+  if (!fromLangChain || fromLangChain.length === 0) return flattened;
+  if (fromLangChain.length >= flattened.length + unnamed.count) unnamed.count = 0;
+  return fromLangChain;
 }
 
 /** The results shown in the input, by the same rule: flattened first, the raw LangChain input for ids. */

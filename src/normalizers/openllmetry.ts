@@ -205,7 +205,8 @@ function readLegacyTurn(attributes: Attributes): SpanReading {
   const prompts = indexedFields(attributes, TRACELOOP.promptPrefix);
   const completions = indexedFields(attributes, TRACELOOP.completionPrefix);
   const requested: RequestedCall[] = [];
-  for (const fields of completions.values()) requested.push(...legacyToolCalls(fields));
+  const unread: string[] = [];
+  for (const fields of completions.values()) requested.push(...legacyToolCalls(fields, unread));
   const model =
     stringAttribute(attributes, TRACELOOP.requestModel) ??
     stringAttribute(attributes, TRACELOOP.responseModel);
@@ -217,13 +218,14 @@ function readLegacyTurn(attributes: Attributes): SpanReading {
       shown: prompts.size === 0 ? undefined : legacyResults(prompts),
       historyLength: prompts.size,
       ...(model && { model }),
+      ...(unread.length > 0 && { unreadRequests: unread }),
       convention: OPENLLMETRY,
     },
   };
 }
 
-/** `tool_calls.M.{id,name,arguments}` of one completion (or one prompt message). */
-function legacyToolCalls(fields: Map<string, AttributeValue>): RequestedCall[] {
+/** `tool_calls.M.{id,name,arguments}` of one completion; one without a name goes to `unread`. */
+function legacyToolCalls(fields: Map<string, AttributeValue>, unread: string[]): RequestedCall[] {
   const calls = new Map<number, Map<string, AttributeValue>>();
   for (const [field, value] of fields) {
     const match = /^tool_calls\.(\d+)\.(id|name|arguments)$/.exec(field);
@@ -233,7 +235,10 @@ function legacyToolCalls(fields: Map<string, AttributeValue>): RequestedCall[] {
   const requested: RequestedCall[] = [];
   for (const [, call] of [...calls].sort(([a], [b]) => a - b)) {
     const tool = stringValue(call.get('name'));
-    if (!tool) continue;
+    if (!tool) {
+      unread.push(`a ${TRACELOOP.completionPrefix}N.tool_calls entry without a name`);
+      continue;
+    }
     const callId = stringValue(call.get('id'));
     const args = call.get('arguments');
     requested.push({

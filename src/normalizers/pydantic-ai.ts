@@ -20,7 +20,7 @@ import type { Attributes, AttributeValue, SpanRecord } from '../model/span-recor
 import type { CallOutcome, Captured } from '../model/trajectory.js';
 import { capturedJson, jsonAttribute, stringAttribute, toJson } from './attributes.js';
 import type { Convention, RequestedCall, ShownResult, SpanReading, ToolCallDraft } from './convention.js';
-import { readMessages, requestedCalls, shownResults } from './genai-messages.js';
+import { readMessages, requestedCalls, shownResults, unreadRequests } from './genai-messages.js';
 import { spanOutcome } from './span-outcome.js';
 
 /** Attribute keys of pydantic-ai's instrumentation that this normalizer reads. */
@@ -167,6 +167,7 @@ function readTurn(span: SpanRecord): SpanReading {
   const output = readMessages(attributes, PYDANTIC_AI_KEYS.outputMessages);
   const events = input || output ? undefined : readMessages(attributes, PYDANTIC_AI_KEYS.events);
   const fromEvents = events && readEvents(events);
+  const unread = output && unreadRequests(output, PYDANTIC_AI_KEYS.outputMessages);
   return {
     kind: 'turn',
     turn: {
@@ -174,6 +175,7 @@ function readTurn(span: SpanRecord): SpanReading {
       shown: input ? shownResults(input) : fromEvents?.shown,
       historyLength: input?.length ?? fromEvents?.historyLength ?? 0,
       ...(model && { model }),
+      ...(unread && { unreadRequests: unread }),
       convention: PYDANTIC_AI,
     },
   };

@@ -20,7 +20,7 @@ import type { Attributes, SpanRecord } from '../model/span-record.js';
 import type { CallOutcome, Captured } from '../model/trajectory.js';
 import { capturedJson, jsonAttribute, stringAttribute } from './attributes.js';
 import type { Convention, RequestedCall, ShownResult, SpanReading, ToolCallDraft } from './convention.js';
-import { requestedCalls, shownResults } from './genai-messages.js';
+import { requestedCalls, shownResults, unreadRequests } from './genai-messages.js';
 import { spanOutcome } from './span-outcome.js';
 
 /** Keys and event names of the Strands telemetry that this normalizer reads. */
@@ -139,6 +139,7 @@ function readTurn(span: SpanRecord): SpanReading {
   const output = messagesOf(span, STRANDS_KEYS.outputMessages);
   const input = messagesOf(span, STRANDS_KEYS.inputMessages);
   const history = input ? undefined : messageEvents(span);
+  const unread = output && unreadRequests(output, STRANDS_KEYS.outputMessages);
   return {
     kind: 'turn',
     turn: {
@@ -146,6 +147,7 @@ function readTurn(span: SpanRecord): SpanReading {
       shown: input ? shownResults(input).map(unwrapShown) : history && shownFromEvents(history),
       historyLength: input?.length ?? history?.length ?? 0,
       ...(model && { model }),
+      ...(unread && { unreadRequests: unread }),
       convention: STRANDS,
     },
   };

@@ -106,13 +106,15 @@ function readTurn(span: SpanRecord): SpanReading {
   const messages = jsonAttribute(span.attributes, VERCEL_AI_KEYS.promptMessages);
   const input = messages.captured && Array.isArray(messages.value) ? messages.value : undefined;
   const model = stringAttribute(span.attributes, VERCEL_AI_KEYS.modelId);
+  const unread: string[] = [];
   return {
     kind: 'turn',
     turn: {
-      requested: requestedCalls(span),
+      requested: requestedCalls(span, unread),
       shown: input ? shownResults(input) : undefined,
       historyLength: input?.length ?? 0,
       ...(model && { model }),
+      ...(unread.length > 0 && { unreadRequests: unread }),
       convention: VERCEL_AI,
     },
   };
@@ -120,16 +122,23 @@ function readTurn(span: SpanRecord): SpanReading {
 
 /**
  * `ai.response.toolCalls` of one model call. Absent when the step asked for no tool (or outputs
- * were not recorded); entries without a tool name are skipped.
+ * were not recorded); a value that is not a JSON list, or an entry without a tool name, is a
+ * request left unread.
  */
-function requestedCalls(span: SpanRecord): RequestedCall[] {
+function requestedCalls(span: SpanRecord, unread: string[]): RequestedCall[] {
   const parsed = jsonAttribute(span.attributes, VERCEL_AI_KEYS.responseToolCalls);
-  if (!parsed.captured || !Array.isArray(parsed.value)) return [];
+  if (!parsed.captured) return [];
+  if (!Array.isArray(parsed.value)) {
+    unread.push(`${VERCEL_AI_KEYS.responseToolCalls} is not a JSON list`);
+    return [];
+  }
   const calls: RequestedCall[] = [];
   for (const entry of parsed.value) {
-    if (!isJsonObject(entry)) continue;
-    const tool = trimmed(entry.toolName);
-    if (tool === undefined) continue;
+    const tool = isJsonObject(entry) ? trimmed(entry.toolName) : undefined;
+    if (!isJsonObject(entry) || tool === undefined) {
+      unread.push(`an entry of ${VERCEL_AI_KEYS.responseToolCalls} without a tool name`);
+      continue;
+    }
     const callId = trimmed(entry.toolCallId);
     calls.push({ ...(callId && { callId }), tool, args: inputOf(entry) });
   }

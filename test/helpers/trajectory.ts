@@ -12,6 +12,7 @@ import {
   type CallTiming,
   type ToolCall,
   Trajectory,
+  type TrajectoryIssue,
   type TrajectoryRoot,
   type Turn,
 } from '../../src/model/trajectory.js';
@@ -43,6 +44,7 @@ export type StepSpec = CallSpec | readonly CallSpec[];
 export interface BuildOptions {
   traceId?: string;
   root?: TrajectoryRoot;
+  issues?: TrajectoryIssue[];
 }
 
 /** Nanoseconds per step in the calls' start/end times, so durations are easy to compute in tests. */
@@ -97,5 +99,6 @@ export function buildTrajectory(steps: readonly StepSpec[], options: BuildOption
     timing,
     turns,
     ...(options.root && { root: options.root }),
+    ...(options.issues && { issues: options.issues }),
   });
 }

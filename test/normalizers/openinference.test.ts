@@ -338,13 +338,15 @@ describe('OpenInference TOOL spans', () => {
   });
 
   it("the bridge's mcp_tools listing and handoff spans, and non-tool kinds, are not calls", () => {
-    expect(
-      openInference.read(oiSpan('TOOL', {}, { name: 'mcp_tools', scope: AGENTS_SCOPE })),
-    ).toBeUndefined();
+    // Claimed as structure: read as nothing, and not taken for tool spans no convention read.
+    const structure = { kind: 'structure', convention: 'openinference' };
+    expect(openInference.read(oiSpan('TOOL', {}, { name: 'mcp_tools', scope: AGENTS_SCOPE }))).toEqual(
+      structure,
+    );
     // A handoff is the model's transfer_to_{agent} call; the bridge's handoff span is no second call.
     const handoffTool = { 'tool.name': 'handoff_to_Billing' };
     const handoff = oiSpan('TOOL', handoffTool, { name: 'handoff to Billing', scope: AGENTS_SCOPE });
-    expect(openInference.read(handoff)).toBeUndefined();
+    expect(openInference.read(handoff)).toEqual(structure);
     // A function tool that happens to be called so keeps its own span name, and stays a call.
     const own = oiSpan('TOOL', handoffTool, { name: 'handoff_to_Billing', scope: AGENTS_SCOPE });
     expect(readTool(own).tool).toBe('handoff_to_Billing');

@@ -168,7 +168,8 @@ describe('subjects and arguments the matchers refuse', () => {
     expect(() => expect(JSON.parse(requests)).toFailScenario(scenario)).toThrow(
       /toFailScenario: expected one trace in the OTLP requests, found 2/,
     );
-    const http = two.map((span) => ({ ...span, attributes: { 'http.method': 'GET' } }));
+    // Named and keyed as plain HTTP spans: a span still named `execute_tool …` would be tool use nothing read.
+    const http = two.map((span) => ({ ...span, name: 'GET /orders', attributes: { 'http.method': 'GET' } }));
     expect(() => expect(http).toPassScenario(scenario)).toThrow(/found no agent trace/);
   });
 
