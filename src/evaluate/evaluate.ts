@@ -7,12 +7,14 @@ import {
   DIMENSIONS,
   type Dimension,
   type Finding,
+  type ReferenceScores,
   type Report,
   type ReportStats,
   type Severity,
   type Verdict,
 } from '../model/report.js';
 import type { ToolCall, Trajectory, TrajectoryIssue } from '../model/trajectory.js';
+import { TOOLPATH_VERSION } from '../model/version.js';
 import type { Rules } from '../scenario/native.js';
 import type { Scenario } from '../scenario/scenario.js';
 import { FAMILIES } from './families.js';
@@ -56,15 +58,18 @@ export function evaluate(trajectory: Trajectory, scenario: Scenario, options: Ev
     for (const result of outcomeHookResults(hooks, options.outcomes)) results.push(result);
 
   const findings: Finding[] = [];
+  let referenceScores: ReferenceScores | undefined;
   for (const result of results) {
     if (result.status !== 'pass') findings.push(findingOf(result, scenario.severity));
+    if (result.referenceScores !== undefined) referenceScores = result.referenceScores;
   }
   for (const issue of trajectory.issues) findings.push(issueFinding(issue));
   const verdict = decideVerdict(findings);
-  return {
+  const report: Report = {
     traceId: trajectory.traceId,
     scenario:
       scenario.version === undefined ? { id: scenario.id } : { id: scenario.id, version: scenario.version },
+    toolpathVersion: TOOLPATH_VERSION,
     verdict,
     pass: verdict === 'pass',
     scores: scoresOf(results),
@@ -72,6 +77,8 @@ export function evaluate(trajectory: Trajectory, scenario: Scenario, options: Ev
     assertions: results.map(assertionOf),
     stats: computeStats(trajectory),
   };
+  if (referenceScores !== undefined) report.referenceScores = referenceScores;
+  return report;
 }
 
 function assertionOf(result: RuleResult): AssertionResult {

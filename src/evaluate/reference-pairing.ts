@@ -106,6 +106,11 @@ export class Pairing {
     return this.#referencesByTool.get(tool) ?? NO_INDEXES;
   }
 
+  /** The section's `ignore` paths, for ranking near misses the way pairs are compared. */
+  get ignore(): readonly string[] | undefined {
+    return this.section.ignore;
+  }
+
   /** Whether `matching` pairs every item of the sides `needs` names. */
   covers(matching: Matching, needs: Needs): boolean {
     return (
