@@ -88,8 +88,8 @@ export function classifyPair(
   return answer === 'no' ? 'mismatch' : answer === 'unknown' ? 'unknown' : args;
 }
 
-/** The arguments part of {@link classifyPair}. */
-function classifyArguments(
+/** The arguments part of {@link classifyPair}: how the arguments compare, whatever the outcome. */
+export function classifyArguments(
   call: ToolCall,
   reference: ReferenceCall,
   section: ReferenceSection,

@@ -39,7 +39,7 @@ export class Pairing {
   constructor(
     readonly references: readonly NumberedCall[],
     readonly calls: readonly ToolCall[],
-    private readonly section: ReferenceSection,
+    readonly section: ReferenceSection,
     readonly scope = '',
   ) {
     this.#callsByTool = indexesByTool(calls);

@@ -17,6 +17,7 @@ import { deepEqualJson, renderValue } from './match-args.js';
 import { callIds, capList, MAX_LISTED } from './outcome.js';
 import { argumentDistance, MATCH, type PairVerdict } from './reference-args.js';
 import { type NumberedCall, numberedReference, type ReferenceCall } from './reference-messages.js';
+import { coveredWhicheverWayTheyEnded } from './reference-outcomes.js';
 import { BOTH, NEEDS, type Needs, Pairing } from './reference-pairing.js';
 import { referenceScores } from './reference-scores.js';
 import { fail, pass, type RuleFamily, type RuleResult, undecided } from './rule.js';
@@ -89,6 +90,8 @@ function checkCalls(
 function judgeCalls(rule: string, calls: readonly ToolCall[], pairing: Pairing, needs: Needs): RuleResult {
   if (pairing.covers(pairing.sure, needs)) return pass(rule, DIMENSION, NAME, pairing.pairedCalls());
   if (pairing.covers(pairing.possible, needs)) {
+    if (coveredWhicheverWayTheyEnded(pairing, needs))
+      return pass(rule, DIMENSION, NAME, pairing.pairedCalls());
     const doubts = doubtfulPairs([pairing]);
     const reason = `${doubts.reason}; ${matchedCount(pairing, needs, pairing.sure.size)} with arguments compared`;
     return undecided(rule, DIMENSION, NAME, reason, doubts.calls);
@@ -152,8 +155,10 @@ function judgeStrict(
     if (pairing.covers(pairing.sure, BOTH)) {
       matchedTurns++;
       sureTurns++;
-    } else if (pairing.covers(pairing.possible, BOTH)) matchedTurns++;
-    else divergence ??= turnDivergence(index, pairing);
+    } else if (pairing.covers(pairing.possible, BOTH)) {
+      matchedTurns++;
+      if (coveredWhicheverWayTheyEnded(pairing, BOTH)) sureTurns++;
+    } else divergence ??= turnDivergence(index, pairing);
   }
   if (divergence === undefined && actualTurns.length !== referenceTurns.length) {
     const extra = actualTurns[shared];
