@@ -74,7 +74,11 @@ describe('readStoredTraces detects the format by content', () => {
   it('reads an empty list as typed events of a run that made no tool call', () => {
     for (const text of ['[]', ' [ ]\n', '\ufeff[]']) {
       const result = readStoredTraces(text, 'none.json');
-      expect(result).toEqual({ source: 'none.json', input: { format: 'typed-events', events: [] }, errors: [] });
+      expect(result).toEqual({
+        source: 'none.json',
+        input: { format: 'typed-events', events: [] },
+        errors: [],
+      });
     }
   });
 
