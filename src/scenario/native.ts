@@ -8,9 +8,9 @@
  * LangChain agentevals defines them for reference trajectories.
  */
 import { z } from 'zod';
-import { readPath, splitPath } from '../evaluate/json-path.js';
 import { compileArgsSchema } from '../evaluate/json-schema.js';
 import { argsSchema, type CompiledRegex, compileRegex, toolName } from './assertions.js';
+import { acceptableValuesFit } from './match-checks.js';
 
 /** A tool, or a set of tools any one of which satisfies the constraint. */
 const toolSet = z
@@ -98,57 +98,6 @@ export const argsMatchSchema = z
     }
     return { ...match, regex: compiled.regex };
   });
-
-/**
- * Whether `oneOf` can be used as written: in a mode that compares arguments, on paths without `*`
- * that `args` does not also give and `ignore` does not leave out. Adds an issue per problem.
- */
-function acceptableValuesFit(match: ArgsMatchInput, ctx: z.RefinementCtx): boolean {
-  const problems: { message: string; path: (string | number)[] }[] = [];
-  if (match.mode === 'regex' || match.mode === 'schema') {
-    problems.push({
-      message: `oneOf compares argument values: use it with mode exact, superset or subset, not ${match.mode}`,
-      path: ['oneOf'],
-    });
-  }
-  for (const at of Object.keys(match.oneOf ?? {})) {
-    const segments = splitPath(at);
-    if (segments.includes('*')) {
-      problems.push({
-        message: 'a oneOf path names one argument: * is not supported here',
-        path: ['oneOf', at],
-      });
-    } else if (match.args !== undefined && readPath(match.args, at).length > 0) {
-      problems.push({
-        message: `${at} is given in args too: give its value in args, or its accepted values in oneOf`,
-        path: ['oneOf', at],
-      });
-    } else {
-      const ignored = match.ignore?.find((ignore) => coversPath(splitPath(ignore), segments));
-      if (ignored !== undefined)
-        problems.push({
-          message: `${at} is left out by ignore (${ignored}), so its accepted values would never be checked`,
-          path: ['oneOf', at],
-        });
-    }
-  }
-  for (const problem of problems) ctx.addIssue({ code: 'custom', ...problem });
-  return problems.length === 0;
-}
-
-type ArgsMatchInput = {
-  mode: string;
-  args?: JsonObjectValue | undefined;
-  ignore?: string[] | undefined;
-  oneOf?: Record<string, unknown[]> | undefined;
-};
-type JsonObjectValue = z.output<typeof argsSchema>;
-
-/** Whether an `ignore` path (segments, `*` = any one) selects `segments` or something above it. */
-function coversPath(ignore: readonly string[], segments: readonly string[]): boolean {
-  if (ignore.length > segments.length) return false;
-  return ignore.every((segment, index) => segment === '*' || segment === segments[index]);
-}
 
 /** Which traces a scenario applies to; all given conditions must hold. None given: every trace. */
 export const appliesToSchema = z.strictObject({
