@@ -295,10 +295,11 @@ function withClosest(
   return { line: `${head}; closest: ${side.name(chosen)} ${detail}`, chosen };
 }
 
-/** The pairs of the best pairing that rely on arguments that could not be compared. */
+/** The pairs of the best pairing that rely on arguments, or outcomes, that could not be checked. */
 function doubtfulPairs(pairings: readonly Pairing[]): { reason: string; calls: ToolCall[] } {
   const lines: string[] = [];
   const calls: ToolCall[] = [];
+  let outcomes = false;
   for (const pairing of pairings) {
     pairing.references.forEach((reference, left) => {
       const right = pairing.possible.rightOf[left] as number;
@@ -306,12 +307,16 @@ function doubtfulPairs(pairings: readonly Pairing[]): { reason: string; calls: T
       if (verdict.status !== 'unknown') return;
       const call = pairing.calls[right] as ToolCall;
       calls.push(call);
+      if (reference.outcome !== undefined && call.outcome.status === 'no_result') outcomes = true;
       lines.push(
         `call ${call.id} ${call.tool} as reference call #${reference.number} ${describeReference(reference)} (${verdict.detail})`,
       );
     });
   }
-  const reason = `a pairing exists only if arguments that could not be compared agree: ${capList(lines, '; ')}`;
+  const what = outcomes
+    ? 'calls whose arguments or outcome could not be checked match'
+    : 'arguments that could not be compared agree';
+  const reason = `a pairing exists only if ${what}: ${capList(lines, '; ')}`;
   return { reason, calls };
 }
 

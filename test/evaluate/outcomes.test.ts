@@ -190,7 +190,13 @@ describe('reference calls with an outcome', () => {
   });
 
   it('are inconclusive on a call with no result, unless it stands for one reference call whichever way it ended', () => {
-    expect(reasonOf(reference('ok'), [refund({ noResult: true })]).verdict).toBe('inconclusive');
+    expect(reasonOf(reference('ok'), [refund({ noResult: true })])).toEqual({
+      verdict: 'inconclusive',
+      reason:
+        'a pairing exists only if calls whose arguments or outcome could not be checked match: call c1 ' +
+        'issue_refund as reference call #1 issue_refund {"orderId":"O-17","amount":40} (a call that succeeded) ' +
+        '(it never reported a result); matched 0 of 1 reference calls with arguments compared',
+    });
     const either = {
       reference: {
         mode: 'subset',
