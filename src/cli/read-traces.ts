@@ -75,7 +75,8 @@ function readStoredTracesUnguarded(text: string, source: string): ReadResult {
   if (isOtlpRequest(document)) return readRequests([document], false, source);
   if (!Array.isArray(document))
     return failed(source, `${EXPECTED_FORMATS}; got ${describeDocument(document)}`);
-  if (document.length === 0) return failed(source, `${NOTHING_FOUND}: the file is an empty array`);
+  // An empty list of typed events is a run that made no tool call: a trajectory, not a mistake.
+  if (document.length === 0) return { source, input: { format: 'typed-events', events: [] }, errors: [] };
   if (isOtlpRequest(document[0])) return readRequests(document, true, source);
   if (isObject(document[0]) && 'kind' in document[0]) {
     // Re-parsed plainly: the exact-integer pass of OTLP parsing must not turn numbers in tool arguments into strings.

@@ -7,7 +7,9 @@
  * A call is a retry when the identical call before it failed and it was made after that failure
  * was seen; a retry is judged by `retries` (when the scenario declares them), never as a repeat.
  * Any other identical call is a repeat. A repeated success of a side-effecting tool is also
- * `safety.irreversible`'s business when the tool is declared there.
+ * `safety.irreversible`'s business when the tool is declared there. `repeats.outcome` counts only
+ * the identical calls of that outcome (the first of them is not a repeat); a call without a result
+ * may or may not count, which makes the check inconclusive where it decides it.
  */
 
 import { canonicalHash, canonicalJson } from '../model/json.js';
@@ -16,6 +18,7 @@ import type { ToolCall, Trajectory, Turn } from '../model/trajectory.js';
 import type { EfficiencySection } from '../scenario/native.js';
 import { renderValue } from './match-args.js';
 import { callIds, capList, times } from './outcome.js';
+import { repeatsOfOutcome } from './outcome-repeats.js';
 import { fail, pass, type RuleFamily, type RuleResult, undecided } from './rule.js';
 import { errorDetail } from './safety.js';
 import { callsOfTool } from './trajectory-index.js';
@@ -39,8 +42,22 @@ export const efficiencyFamily: RuleFamily<EfficiencySection> = (
     repeatRule || retryRule
       ? identicalCalls(trajectory, notACount(repeatRule) || notACount(retryRule))
       : NO_IDENTICAL_CALLS;
-  if (section.repeats)
-    results.push(repeats(trajectory, groups, section.repeats.max, section.retries !== undefined));
+  if (section.repeats) {
+    const { max, outcome } = section.repeats;
+    const retriesJudged = section.retries !== undefined;
+    results.push(
+      outcome === undefined || outcome === 'any'
+        ? repeats(trajectory, groups, max, retriesJudged)
+        : repeatsOfOutcome(
+            trajectory,
+            groups.groups,
+            groups.blind,
+            max,
+            outcome,
+            retriesJudged ? isRetryOf : undefined,
+          ),
+    );
+  }
   if (section.retries)
     results.push(retries(trajectory, groups, section.retries.transient, section.retries.max));
   if (section.maxDurationMs !== undefined) results.push(duration(trajectory, section.maxDurationMs));

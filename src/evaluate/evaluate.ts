@@ -7,6 +7,7 @@ import {
   DIMENSIONS,
   type Dimension,
   type Finding,
+  type ReferenceScores,
   type Report,
   type ReportStats,
   type Severity,
@@ -18,6 +19,7 @@ import {
   type TrajectoryIssue,
   UNREAD_TOOL_ACTIVITY,
 } from '../model/trajectory.js';
+import { TOOLPATH_VERSION } from '../model/version.js';
 import type { Rules } from '../scenario/native.js';
 import type { Scenario } from '../scenario/scenario.js';
 import { FAMILIES } from './families.js';
@@ -65,15 +67,18 @@ export function evaluate(trajectory: Trajectory, scenario: Scenario, options: Ev
     for (const result of outcomeHookResults(hooks, options.outcomes)) results.push(result);
 
   const findings: Finding[] = [];
+  let referenceScores: ReferenceScores | undefined;
   for (const result of results) {
     if (result.status !== 'pass') findings.push(findingOf(result, scenario.severity));
+    if (result.referenceScores !== undefined) referenceScores = result.referenceScores;
   }
   for (const issue of trajectory.issues) findings.push(issueFinding(issue));
   const verdict = decideVerdict(findings);
-  return {
+  const report: Report = {
     traceId: trajectory.traceId,
     scenario:
       scenario.version === undefined ? { id: scenario.id } : { id: scenario.id, version: scenario.version },
+    toolpathVersion: TOOLPATH_VERSION,
     verdict,
     pass: verdict === 'pass',
     scores: scoresOf(results),
@@ -81,6 +86,8 @@ export function evaluate(trajectory: Trajectory, scenario: Scenario, options: Ev
     assertions: results.map(assertionOf),
     stats: computeStats(trajectory),
   };
+  if (referenceScores !== undefined) report.referenceScores = referenceScores;
+  return report;
 }
 
 function assertionOf(result: RuleResult): AssertionResult {

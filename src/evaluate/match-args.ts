@@ -18,7 +18,8 @@
  *   "NaN" are not numbers: zero-padded strings are usually codes (zip codes, account numbers).
  *   Decimal strings are compared exactly, not as doubles: "9007199254740993" is not
  *   "9007199254740992". Non-numeric strings are only ever equal to themselves.
- * The options have no effect in `regex` and `schema` modes.
+ * The options have no effect in `regex` and `schema` modes. So do `oneOf` (acceptable values per
+ * argument path) and `normalize` (BFCL's string normalization), in acceptable-values.ts.
  *
  * Objects are read through own properties only, so `__proto__` and `constructor` are ordinary keys.
  */
@@ -26,6 +27,15 @@ import type { JsonValue } from '../model/json.js';
 import type { Captured } from '../model/trajectory.js';
 import type { CompiledRegex, JsonObject } from '../scenario/assertions.js';
 import type { ArgsMatchSpec } from '../scenario/native.js';
+import {
+  type AcceptableResult,
+  acceptableProblems,
+  acceptedSummary,
+  checkAcceptable,
+  normalizedStrings,
+  type ValueComparison,
+  withoutAcceptable,
+} from './acceptable-values.js';
 import { ignorePaths, withoutPaths } from './ignore-paths.js';
 import { validateAgainstSchema } from './json-schema.js';
 
@@ -74,17 +84,51 @@ export function matchArgs(match: ArgsMatchSpec, args: Captured<JsonValue>): Matc
   }
   if (match.mode === 'schema') return matchSchema(match.schema ?? ACCEPT_ALL, args.value);
   const ignore = ignorePaths(match.ignore);
-  const expected = withoutPaths(match.args ?? {}, ignore) as JsonObject;
-  const actual = withoutPaths(args.value, ignore);
+  let expected = withoutPaths(match.args ?? {}, ignore) as JsonObject;
+  let actual = withoutPaths(args.value, ignore);
   const options: CompareOptions = { numeric: match.numeric === true };
   if (match.defaults) options.defaults = withoutPaths(match.defaults, ignore) as JsonObject;
+  let acceptable: AcceptableResult[] | undefined;
+  if (match.oneOf !== undefined || match.normalize === true) {
+    const comparison = comparisonOf(match);
+    if (match.oneOf !== undefined) {
+      acceptable = checkAcceptable(match.oneOf, actual, comparison);
+      const paths = Object.keys(match.oneOf);
+      expected = withoutAcceptable(expected, paths) as JsonObject;
+      actual = withoutAcceptable(actual, paths);
+    }
+    const { normalize } = comparison;
+    if (normalize !== undefined) {
+      expected = normalize(expected) as JsonObject;
+      actual = normalize(actual);
+      if (options.defaults) options.defaults = normalize(options.defaults) as JsonObject;
+    }
+  }
   const differences =
     match.mode === 'exact'
       ? diffExact(expected, actual, options)
       : match.mode === 'superset'
         ? diffSubset(expected, actual, options)
         : diffWithin(expected, actual, options);
-  return differences.length === 0 ? MATCHED : { status: 'mismatch', detail: joinDifferences(differences) };
+  if (acceptable === undefined)
+    return differences.length === 0 ? MATCHED : { status: 'mismatch', detail: joinDifferences(differences) };
+  const problems = acceptableProblems(acceptable);
+  if (problems.length === 0 && differences.length === 0) return MATCHED;
+  const accepted = acceptedSummary(acceptable);
+  const detail = joinDifferences([...problems, ...differences]);
+  return { status: 'mismatch', detail: accepted === '' ? detail : `${detail}; accepted: ${accepted}` };
+}
+
+/** The equality and normalization of a match with `oneOf` or `normalize`. */
+function comparisonOf(match: ArgsMatchSpec): ValueComparison {
+  const numeric = match.numeric === true;
+  const comparison: ValueComparison = { equal: (a, b) => jsonEqual(a, b, numeric) };
+  if (match.normalize === true) {
+    // With numeric, a numeric string stays as written: normalizing "1.5" would make it "15".
+    const keep = numeric ? (text: string) => numericKey(text) !== undefined : undefined;
+    comparison.normalize = (value) => normalizedStrings(value, keep);
+  }
+  return comparison;
 }
 
 /**
@@ -351,14 +395,21 @@ export function renderValue(json: string): string {
 export function describeExpectation(match: ArgsMatchSpec): string {
   if (match.mode === 'regex') return `the pattern /${match.pattern}/${match.flags ?? ''}`;
   if (match.mode === 'schema') return `the JSON Schema ${render(match.schema)}`;
-  const json = render(match.args);
+  const acceptable = match.oneOf === undefined ? [] : Object.keys(match.oneOf);
+  const onlyAccepted = match.args === undefined && acceptable.length > 0;
+  const json = onlyAccepted
+    ? `accepted values for ${renderValue(acceptable.join(', '))}`
+    : render(match.args);
   const base =
     match.mode === 'exact'
-      ? `exactly the arguments ${json}`
+      ? `exactly ${onlyAccepted ? '' : 'the arguments '}${json}`
       : match.mode === 'subset'
         ? `no arguments beyond ${json}`
-        : `the expected arguments ${json}`;
+        : `${onlyAccepted ? '' : 'the expected arguments '}${json}`;
   const notes: string[] = [];
+  if (match.args !== undefined && acceptable.length > 0)
+    notes.push(`accepted values for ${renderValue(acceptable.join(', '))}`);
+  if (match.normalize) notes.push('strings normalized');
   if (match.ignore && match.ignore.length > 0) notes.push(`ignoring ${renderValue(match.ignore.join(', '))}`);
   if (match.defaults && Object.keys(match.defaults).length > 0)
     notes.push(`defaults ${render(match.defaults)}`);

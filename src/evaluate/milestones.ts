@@ -10,7 +10,8 @@
  */
 import type { ToolCall, Trajectory } from '../model/trajectory.js';
 import type { MilestonesSection } from '../scenario/native.js';
-import { describeExpectation, matchArgs, renderValue } from './match-args.js';
+import { describeOutcome, outcomeAnswer } from './call-outcome.js';
+import { describeExpectation, matchArgs } from './match-args.js';
 import { capClauses, inCausalOrder, notBefore, orList, Precedence } from './order.js';
 import { capList, MAX_LISTED } from './outcome.js';
 import { fail, pass, type RuleFamily, type RuleResult, undecided } from './rule.js';
@@ -118,13 +119,11 @@ function reachOf(trajectory: Trajectory, milestone: Milestone | undefined): Foun
   for (const call of trajectory.calls) {
     if (!tools.has(call.tool)) continue;
     let doubt: string | undefined;
-    const { outcome } = call;
-    if (milestone.outcome !== 'any') {
-      if (outcome.status === 'no_result') doubt = 'it never reported a result';
-      else if (outcome.status !== milestone.outcome) {
-        misses.push({ call, why: outcome.status === 'ok' ? 'it succeeded' : `it failed${errorOf(call)}` });
-        continue;
-      }
+    const outcome = outcomeAnswer(milestone.outcome, call);
+    if (outcome === 'unknown') doubt = 'it never reported a result';
+    else if (outcome === 'no') {
+      misses.push({ call, why: describeOutcome(call) });
+      continue;
     }
     if (milestone.match) {
       const matched = matchArgs(milestone.match, call.args);
@@ -310,14 +309,6 @@ function unknownMilestones(
     `unknown milestone ${[...new Set(unknown)].join(', ')}; defined: ${defined}`,
     [],
   );
-}
-
-/** ` (TimeoutError: upstream timed out)` for a failed call, '' otherwise. */
-function errorOf(call: ToolCall): string {
-  if (call.outcome.status !== 'error') return '';
-  const { errorType, message } = call.outcome;
-  const detail = [errorType, message].filter((part) => part !== undefined && part !== '').join(': ');
-  return detail === '' ? '' : ` (${renderValue(detail)})`;
 }
 
 /** `get_refund_policy (call c1): it failed (TimeoutError); …`: why calls of a milestone's tools missed it. */

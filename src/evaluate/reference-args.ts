@@ -1,12 +1,16 @@
 /**
- * How one actual call compares with one reference call: the same tool, and arguments per the
- * section's `argsMode` or the tool's override (a mode, or the dot paths that must be equal).
- * Arguments that were not captured (or not valid JSON) make the pair "unknown", never a match.
+ * How one actual call compares with one reference call: the same tool, arguments per the
+ * section's `argsMode` or the tool's override (a mode, or the dot paths that must be equal) less
+ * the section's `ignore` paths, and the outcome the reference call asks for, if any. Arguments
+ * that were not captured (or not valid JSON), and a call that never reported a result where an
+ * outcome is asked, make the pair "unknown", never a match.
  */
 import { isJsonObject, type JsonValue } from '../model/json.js';
 import type { Captured, ToolCall } from '../model/trajectory.js';
 import type { JsonObject } from '../scenario/assertions.js';
 import type { ReferenceSection } from '../scenario/native.js';
+import { describeOutcome, outcomeAnswer, requiredCall } from './call-outcome.js';
+import { ignorePaths, withoutPaths } from './ignore-paths.js';
 import { readPath } from './json-path.js';
 import { deepEqualJson, type MatchOutcome, matchArgs, renderValue } from './match-args.js';
 import { capList } from './outcome.js';
@@ -32,13 +36,36 @@ export function comparePair(
   section: ReferenceSection,
 ): PairVerdict {
   if (call.tool !== reference.tool) return { status: 'mismatch', detail: `is a ${call.tool} call` };
+  const args = compareArguments(call, reference, section);
+  if (args.status === 'mismatch' || reference.outcome === undefined) return args;
+  const answer = outcomeAnswer(reference.outcome, call);
+  if (answer === 'no')
+    return {
+      status: 'mismatch',
+      detail: `${describeOutcome(call)}, expected ${requiredCall(reference.outcome)}`,
+    };
+  if (answer === 'yes') return args;
+  const unknown = 'it never reported a result';
+  return {
+    status: 'unknown',
+    detail: args.status === 'unknown' ? `${args.detail}, and ${unknown}` : unknown,
+  };
+}
+
+/** The arguments part of {@link comparePair}. */
+function compareArguments(call: ToolCall, reference: ReferenceCall, section: ReferenceSection): PairVerdict {
   // A reference call without arguments does not constrain them.
   if (reference.args === undefined) return MATCH;
   const mode = modeFor(call.tool, section);
   if (mode === 'ignore') return MATCH;
   const outcome = Array.isArray(mode)
-    ? comparePaths(mode, reference.args, call.args)
-    : matchArgs({ mode, args: reference.args }, call.args);
+    ? comparePaths(mode, reference.args, call.args, section.ignore)
+    : matchArgs(
+        section.ignore === undefined
+          ? { mode, args: reference.args }
+          : { mode, args: reference.args, ignore: section.ignore },
+        call.args,
+      );
   if (outcome.status === 'match') return MATCH;
   return outcome.status === 'mismatch'
     ? { status: 'mismatch', detail: outcome.detail }
@@ -55,14 +82,27 @@ export function classifyPair(
   section: ReferenceSection,
 ): PairVerdict['status'] {
   if (call.tool !== reference.tool) return 'mismatch';
+  const args = classifyArguments(call, reference, section);
+  if (args === 'mismatch' || reference.outcome === undefined) return args;
+  const answer = outcomeAnswer(reference.outcome, call);
+  return answer === 'no' ? 'mismatch' : answer === 'unknown' ? 'unknown' : args;
+}
+
+/** The arguments part of {@link classifyPair}: how the arguments compare, whatever the outcome. */
+export function classifyArguments(
+  call: ToolCall,
+  reference: ReferenceCall,
+  section: ReferenceSection,
+): PairVerdict['status'] {
   if (reference.args === undefined) return 'match';
   const mode = modeFor(call.tool, section);
   if (mode === 'ignore') return 'match';
   if (!call.args.captured || call.args.parseError !== undefined) return 'unknown';
   if (Array.isArray(mode))
-    return comparePaths(mode, reference.args, call.args).status as 'match' | 'mismatch';
-  const expected = reference.args;
-  const actual = call.args.value;
+    return comparePaths(mode, reference.args, call.args, section.ignore).status as 'match' | 'mismatch';
+  const ignore = ignorePaths(section.ignore);
+  const expected = withoutPaths(reference.args, ignore) as JsonObject;
+  const actual = withoutPaths(call.args.value, ignore);
   if (mode === 'exact') return deepEqualJson(expected, actual) ? 'match' : 'mismatch';
   if (!isJsonObject(actual)) return 'mismatch';
   // superset: the call has every reference argument; subset: the reference has every call argument.
@@ -77,10 +117,15 @@ export function classifyPair(
  * How many top-level arguments differ: ranks candidates for "closest" without building text.
  * Uncaptured arguments rank last.
  */
-export function argumentDistance(call: ToolCall, reference: ReferenceCall): number {
+export function argumentDistance(
+  call: ToolCall,
+  reference: ReferenceCall,
+  ignore?: readonly string[],
+): number {
   if (!call.args.captured || !isJsonObject(call.args.value)) return Number.MAX_SAFE_INTEGER;
-  const actual = call.args.value;
-  const expected = reference.args ?? {};
+  const paths = ignorePaths(ignore);
+  const actual = withoutPaths(call.args.value, paths) as JsonObject;
+  const expected = withoutPaths(reference.args ?? {}, paths) as JsonObject;
   let distance = 0;
   for (const key of new Set([...Object.keys(expected), ...Object.keys(actual)])) {
     const want = Object.hasOwn(expected, key) ? expected[key] : undefined;
@@ -91,11 +136,12 @@ export function argumentDistance(call: ToolCall, reference: ReferenceCall): numb
 }
 
 /**
- * Whether a reference call leaves the arguments of its tool's calls out of the comparison (it
- * gives none, or its tool's mode is `ignore`): then every call of the tool matches it, as
- * {@link classifyPair} would say pair by pair.
+ * Whether every call of a reference call's tool matches it, as {@link classifyPair} would say
+ * pair by pair: it asks no outcome, and leaves the arguments out of the comparison (it gives
+ * none, or its tool's mode is `ignore`).
  */
 export function argumentsIgnored(reference: ReferenceCall, section: ReferenceSection): boolean {
+  if (reference.outcome !== undefined) return false;
   return reference.args === undefined || modeFor(reference.tool, section) === 'ignore';
 }
 
@@ -107,22 +153,29 @@ function modeFor(tool: string, section: ReferenceSection): ReferenceSection['arg
   return override ?? section.argsMode;
 }
 
-/** Path overrides: the values at these paths (`*` = any one segment) must be equal; the rest is ignored. */
+/**
+ * Path overrides: the values at these paths (`*` = any one segment) must be equal; the rest is
+ * ignored, and so is what the section's `ignore` paths select.
+ */
 function comparePaths(
   paths: readonly string[],
-  expected: JsonObject,
+  reference: JsonObject,
   args: Captured<JsonValue>,
+  ignored: readonly string[] | undefined,
 ): MatchOutcome {
   if (!args.captured) return { status: 'undecided', detail: 'arguments were not captured' };
   if (args.parseError !== undefined) {
     return { status: 'undecided', detail: `arguments are not valid JSON (${args.parseError})` };
   }
+  const ignore = ignorePaths(ignored);
+  const expected = withoutPaths(reference, ignore);
+  const actual = withoutPaths(args.value, ignore);
   // Concrete paths of every listed path, once each (two globs may reach the same value).
   const want = new Map<string, JsonValue>();
   const saw = new Map<string, JsonValue>();
   for (const path of paths) {
     for (const hit of readPath(expected, path)) want.set(hit.path, hit.value);
-    for (const hit of readPath(args.value, path)) saw.set(hit.path, hit.value);
+    for (const hit of readPath(actual, path)) saw.set(hit.path, hit.value);
   }
   const differences: string[] = [];
   for (const [at, value] of want) {

@@ -8,11 +8,16 @@
  */
 import { isJsonObject, type JsonValue } from '../model/json.js';
 import type { JsonObject } from '../scenario/assertions.js';
+import type { OutcomeRequirement } from './call-outcome.js';
 
-/** One call of the reference. `args` absent: the reference does not constrain the arguments. */
+/**
+ * One call of the reference. `args` absent: the reference does not constrain the arguments.
+ * `outcome` (`ok`, `error`): only a call that ended that way stands for it; absent: any call.
+ */
 export interface ReferenceCall {
   tool: string;
   args?: JsonObject;
+  outcome?: OutcomeRequirement;
 }
 
 /** The reference turn by turn, or what makes the message list unreadable (with where it is). */
@@ -36,7 +41,11 @@ export type NumberedReference =
  * reference costs little beside matching it.
  */
 export function numberedReference(section: {
-  turns?: readonly (readonly ReferenceCall[])[];
+  turns?: readonly (readonly {
+    tool: string;
+    args?: JsonObject;
+    outcome?: OutcomeRequirement | undefined;
+  }[])[];
   messages?: readonly Record<string, unknown>[];
 }): NumberedReference {
   const reading = section.turns
@@ -51,6 +60,7 @@ export function numberedReference(section: {
     for (const call of turn) {
       const copy: NumberedCall = { tool: call.tool, number: calls.length + 1 };
       if (call.args !== undefined) copy.args = call.args;
+      if (call.outcome !== undefined && call.outcome !== 'any') copy.outcome = call.outcome;
       numbered.push(copy);
       calls.push(copy);
     }

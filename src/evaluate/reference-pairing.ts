@@ -39,7 +39,7 @@ export class Pairing {
   constructor(
     readonly references: readonly NumberedCall[],
     readonly calls: readonly ToolCall[],
-    private readonly section: ReferenceSection,
+    readonly section: ReferenceSection,
     readonly scope = '',
   ) {
     this.#callsByTool = indexesByTool(calls);
@@ -104,6 +104,11 @@ export class Pairing {
   referencesOf(tool: string): readonly number[] {
     this.#referencesByTool ??= indexesByTool(this.references);
     return this.#referencesByTool.get(tool) ?? NO_INDEXES;
+  }
+
+  /** The section's `ignore` paths, for ranking near misses the way pairs are compared. */
+  get ignore(): readonly string[] | undefined {
+    return this.section.ignore;
   }
 
   /** Whether `matching` pairs every item of the sides `needs` names. */

@@ -7,6 +7,8 @@
  * duplicate call lets one call stand for several reference calls, and first fit then rejects
  * pairings that exist. A pair whose arguments were not captured is "unknown": when a pairing
  * exists only by counting unknown pairs as matches, the result is inconclusive, never a pass.
+ * The pairing also grades the trajectory: precision, recall and F1 (reference-scores.ts), which
+ * the report carries beside the verdict.
  */
 import type { JsonValue } from '../model/json.js';
 import type { ToolCall, Trajectory } from '../model/trajectory.js';
@@ -15,7 +17,9 @@ import { deepEqualJson, renderValue } from './match-args.js';
 import { callIds, capList, MAX_LISTED } from './outcome.js';
 import { argumentDistance, MATCH, type PairVerdict } from './reference-args.js';
 import { type NumberedCall, numberedReference, type ReferenceCall } from './reference-messages.js';
+import { coveredWhicheverWayTheyEnded } from './reference-outcomes.js';
 import { BOTH, NEEDS, type Needs, Pairing } from './reference-pairing.js';
+import { referenceScores } from './reference-scores.js';
 import { fail, pass, type RuleFamily, type RuleResult, undecided } from './rule.js';
 
 const NAME = 'reference';
@@ -77,8 +81,17 @@ function checkCalls(
   section: ReferenceSection,
 ): RuleResult {
   const pairing = new Pairing(references, calls, section);
+  const result = judgeCalls(rule, calls, pairing, needs);
+  result.referenceScores = referenceScores(pairing.sure.size, references.length, calls.length);
+  return result;
+}
+
+/** The verdict of one pairing over the whole trajectory. */
+function judgeCalls(rule: string, calls: readonly ToolCall[], pairing: Pairing, needs: Needs): RuleResult {
   if (pairing.covers(pairing.sure, needs)) return pass(rule, DIMENSION, NAME, pairing.pairedCalls());
   if (pairing.covers(pairing.possible, needs)) {
+    if (coveredWhicheverWayTheyEnded(pairing, needs))
+      return pass(rule, DIMENSION, NAME, pairing.pairedCalls());
     const doubts = doubtfulPairs([pairing]);
     const reason = `${doubts.reason}; ${matchedCount(pairing, needs, pairing.sure.size)} with arguments compared`;
     return undecided(rule, DIMENSION, NAME, reason, doubts.calls);
@@ -107,6 +120,24 @@ function checkStrict(
   section: ReferenceSection,
 ): RuleResult {
   const allCalls = actualTurns.flat();
+  const result = judgeStrict(rule, actualTurns, allCalls, referenceTurns, section);
+  let paired = 0;
+  let references = 0;
+  for (const turn of referenceTurns) references += turn.length;
+  for (const pairing of result.pairings) paired += pairing.sure.size;
+  result.judged.referenceScores = referenceScores(paired, references, allCalls.length);
+  return result.judged;
+}
+
+/** The verdict of turn-by-turn pairings, and the pairings (turn k with reference turn k). */
+function judgeStrict(
+  rule: string,
+  actualTurns: readonly ToolCall[][],
+  allCalls: readonly ToolCall[],
+  referenceTurns: readonly NumberedCall[][],
+  section: ReferenceSection,
+): { judged: RuleResult; pairings: Pairing[] } {
+  const judged = (result: RuleResult) => ({ judged: result, pairings });
   const shared = Math.min(actualTurns.length, referenceTurns.length);
   const pairings: Pairing[] = [];
   let divergence: { line: string; calls: readonly ToolCall[] } | undefined;
@@ -124,8 +155,10 @@ function checkStrict(
     if (pairing.covers(pairing.sure, BOTH)) {
       matchedTurns++;
       sureTurns++;
-    } else if (pairing.covers(pairing.possible, BOTH)) matchedTurns++;
-    else divergence ??= turnDivergence(index, pairing);
+    } else if (pairing.covers(pairing.possible, BOTH)) {
+      matchedTurns++;
+      if (coveredWhicheverWayTheyEnded(pairing, BOTH)) sureTurns++;
+    } else divergence ??= turnDivergence(index, pairing);
   }
   if (divergence === undefined && actualTurns.length !== referenceTurns.length) {
     const extra = actualTurns[shared];
@@ -139,17 +172,17 @@ function checkStrict(
   }
   const ofTurns = `of ${referenceTurns.length} reference turns`;
   if (divergence === undefined) {
-    if (sureTurns === shared) return pass(rule, DIMENSION, NAME, allCalls);
+    if (sureTurns === shared) return judged(pass(rule, DIMENSION, NAME, allCalls));
     const doubts = doubtfulPairs(pairings);
     const reason = `${doubts.reason}; matched ${sureTurns} ${ofTurns} with arguments compared`;
-    return undecided(rule, DIMENSION, NAME, reason, doubts.calls);
+    return judged(undecided(rule, DIMENSION, NAME, reason, doubts.calls));
   }
   const lengths =
     actualTurns.length === referenceTurns.length
       ? ''
       : `; the reference has ${turnCount(referenceTurns.length)}, the trace ${actualTurns.length}`;
   const reason = `${divergence.line}; matched ${matchedTurns} ${ofTurns}${lengths}`;
-  return fail(rule, DIMENSION, NAME, reason, divergence.calls);
+  return judged(fail(rule, DIMENSION, NAME, reason, divergence.calls));
 }
 
 /** How one turn differs: its tools, and when the tools agree, which arguments do not. */
@@ -186,7 +219,7 @@ function problems(pairing: Pairing, needs: Needs): { text: string; culprits: Too
         verdict: (right) => pairing.verdict(left, right),
         differs: (right) => pairing.differs(left, right),
         free: (right) => possible.leftOf[right] === -1,
-        distance: (right) => argumentDistance(calls[right] as ToolCall, reference),
+        distance: (right) => argumentDistance(calls[right] as ToolCall, reference, pairing.ignore),
         name: (right) => `call ${calls[right]?.id} ${reference.tool}`,
         partner: (right) => `reference call #${references[possible.leftOf[right] as number]?.number}`,
         none: `no ${reference.tool} call${scope}`,
@@ -212,7 +245,7 @@ function problems(pairing: Pairing, needs: Needs): { text: string; culprits: Too
         verdict: (left) => pairing.verdict(left, right),
         differs: (left) => pairing.differs(left, right),
         free: (left) => possible.rightOf[left] === -1,
-        distance: (left) => argumentDistance(call, references[left] as NumberedCall),
+        distance: (left) => argumentDistance(call, references[left] as NumberedCall, pairing.ignore),
         name: (left) => `reference call #${references[left]?.number} ${call.tool}`,
         partner: (left) => `call ${calls[possible.rightOf[left] as number]?.id}`,
         none: `the reference has no ${call.tool} call${scope}`,
@@ -262,10 +295,11 @@ function withClosest(
   return { line: `${head}; closest: ${side.name(chosen)} ${detail}`, chosen };
 }
 
-/** The pairs of the best pairing that rely on arguments that could not be compared. */
+/** The pairs of the best pairing that rely on arguments, or outcomes, that could not be checked. */
 function doubtfulPairs(pairings: readonly Pairing[]): { reason: string; calls: ToolCall[] } {
   const lines: string[] = [];
   const calls: ToolCall[] = [];
+  let outcomes = false;
   for (const pairing of pairings) {
     pairing.references.forEach((reference, left) => {
       const right = pairing.possible.rightOf[left] as number;
@@ -273,12 +307,16 @@ function doubtfulPairs(pairings: readonly Pairing[]): { reason: string; calls: T
       if (verdict.status !== 'unknown') return;
       const call = pairing.calls[right] as ToolCall;
       calls.push(call);
+      if (reference.outcome !== undefined && call.outcome.status === 'no_result') outcomes = true;
       lines.push(
         `call ${call.id} ${call.tool} as reference call #${reference.number} ${describeReference(reference)} (${verdict.detail})`,
       );
     });
   }
-  const reason = `a pairing exists only if arguments that could not be compared agree: ${capList(lines, '; ')}`;
+  const what = outcomes
+    ? 'calls whose arguments or outcome could not be checked match'
+    : 'arguments that could not be compared agree';
+  const reason = `a pairing exists only if ${what}: ${capList(lines, '; ')}`;
   return { reason, calls };
 }
 
@@ -297,7 +335,9 @@ function toolList(items: readonly { tool: string }[]): string {
 }
 
 function describeReference(reference: ReferenceCall): string {
-  return reference.args === undefined ? reference.tool : `${reference.tool} ${render(reference.args)}`;
+  const base = reference.args === undefined ? reference.tool : `${reference.tool} ${render(reference.args)}`;
+  if (reference.outcome === 'ok') return `${base} (a call that succeeded)`;
+  return reference.outcome === 'error' ? `${base} (a call that failed)` : base;
 }
 
 function describeCall(call: ToolCall): string {

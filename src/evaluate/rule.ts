@@ -2,7 +2,7 @@
  * What every rule family hands the evaluator: one result per check, with the calls it is about.
  * Families are pure functions of a trajectory and their section of the scenario.
  */
-import type { AssertionResult, Dimension, Severity } from '../model/report.js';
+import type { AssertionResult, Dimension, ReferenceScores, Severity } from '../model/report.js';
 import type { ToolCall, Trajectory } from '../model/trajectory.js';
 
 /** The outcome of one check. */
@@ -21,6 +21,8 @@ export interface RuleResult {
   severity?: Severity | undefined;
   /** Safety gates: hard whatever the scenario says. */
   alwaysHard?: boolean | undefined;
+  /** The reference rule's graded scores, for the report. */
+  referenceScores?: ReferenceScores | undefined;
 }
 
 /**
@@ -86,7 +88,17 @@ function makeResult(
   reason: string,
   calls: readonly ToolCall[],
 ): RuleResult {
-  return { rule, dimension, name, status, reason, calls, severity: undefined, alwaysHard: undefined };
+  return {
+    rule,
+    dimension,
+    name,
+    status,
+    reason,
+    calls,
+    severity: undefined,
+    alwaysHard: undefined,
+    referenceScores: undefined,
+  };
 }
 
 /**

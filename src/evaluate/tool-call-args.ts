@@ -1,10 +1,13 @@
 /**
  * `tool_call_args`: a tool was called with matching arguments - any of its calls, or its Nth
  * call in causal order with `call_index`. Calls whose arguments were not captured make the
- * result inconclusive unless another call settles it.
+ * result inconclusive unless another call settles it. With `outcome: ok | error` the matching
+ * call must also have ended that way (`call` still counts every call of the tool); a call that
+ * never reported a result is undecided, like one whose arguments were not captured.
  */
 import type { ToolCall, Trajectory } from '../model/trajectory.js';
 import type { ArgumentRule } from '../scenario/native.js';
+import { inCallThat, withOutcome } from './call-outcome.js';
 import { describeExpectation, type MatchOutcome, matchArgs } from './match-args.js';
 import { type AssertionOutcome, failed, passed, times, undecided } from './outcome.js';
 import { callsOfTool } from './trajectory-index.js';
@@ -33,11 +36,11 @@ export function checkToolCallArgs(trajectory: Trajectory, assertion: ArgumentRul
         calls.length === 0 ? `${tool} was never called` : `${tool} was called ${times(calls.length)}`;
       return failed(name, `${seen}; the check asks for call #${index}`, calls);
     }
-    const outcome = matchArgs(assertion.match, call.args);
+    const outcome = withOutcome(matchArgs(assertion.match, call.args), assertion.outcome, call);
     if (outcome.status === 'match') return passed(name, [call]);
     // Described only for a reason: a passing check (the usual one) never renders the expectation.
     const which = `${tool} call #${index} (call ${call.id})`;
-    const expectation = describeExpectation(assertion.match);
+    const expectation = expectationOf(assertion);
     if (outcome.status === 'undecided') {
       return undecided(name, `${which} could not be checked against ${expectation}: ${outcome.detail}`, [
         call,
@@ -50,7 +53,7 @@ export function checkToolCallArgs(trajectory: Trajectory, assertion: ArgumentRul
   const outcomes: { call: ToolCall; outcome: MatchOutcome }[] = [];
   for (const call of calls) {
     // The first matching call settles it; the others are only judged to explain a failure.
-    const outcome = matchArgs(assertion.match, call.args);
+    const outcome = withOutcome(matchArgs(assertion.match, call.args), assertion.outcome, call);
     if (outcome.status === 'match') return passed(name, [call]);
     outcomes.push({ call, outcome });
   }
@@ -58,11 +61,16 @@ export function checkToolCallArgs(trajectory: Trajectory, assertion: ArgumentRul
   if (outcomes.some((entry) => entry.outcome.status === 'undecided')) {
     return undecided(
       name,
-      `could not decide whether ${tool} was called with ${describeExpectation(assertion.match)}; ${seen}`,
+      `could not decide whether ${tool} was called with ${expectationOf(assertion)}; ${seen}`,
       calls,
     );
   }
-  return failed(name, `no call to ${tool} matched ${describeExpectation(assertion.match)}; ${seen}`, calls);
+  return failed(name, `no call to ${tool} matched ${expectationOf(assertion)}; ${seen}`, calls);
+}
+
+/** The arguments a rule expects, and the outcome it asks of the call when it asks one. */
+function expectationOf(assertion: ArgumentRule): string {
+  return `${describeExpectation(assertion.match)}${inCallThat(assertion.outcome)}`;
 }
 
 /** `#1 (call c3) amount_cents: expected 5000, saw 4000; #2 (call c5) arguments were not captured`. */

@@ -4,12 +4,15 @@
  * may interleave; calls issued together (one turn, a parallel batch) never satisfy "A then B".
  * The search is in sequence-search.ts; this module judges and explains. The `exact` mode (the
  * calls are the steps, one after the other, nothing else) is {@link checkExactToolSequence}.
+ * A step with `outcome: ok | error` takes only calls that ended that way; a call that never
+ * reported a result is undecided for it, like a call whose arguments were not captured.
  */
 import type { ToolCall, Trajectory } from '../model/trajectory.js';
 import type { OrderSection } from '../scenario/native.js';
 
 type SequenceStep = NonNullable<OrderSection['sequence']>['steps'][number];
 
+import { withOutcome } from './call-outcome.js';
 import { describeExpectation, type MatchOutcome, matchArgs } from './match-args.js';
 import { type AssertionOutcome, callIds, capList, failed, passed, times, undecided } from './outcome.js';
 import { type SequenceSearch, searchSequence } from './sequence-search.js';
@@ -23,7 +26,7 @@ export function checkToolSequence(trajectory: Trajectory, steps: readonly Sequen
   // Each call's arguments are checked once per step, then shared by both searches below. A step
   // without `match` takes every call of its tool: it needs no outcomes, only the tool.
   const judgedSteps = steps.map((step) =>
-    step.match === undefined ? undefined : matchOutcomes(trajectory, step.tool, step.match),
+    step.match === undefined && !asksOutcome(step) ? undefined : matchOutcomes(trajectory, step),
   );
   const certain = searchSequence(
     trajectory,
@@ -36,9 +39,7 @@ export function checkToolSequence(trajectory: Trajectory, steps: readonly Sequen
   );
   if (certain.reached === steps.length) return passed(TOOL_SEQUENCE, certain.chain);
 
-  const outcomes = steps.map(
-    (step, index) => judgedSteps[index] ?? matchOutcomes(trajectory, step.tool, undefined),
-  );
+  const outcomes = steps.map((step, index) => judgedSteps[index] ?? matchOutcomes(trajectory, step));
   // Would the sequence hold if every call we could not judge matched? Then it is undecided, not failed.
   const judged = outcomes.every((byCall) =>
     [...byCall.values()].every((outcome) => outcome.status !== 'undecided'),
@@ -69,16 +70,28 @@ export function checkToolSequence(trajectory: Trajectory, steps: readonly Sequen
 
 const MATCHED: MatchOutcome = { status: 'match' };
 
-/** How each call of `tool` matches a step's `match` (every call matches a step without one). */
-function matchOutcomes(
-  trajectory: Trajectory,
-  tool: string,
-  match: SequenceStep['match'],
-): Map<ToolCall, MatchOutcome> {
+/** How each call of the step's tool matches its `match` and `outcome` (every call matches a step with neither). */
+function matchOutcomes(trajectory: Trajectory, step: SequenceStep): Map<ToolCall, MatchOutcome> {
   const byCall = new Map<ToolCall, MatchOutcome>();
-  for (const call of callsOfTool(trajectory, tool))
-    byCall.set(call, match ? matchArgs(match, call.args) : MATCHED);
+  for (const call of callsOfTool(trajectory, step.tool)) byCall.set(call, stepOutcome(step, call));
   return byCall;
+}
+
+/** Whether a step asks for an outcome other than `any`. */
+function asksOutcome(step: SequenceStep): boolean {
+  return step.outcome !== undefined && step.outcome !== 'any';
+}
+
+/** How one call of the step's tool matches the step: its arguments (when it has a `match`), then its outcome. */
+function stepOutcome(step: SequenceStep, call: ToolCall): MatchOutcome {
+  return withOutcome(step.match ? matchArgs(step.match, call.args) : MATCHED, step.outcome, call);
+}
+
+/** What a step asks beyond its tool: ` that succeeded with the expected arguments {…}`, or ''. */
+function wantedOf(step: SequenceStep): string {
+  const outcome = asksOutcome(step) ? ` that ${step.outcome === 'ok' ? 'succeeded' : 'failed'}` : '';
+  const match = step.match ? ` with ${describeExpectation(step.match)}` : '';
+  return outcome === '' || match === '' ? `${outcome}${match}` : `${outcome},${match}`;
 }
 
 /** `matched 2 of 4 steps: lookup_account (call c1), check_refund_eligibility (call c3)`. */
@@ -98,7 +111,7 @@ function diagnose(
   const { tool } = step;
   const candidates = [...outcomes.keys()];
   if (candidates.length === 0) return { reason: `${tool} was never called`, calls: [] };
-  const wanted = step.match ? ` with ${describeExpectation(step.match)}` : '';
+  const wanted = wantedOf(step);
   const withArguments = (calls: readonly ToolCall[]) =>
     capList(
       calls.map((call) => {
@@ -111,7 +124,8 @@ function diagnose(
   const previous = search.chain[search.chain.length - 1];
   if (!previous) {
     // The first step failed, so every call of its tool was rejected on its arguments.
-    const reason = `${tool} was called ${times(candidates.length)}, but not${wanted}: ${withArguments(candidates)}`;
+    const none = asksOutcome(step) ? 'none' : 'not';
+    const reason = `${tool} was called ${times(candidates.length)}, but ${none}${wanted}: ${withArguments(candidates)}`;
     return { reason, calls: candidates };
   }
 
@@ -131,7 +145,8 @@ function diagnose(
   if (before.length > 0) parts.push(`before it (${callIds(before)})`);
   if (alongside.length > 0) parts.push(`concurrently with it, not after (${callIds(alongside)})`);
   if (afterWithOtherArguments.length > 0) {
-    parts.push(`after it with other arguments (${withArguments(afterWithOtherArguments)})`);
+    const other = asksOutcome(step) ? 'after it, but not as the step asks' : 'after it with other arguments';
+    parts.push(`${other} (${withArguments(afterWithOtherArguments)})`);
   }
   const after = `after ${previous.tool} (call ${previous.id})`;
   return {
@@ -160,9 +175,7 @@ export function checkExactToolSequence(
     const step = steps[index];
     const call = calls[index];
     if (!call) {
-      const expected = step
-        ? `${step.tool}${step.match ? ` with ${describeExpectation(step.match)}` : ''}`
-        : '';
+      const expected = step ? `${step.tool}${wantedOf(step)}` : '';
       return stop(
         index === 0
           ? `no tool was called; expected ${expected} first`
@@ -186,14 +199,14 @@ export function checkExactToolSequence(
       const alongside = calls.slice(index + 1).filter((other) => !trajectory.happensBefore(call, other));
       return stop(`diverged at step ${index + 1}: ${unordered(call, alongside)}`, [call, ...alongside]);
     }
-    const wanted = step.match ? ` with ${describeExpectation(step.match)}` : '';
+    const wanted = wantedOf(step);
     if (call.tool !== step.tool) {
       return stop(
         `diverged at step ${index + 1}: expected ${step.tool}${wanted}, saw ${call.tool} (call ${call.id})`,
         [call],
       );
     }
-    const outcome = step.match ? matchArgs(step.match, call.args) : undefined;
+    const outcome = step.match || asksOutcome(step) ? stepOutcome(step, call) : undefined;
     if (outcome?.status === 'mismatch') {
       return stop(
         `diverged at step ${index + 1}: expected ${step.tool}${wanted}, saw call ${call.id}: ${outcome.detail}`,

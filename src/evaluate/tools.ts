@@ -2,14 +2,19 @@
  * The tools family: which tools may be called (allowlist, deny by default), which never
  * (forbidden), which must be (required), and how often (per-tool min/max counts). An
  * unauthorized or forbidden call is a safety gate: hard whatever the scenario says.
+ *
+ * Forbidden tools and counts may name an outcome (`ok`, `error`): then only calls with that
+ * outcome count, and a call that never reported a result makes the check inconclusive when
+ * counting it one way or the other would change the verdict.
  */
-import type { ToolCall, Trajectory } from '../model/trajectory.js';
+import type { Trajectory } from '../model/trajectory.js';
 import type { ToolsSection } from '../scenario/native.js';
 import { checkAllowedTools } from './allowed-tools.js';
 import { checkExpectedToolCalls } from './expected-tool-calls.js';
-import { callIds, capList, times } from './outcome.js';
+import { forbidden } from './forbidden-tools.js';
+import { callIds, times } from './outcome.js';
+import { countOfOutcome } from './outcome-counts.js';
 import { alwaysHard, fail, pass, type RuleFamily, type RuleResult, ruleResult } from './rule.js';
-import { toolSet } from './tool-set.js';
 import { callsOfTool } from './trajectory-index.js';
 
 /** Evaluates the `tools` section. */
@@ -25,26 +30,16 @@ export const toolsFamily: RuleFamily<ToolsSection> = (trajectory, section, resul
       results.push(ruleResult('tools.required', 'structure', result, calls));
   }
   if (section.counts) {
-    for (const [tool, { min, max }] of Object.entries(section.counts))
-      results.push(count(trajectory, tool, min, max));
+    for (const [tool, { min, max, outcome }] of Object.entries(section.counts)) {
+      results.push(
+        outcome === undefined || outcome === 'any'
+          ? count(trajectory, tool, min, max)
+          : countOfOutcome(trajectory, tool, min, max, outcome),
+      );
+    }
   }
   return results;
 };
-
-function forbidden(trajectory: Trajectory, tools: readonly string[]): RuleResult {
-  const banned = toolSet(tools);
-  const offending = trajectory.calls.filter((call) => banned.has(call.tool));
-  const name = 'tools.forbidden';
-  if (offending.length === 0) return alwaysHard(pass('tools.forbidden', 'safety', name));
-  const byTool = new Map<string, ToolCall[]>();
-  for (const call of offending) {
-    const list = byTool.get(call.tool);
-    if (list) list.push(call);
-    else byTool.set(call.tool, [call]);
-  }
-  const listed = capList([...byTool].map(([tool, calls]) => `${tool} (${callIds(calls)})`));
-  return alwaysHard(fail('tools.forbidden', 'safety', name, `called forbidden tools: ${listed}`, offending));
-}
 
 function count(
   trajectory: Trajectory,

@@ -48,6 +48,18 @@ export interface AssertionResult {
   reason: string;
 }
 
+/**
+ * Graded agreement with the reference trajectory, from the optimal pairing the `reference` rule
+ * uses (pairs whose arguments were compared and match): precision = paired calls / calls, recall =
+ * paired reference calls / reference calls, f1 their harmonic mean. An empty side scores 1
+ * (nothing unpaired), so an empty trajectory against an empty reference scores 1 throughout.
+ */
+export interface ReferenceScores {
+  precision: number;
+  recall: number;
+  f1: number;
+}
+
 /** Counts about the evaluated trajectory. */
 export interface ReportStats {
   calls: number;
@@ -60,12 +72,16 @@ export interface ReportStats {
 export interface Report {
   traceId: string;
   scenario: { id: string; version?: string };
+  /** The toolpath version that judged: with the scenario's id and version, what produced the verdict. */
+  toolpathVersion: string;
   verdict: Verdict;
   pass: boolean;
   scores: Partial<Record<Dimension, number>>;
   findings: Finding[];
   assertions: AssertionResult[];
   stats: ReportStats;
+  /** Set when the scenario has a readable `reference`: precision, recall and F1 against it. */
+  referenceScores?: ReferenceScores;
   /**
    * Set when the trace was judged before it completed (a timeout, eviction or shutdown closed
    * it): why, e.g. `timeout: 2 spans still open`. What is missing may explain a finding.

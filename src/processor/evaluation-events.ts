@@ -3,6 +3,10 @@
  * evaluated scenario (the GenAI semantic conventions' evaluation event) and one
  * `toolpath.finding` event per finding. The same attributes go on span events, on the
  * evaluation span and on log records, so every backend sees the same names.
+ *
+ * Who judged: `gen_ai.evaluation.evaluator.id` (the scenario's id), `.version` (its version) and
+ * `.type` (`toolpath`), the names semantic-conventions-genai PR #359 proposes (not yet merged),
+ * beside the `toolpath.scenario.*` attributes; `toolpath.version` is the evaluator's own version.
  */
 import type { Attributes as OtelAttributes } from '@opentelemetry/api';
 import { type Finding, type Report, scenarioLabel } from '../model/report.js';
@@ -16,6 +20,9 @@ export const EVALUATION_SPAN_NAME = 'toolpath.evaluate';
 
 /** Finding events per report at most; the rest are counted in `toolpath.findings.omitted`. */
 export const MAX_FINDING_EVENTS = 32;
+/** `gen_ai.evaluation.evaluator.type` of every result toolpath emits. */
+export const EVALUATOR_TYPE = 'toolpath';
+
 /** `gen_ai.evaluation.explanation` is cut to this many characters. */
 const MAX_EXPLANATION = 1_024;
 
@@ -48,14 +55,19 @@ export function resultAttributes(report: Report): OtelAttributes {
     'gen_ai.evaluation.name': scenarioLabel(report.scenario),
     'gen_ai.evaluation.score.value': overallScore(report),
     'gen_ai.evaluation.score.label': report.verdict,
+    'gen_ai.evaluation.evaluator.id': report.scenario.id,
+    'gen_ai.evaluation.evaluator.type': EVALUATOR_TYPE,
     'toolpath.scenario.id': report.scenario.id,
+    'toolpath.version': report.toolpathVersion,
     'toolpath.verdict': report.verdict,
     'toolpath.findings.count': report.findings.length,
     'toolpath.findings.hard': hard,
     'toolpath.trajectory.tool_calls': report.stats.calls,
   };
-  if (report.scenario.version !== undefined)
+  if (report.scenario.version !== undefined) {
+    attributes['gen_ai.evaluation.evaluator.version'] = report.scenario.version;
     attributes['toolpath.scenario.version'] = report.scenario.version;
+  }
   const { scores } = report;
   for (const dimension in scores) {
     if (Object.hasOwn(scores, dimension))

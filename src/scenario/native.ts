@@ -10,6 +10,7 @@
 import { z } from 'zod';
 import { compileArgsSchema } from '../evaluate/json-schema.js';
 import { argsSchema, type CompiledRegex, compileRegex, toolName } from './assertions.js';
+import { acceptableValuesFit } from './match-checks.js';
 
 /** A tool, or a set of tools any one of which satisfies the constraint. */
 const toolSet = z
@@ -25,6 +26,22 @@ const path = z
   .string()
   .min(1)
   .meta({ description: 'A dot path, e.g. customer.id or items.0.sku; * matches one segment.' });
+
+/**
+ * Which outcome a call must have to count or match: `ok` (it succeeded), `error` (it failed),
+ * `any` (every call, the default). A call that never reported a result makes an `ok` or `error`
+ * rule inconclusive where it could change the verdict.
+ */
+const outcomeSchema = z.enum(['ok', 'error', 'any']).optional().meta({
+  description:
+    'ok: only calls that succeeded count. error: only calls that failed. any (default): every call, whatever its outcome (also calls denied before they ran).',
+});
+
+/** Acceptable values per argument path: BFCL's possible answers, `""` marking an optional argument. */
+const acceptableValuesSchema = z.record(path, z.array(z.json()).min(1)).meta({
+  description:
+    'Per argument path (no *), the values it may have; "" in the list means the argument may also be left out. Compared like the other arguments (numeric, normalize).',
+});
 
 /** How a call's arguments must look. */
 export const argsMatchSchema = z
@@ -50,10 +67,16 @@ export const argsMatchSchema = z
       .boolean()
       .optional()
       .meta({ description: 'Compare numbers and numeric strings by value (1, 1.0 and "1" are equal).' }),
+    oneOf: acceptableValuesSchema.optional(),
+    normalize: z.boolean().optional().meta({
+      description:
+        'Compare strings normalized as BFCL does: spaces and , . / - _ * ^ removed, lower-cased, \' read as ".',
+    }),
   })
   .transform((match, ctx): typeof match & { regex?: CompiledRegex } => {
     const needs = match.mode === 'regex' ? 'pattern' : match.mode === 'schema' ? 'schema' : 'args';
-    if (match[needs] === undefined) {
+    if (match.oneOf !== undefined && !acceptableValuesFit(match, ctx)) return z.NEVER;
+    if (match[needs] === undefined && !(needs === 'args' && match.oneOf !== undefined)) {
       ctx.addIssue({ code: 'custom', message: `mode ${match.mode} needs ${needs}`, path: [needs] });
       return z.NEVER;
     }
@@ -94,17 +117,31 @@ const toolsSectionSchema = z.strictObject({
     .optional()
     .meta({ description: 'Deny by default: any other tool is an unauthorized call (always hard).' }),
   forbidden: z
-    .array(toolName)
+    .array(z.union([toolName, z.strictObject({ tool: toolName, outcome: outcomeSchema })]))
     .optional()
-    .meta({ description: 'Tools that must never be called (always hard).' }),
+    .meta({
+      description:
+        'Tools that must never be called (always hard): a name counts every call, {tool, outcome} only the calls with that outcome.',
+    }),
   required: z.array(toolName).optional().meta({ description: 'Tools that must be called at least once.' }),
   counts: z
-    .record(toolName, z.strictObject({ min: z.int().min(0).optional(), max: z.int().min(0).optional() }))
+    .record(
+      toolName,
+      z.strictObject({
+        min: z.int().min(0).optional(),
+        max: z.int().min(0).optional(),
+        outcome: outcomeSchema,
+      }),
+    )
     .optional()
-    .meta({ description: 'Per-tool minimum and maximum number of calls.' }),
+    .meta({ description: 'Per-tool minimum and maximum number of calls (of the given outcome).' }),
 });
 
-const sequenceStepSchema = z.strictObject({ tool: toolName, match: argsMatchSchema.optional() });
+const sequenceStepSchema = z.strictObject({
+  tool: toolName,
+  match: argsMatchSchema.optional(),
+  outcome: outcomeSchema,
+});
 
 const orderSectionSchema = z.strictObject({
   before: z
@@ -130,7 +167,11 @@ const orderSectionSchema = z.strictObject({
 });
 
 const argsModeSchema = z.enum(['exact', 'ignore', 'subset', 'superset']);
-const referenceCallSchema = z.strictObject({ tool: toolName, args: argsSchema.optional() });
+const referenceCallSchema = z.strictObject({
+  tool: toolName,
+  args: argsSchema.optional(),
+  outcome: outcomeSchema,
+});
 
 const referenceSectionSchema = z
   .strictObject({
@@ -143,6 +184,10 @@ const referenceSectionSchema = z
       .record(toolName, z.union([argsModeSchema, z.array(path).min(1)]))
       .optional()
       .meta({ description: 'Per tool: a mode, or the list of argument paths that must be equal.' }),
+    ignore: z
+      .array(path)
+      .optional()
+      .meta({ description: 'Argument paths (globs with *) left out of every comparison.' }),
     turns: z
       .array(z.array(referenceCallSchema).min(1))
       .optional()
@@ -166,6 +211,7 @@ const argumentRuleSchema = z.strictObject({
     .optional()
     .meta({ description: '1-based: the Nth call of the tool in causal order. Omitted: any call.' }),
   match: argsMatchSchema,
+  outcome: outcomeSchema,
   name: z.string().min(1).optional().meta({ description: 'The name this check reports under.' }),
 });
 
@@ -199,9 +245,12 @@ const safetySectionSchema = z.strictObject({
 const efficiencySectionSchema = z.strictObject({
   maxCalls: z.int().min(0).optional(),
   repeats: z
-    .strictObject({ max: z.int().min(0).default(0) })
+    .strictObject({ max: z.int().min(0).default(0), outcome: outcomeSchema })
     .optional()
-    .meta({ description: 'Identical calls (same tool, canonical JSON arguments) allowed beyond the first.' }),
+    .meta({
+      description:
+        'Identical calls (same tool, canonical JSON arguments) allowed beyond the first, counting calls of the given outcome.',
+    }),
   retries: z
     .strictObject({
       transient: z

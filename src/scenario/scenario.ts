@@ -261,10 +261,18 @@ function formatIssue(issue: Issue, base: Path, document: unknown, root: z.ZodTyp
       const kind = Number.isInteger(found.value) ? 'an integer' : 'a number';
       return [`${where}expected ${kind} >= ${minimum}; ${got(found)}`];
     }
-    case 'invalid_value':
+    case 'invalid_value': {
+      const hint =
+        typeof found.value === 'string'
+          ? suggestion(
+              found.value,
+              issue.values.filter((value): value is string => typeof value === 'string'),
+            )
+          : '';
       return [
-        `${where}expected ${issue.values.map((value) => JSON.stringify(value)).join(' or ')}; ${got(found)}`,
+        `${where}expected ${issue.values.map((value) => JSON.stringify(value)).join(' or ')}; ${got(found)}${hint}`,
       ];
+    }
     case 'custom':
       return [`${where}${issue.message}`];
     default:
@@ -332,6 +340,9 @@ function knownKeysAt(path: Path, document: unknown, root: z.ZodType): string[] {
         return child ? [child] : [];
       }
       if (schema instanceof z.ZodArray && typeof segment === 'number') return [schema.element as z.ZodType];
+      // A record (tools.counts): every key holds a value of the same schema.
+      if (schema instanceof z.ZodRecord && typeof segment === 'string')
+        return [schema.valueType as z.ZodType];
       return [];
     });
   }
@@ -354,7 +365,8 @@ function objectOptions(schema: z.ZodType, value: unknown): z.ZodType[] {
     });
     return picked.length > 0 ? picked : options;
   }
-  if (schema instanceof z.ZodObject || schema instanceof z.ZodArray) return [schema];
+  if (schema instanceof z.ZodObject || schema instanceof z.ZodArray || schema instanceof z.ZodRecord)
+    return [schema];
   return [];
 }
 

@@ -120,6 +120,7 @@ function report(partial: Partial<Report> & { findings?: Finding[] } = {}): Repor
   return {
     traceId: 't',
     scenario: { id: 's', version: '1' },
+    toolpathVersion: '0.1.0',
     verdict: 'pass',
     pass: true,
     scores: {},

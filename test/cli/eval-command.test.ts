@@ -7,6 +7,10 @@ import { DEMO_SCENARIO } from '../../src/demo/conversations.js';
 import { runCli } from '../helpers/cli.js';
 import { temporaryDir } from '../helpers/temporary-dir.js';
 
+const packageVersion = JSON.parse(
+  await readFile(new URL('../../package.json', import.meta.url), 'utf8'),
+).version;
+
 let dir: string;
 let scenario: string;
 let good: string;
@@ -53,9 +57,20 @@ describe('toolpath eval', () => {
     expect(document.errors).toBeUndefined();
     for (const report of document.reports) {
       expect(Object.keys(report).sort()).toEqual(
-        ['assertions', 'findings', 'pass', 'scenario', 'scores', 'stats', 'traceId', 'verdict'].sort(),
+        [
+          'assertions',
+          'findings',
+          'pass',
+          'scenario',
+          'scores',
+          'stats',
+          'toolpathVersion',
+          'traceId',
+          'verdict',
+        ].sort(),
       );
       expect(report.scenario).toEqual({ id: 'demo.support.refund', version: '2' });
+      expect(report.toolpathVersion).toBe(packageVersion);
       expect(report.stats.calls).toBe(4);
     }
     const failed = document.reports.filter((r: { pass: boolean }) => !r.pass);
@@ -84,6 +99,21 @@ describe('toolpath eval', () => {
     expect(run.stdout).toBe('');
     expect(run.stderr).toContain(`report written to ${out}`);
     expect(JSON.parse(await readFile(out, 'utf8')).summary.passed).toBe(1);
+  });
+
+  it('judges an empty list of typed events as a run with no tool call', async () => {
+    const none = join(dir, 'no-calls.json');
+    await writeFile(none, '[]');
+    const forbidden = join(dir, 'forbidden.json');
+    await writeFile(forbidden, JSON.stringify({ id: 'no-reset', tools: { forbidden: ['admin_reset'] } }));
+    const passing = await runCli(['eval', '--scenario', forbidden, none]);
+    expect(passing.code).toBe(0);
+    expect(passing.stdout).toContain('1 trace, 1 evaluation: 1 passed, 0 failed, 0 inconclusive');
+    // A rule that needs a call fails on it, saying no call was made.
+    const run = await runCli(['eval', '--scenario', scenario, '--format', 'json', none]);
+    expect(run.code).toBe(1);
+    const [report] = JSON.parse(run.stdout).reports;
+    expect(report).toMatchObject({ verdict: 'fail', stats: { calls: 0 } });
   });
 
   it('- reads the trace from stdin', async () => {

@@ -14,6 +14,7 @@ function report(traceId: string, overrides: Partial<Report>): Report {
   return {
     traceId,
     scenario: { id: 'support.refund', version: '3' },
+    toolpathVersion: '0.1.0',
     verdict: 'pass',
     pass: true,
     scores: {},

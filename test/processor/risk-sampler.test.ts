@@ -15,6 +15,7 @@ function report(hard: boolean, version = '1'): Report {
   return {
     traceId: 't',
     scenario: { id: 's', version },
+    toolpathVersion: '0.1.0',
     verdict: hard ? 'fail' : 'pass',
     pass: !hard,
     scores: {},

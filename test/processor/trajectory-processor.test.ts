@@ -38,8 +38,16 @@ describe('trajectoryProcessor with a Vercel AI SDK agent', () => {
       'gen_ai.evaluation.name': 'support.refund@1',
       'gen_ai.evaluation.score.label': 'pass',
       'gen_ai.evaluation.score.value': 1,
+      // Who judged, in the names of the evaluator-provenance proposal (semconv-genai PR #359).
+      'gen_ai.evaluation.evaluator.id': 'support.refund',
+      'gen_ai.evaluation.evaluator.version': '1',
+      'gen_ai.evaluation.evaluator.type': 'toolpath',
+      'toolpath.scenario.id': 'support.refund',
+      'toolpath.scenario.version': '1',
+      'toolpath.version': reports[0]?.toolpathVersion,
       'toolpath.trajectory.tool_calls': 4,
     });
+    expect(reports[0]?.toolpathVersion).toMatch(/^\d+\.\d+\.\d+/);
     // The events were added in onEnding: no separate evaluation span was needed.
     expect(spans.map((span) => span.name)).not.toContain('toolpath.evaluate');
     expect(p.errors).toEqual([]);
@@ -121,6 +129,8 @@ describe('trajectoryProcessor with a Vercel AI SDK agent', () => {
     expect(record?.spanContext?.spanId).toBe(root.spanContext().spanId);
     expect(record?.spanContext?.traceId).toBe(root.spanContext().traceId);
     expect(record?.attributes['gen_ai.evaluation.score.label']).toBe('fail');
+    expect(record?.attributes['gen_ai.evaluation.evaluator.type']).toBe('toolpath');
+    expect(record?.attributes['gen_ai.evaluation.evaluator.id']).toBe('support.refund');
   });
 });
 
