@@ -4,7 +4,7 @@
  * each dimension is compared on its own, and only the gated ones can regress the comparison.
  */
 import type { Report } from '../model/report.js';
-import { unitVerdicts } from '../run/run-summary.js';
+import { runUnits } from '../run/run-summary.js';
 
 /**
  * A report as `compare` reads it: a report made for a dataset row carries the row (and trial),
@@ -72,7 +72,7 @@ export function isOutcomeAssertion(name: string): boolean {
  */
 export function passRate(reports: readonly ComparedReport[]): number | null {
   const units = [
-    ...unitVerdicts(
+    ...runUnits(
       reports.map((report) => ({
         report,
         ...(report.row !== undefined && { row: report.row }),

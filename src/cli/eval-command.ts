@@ -5,8 +5,7 @@
  * did not pass); else 0. Input errors never stop the other inputs from being evaluated.
  */
 import { parseArgs } from 'node:util';
-import { loadScenarioFile, type Scenario, ScenarioError } from '../scenario/scenario.js';
-import { DatasetError, parseDataset, resolveDatasetFiles } from './dataset.js';
+import type { Scenario } from '../scenario/scenario.js';
 import { formatJson } from './format-json.js';
 import { formatJunit } from './format-junit.js';
 import { formatMarkdown } from './format-markdown.js';
@@ -14,6 +13,7 @@ import { formatPretty } from './format-pretty.js';
 import { type CliIO, parsingUsage, UsageError } from './io.js';
 import { formatInputError, type InputError } from './read-traces.js';
 import { type EvalRun, exitCodeOf, runEvalWithOutcomes, type StoredText } from './run-eval.js';
+import { loadDataset, loadScenarios, readInputs } from './run-inputs.js';
 
 /** Usage text of `toolpath eval`. */
 export const EVAL_USAGE = `usage: toolpath eval --scenario FILE [--scenario FILE ...] [--format pretty|json|junit|markdown] [--out FILE] INPUT...
@@ -48,11 +48,11 @@ export async function evalCommand(args: readonly string[], io: CliIO): Promise<n
   let inputs: StoredText[];
   let readErrors: InputError[];
   if (options.dataset !== undefined) {
-    const loaded = await loadDataset(options.dataset, io);
+    const loaded = await loadDataset(options.dataset, io, 'eval');
     if (!loaded) return 2;
     ({ scenarios, inputs, readErrors } = loaded);
   } else {
-    const loaded = await loadScenarios(options.scenarios, io);
+    const loaded = await loadScenarios(options.scenarios, io, 'eval');
     if (!loaded) return 2;
     scenarios = loaded;
     ({ inputs, readErrors } = await readInputs(options.inputs, io));
@@ -106,76 +106,6 @@ export async function evalCommand(args: readonly string[], io: CliIO): Promise<n
   return exitCodeOf(run);
 }
 
-/** Reads each input; one that cannot be read is an error of its own, the others still read. */
-async function readInputs(
-  sources: readonly string[],
-  io: CliIO,
-  extra: Omit<StoredText, 'source' | 'text'> = {},
-  // A dataset may name one file in several rows: read it once.
-  texts = new Map<string, Promise<string>>(),
-): Promise<{ inputs: StoredText[]; readErrors: InputError[] }> {
-  const inputs: StoredText[] = [];
-  const readErrors: InputError[] = [];
-  for (const source of sources) {
-    try {
-      let text = texts.get(source);
-      if (!text) {
-        text = source === '-' ? io.readStdin() : io.readFile(source);
-        texts.set(source, text);
-      }
-      inputs.push({ source, text: await text, ...extra });
-    } catch (error) {
-      readErrors.push({
-        source,
-        message: `cannot read: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`,
-      });
-    }
-  }
-  return { inputs, readErrors };
-}
-
-/**
- * A dataset's rows as inputs: every file of every trial of every row, each carrying its row,
- * its trial (when the row lists trials) and the row's scenario. Problems with the dataset
- * itself go to stderr; the run then does not start (undefined).
- */
-async function loadDataset(
-  path: string,
-  io: CliIO,
-): Promise<{ scenarios: Scenario[]; inputs: StoredText[]; readErrors: InputError[] } | undefined> {
-  let text: string;
-  try {
-    text = await io.readFile(path);
-  } catch (error) {
-    io.stderr(
-      `toolpath eval: dataset ${path}: cannot read: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}\n`,
-    );
-    return undefined;
-  }
-  try {
-    const rows = parseDataset(text, path);
-    const files = resolveDatasetFiles(rows, path);
-    const inputs: StoredText[] = [];
-    const readErrors: InputError[] = [];
-    const texts = new Map<string, Promise<string>>();
-    for (const [index, row] of rows.entries()) {
-      for (const [trial, sources] of (files[index] ?? []).entries()) {
-        const unit = { row: row.id, ...(row.listsTrials && { trial: trial + 1 }), scenarios: [row.scenario] };
-        const read = await readInputs(sources, io, unit, texts);
-        inputs.push(...read.inputs);
-        readErrors.push(
-          ...read.readErrors.map((error) => ({ ...error, message: `row ${row.id}: ${error.message}` })),
-        );
-      }
-    }
-    return { scenarios: [], inputs, readErrors };
-  } catch (error) {
-    if (!(error instanceof DatasetError)) throw error;
-    for (const problem of error.problems) io.stderr(`toolpath eval: ${problem}\n`);
-    return undefined;
-  }
-}
-
 interface EvalOptions {
   scenarios: string[];
   dataset?: string;
@@ -224,21 +154,6 @@ function parse(args: readonly string[]) {
       out: { type: 'string', short: 'o' },
     },
   });
-}
-
-async function loadScenarios(paths: readonly string[], io: CliIO): Promise<Scenario[] | undefined> {
-  const scenarios: Scenario[] = [];
-  let failed = false;
-  for (const path of paths) {
-    try {
-      scenarios.push(await loadScenarioFile(path));
-    } catch (error) {
-      if (!(error instanceof ScenarioError)) throw error;
-      io.stderr(`toolpath eval: ${error.message}\n`);
-      failed = true;
-    }
-  }
-  return failed ? undefined : scenarios;
 }
 
 function render(run: EvalRun, format: Format, color: boolean): string {

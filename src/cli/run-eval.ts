@@ -55,8 +55,12 @@ export interface EvalRun {
  * counted in `summary.traces` and listed in `unmatched`, with no report. Outcome hooks are not
  * run here (they are inconclusive): {@link runEvalWithOutcomes} runs them.
  */
-export function runEval(inputs: readonly StoredText[], scenarios: readonly Scenario[]): EvalRun {
-  const tally = newTally();
+export function runEval(
+  inputs: readonly StoredText[],
+  scenarios: readonly Scenario[],
+  options: RunEvalOptions = {},
+): EvalRun {
+  const tally = newTally(options.onTrajectory);
   const reports: SourcedReport[] = [];
   for (const { trajectory, scenario, unit } of evaluations(inputs, scenarios, tally)) {
     try {
@@ -124,15 +128,22 @@ function evaluationError(
   };
 }
 
+/** What {@link runEval} can also hand back. */
+export interface RunEvalOptions {
+  /** Called with every trajectory read, judged or not (the run page draws them). */
+  onTrajectory?: (source: string, trajectory: Trajectory) => void;
+}
+
 /** What reading the inputs found besides the evaluations to make. */
 interface Tally {
   errors: InputError[];
   unmatched: UnmatchedTrace[];
   traces: number;
+  onTrajectory: RunEvalOptions['onTrajectory'];
 }
 
-function newTally(): Tally {
-  return { errors: [], unmatched: [], traces: 0 };
+function newTally(onTrajectory?: RunEvalOptions['onTrajectory']): Tally {
+  return { errors: [], unmatched: [], traces: 0, onTrajectory };
 }
 
 /** Where an evaluation belongs: its input, its dataset row and trial, the task it ran. */
@@ -165,6 +176,7 @@ function* evaluations(
       read.input.format === 'typed-events' ? 1 : new Set(read.input.spans.map((s) => s.traceId)).size;
     const spans = read.input.format === 'typed-events' ? [] : read.input.spans;
     for (const trajectory of trajectories) {
+      tally.onTrajectory?.(source, trajectory);
       const applicable = scenarios.filter((scenario) => appliesTo(scenario, trajectory));
       if (applicable.length === 0) tally.unmatched.push({ source, traceId: trajectory.traceId });
       for (const scenario of applicable) {

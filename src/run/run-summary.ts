@@ -72,51 +72,74 @@ export interface RunSummary extends ReportSummary {
   scenarios: ScenarioSummary[];
 }
 
-/** One unit's verdict and the task it ran. */
-interface UnitVerdict {
+/** One unit of a scenario's pass rate: its evaluations, its verdict and the task it ran. */
+export interface RunUnitOf<E> {
+  /** The dataset row (and trial) it is; absent for a trace judged alone. */
+  row?: string;
+  trial?: number;
+  /** The evaluations it is made of: one trace, or a row's (trial's) traces. */
+  evaluations: E[];
+  /** fail when any of them failed, else inconclusive when any was, else pass. */
   verdict: Verdict;
+  /** The task it ran, for pass^k; absent when none is known, or its traces name different ones. */
   task: string | undefined;
 }
 
+type UnitVerdict = RunUnitOf<unknown>;
+
 /**
- * Each scenario's units: an evaluation without a row is a unit of its own; the evaluations of
- * one row (and trial) are one unit, which fails when any of them fails, else is inconclusive
- * when any is, else passes. Keyed by scenario id, in the order first seen.
+ * Each scenario's units, in the order first seen: an evaluation without a row is a unit of its
+ * own; the evaluations of one row (and trial) are one unit. Keyed by scenario id. The one place
+ * the unit of a pass rate is decided, for `eval`, `compare` and the run page alike.
  */
-export function unitVerdicts(
-  evaluations: readonly Pick<RunEvaluation, 'report' | 'row' | 'trial' | 'task'>[],
-): Map<string, { unit: RunUnit; units: UnitVerdict[] }> {
+export function runUnits<E extends Pick<RunEvaluation, 'report' | 'row' | 'trial' | 'task'>>(
+  evaluations: readonly E[],
+): Map<string, { unit: RunUnit; units: RunUnitOf<E>[] }> {
   const byScenario = new Map<
     string,
-    { unit: RunUnit; rows: Map<string, RunEvaluation[]>; units: UnitVerdict[] }
+    { unit: RunUnit; units: RunUnitOf<E>[]; rows: Map<string, RunUnitOf<E>> }
   >();
   for (const evaluation of evaluations) {
     const id = evaluation.report.scenario.id;
     let entry = byScenario.get(id);
     if (!entry) {
-      entry = { unit: 'trace', rows: new Map(), units: [] };
+      entry = { unit: 'trace', units: [], rows: new Map() };
       byScenario.set(id, entry);
     }
     if (evaluation.row === undefined) {
-      entry.units.push({ verdict: evaluation.report.verdict, task: evaluation.task });
+      entry.units.push({
+        evaluations: [evaluation],
+        verdict: evaluation.report.verdict,
+        task: evaluation.task,
+      });
       continue;
     }
     if (evaluation.trial !== undefined) entry.unit = 'trial';
     else if (entry.unit === 'trace') entry.unit = 'row';
     const key = `${evaluation.row}\u0000${evaluation.trial ?? ''}`;
-    const group = entry.rows.get(key);
-    if (group) group.push(evaluation);
-    else entry.rows.set(key, [evaluation]);
+    const found = entry.rows.get(key);
+    if (found) {
+      found.evaluations.push(evaluation);
+      continue;
+    }
+    const unit: RunUnitOf<E> = {
+      row: evaluation.row,
+      ...(evaluation.trial !== undefined && { trial: evaluation.trial }),
+      evaluations: [evaluation],
+      verdict: 'pass',
+      task: undefined,
+    };
+    entry.rows.set(key, unit);
+    entry.units.push(unit);
   }
-  const out = new Map<string, { unit: RunUnit; units: UnitVerdict[] }>();
-  for (const [id, { unit, rows, units }] of byScenario) {
-    for (const group of rows.values()) {
-      const tasks = new Set(group.map((evaluation) => evaluation.task));
-      units.push({
-        verdict: worstVerdict(group.map((evaluation) => evaluation.report.verdict)),
-        // Traces of one trial that name different tasks belong to none.
-        task: tasks.size === 1 ? [...tasks][0] : undefined,
-      });
+  const out = new Map<string, { unit: RunUnit; units: RunUnitOf<E>[] }>();
+  for (const [id, { unit, units }] of byScenario) {
+    for (const member of units) {
+      if (member.row === undefined) continue;
+      member.verdict = worstVerdict(member.evaluations.map((evaluation) => evaluation.report.verdict));
+      const tasks = new Set(member.evaluations.map((evaluation) => evaluation.task));
+      // Traces of one trial that name different tasks belong to none.
+      member.task = tasks.size === 1 ? [...tasks][0] : undefined;
     }
     out.set(id, { unit, units });
   }
@@ -139,7 +162,7 @@ export function summarizeScenarios(
   scenarios: readonly GatedScenario[],
   options: { dataset?: boolean } = {},
 ): ScenarioSummary[] {
-  const verdicts = unitVerdicts(evaluations);
+  const verdicts = runUnits(evaluations);
   const known = new Map<string, GatedScenario>();
   for (const scenario of scenarios) if (!known.has(scenario.id)) known.set(scenario.id, scenario);
   for (const id of verdicts.keys()) if (!known.has(id)) known.set(id, { id });
