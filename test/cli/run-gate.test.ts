@@ -191,3 +191,81 @@ describe('min_pass_rate at the run pass rate (0.6) and just above it', () => {
     expect(run.stdout).toBe('');
   });
 });
+
+describe('pass^k over traces grouped by gate.trialsBy', () => {
+  async function nativeGate(name: string, scenario: object): Promise<string> {
+    const path = join(dir, name);
+    await writeFile(path, JSON.stringify(scenario));
+    return path;
+  }
+
+  it('reads the task from a resource attribute: the refund run is ten trials of one task', async () => {
+    const trialsBy = { attribute: 'task.id' };
+    // n = 10, c = 6: pass^2 = C(6,2)/C(10,2) = 15/45, pass^3 = C(6,3)/C(10,3) = 20/120.
+    const rules = {
+      order: { sequence: { steps: [{ tool: 'get_refund_policy' }, { tool: 'issue_refund' }] } },
+      arguments: [{ tool: 'issue_refund', match: { args: { orderId: 'O-17' } } }],
+      tools: { allowed: REFUND_RUN_ASSERTIONS.allowed_tools, required: ['send_confirmation'] },
+    };
+    const atThird = await nativeGate('k2.json', {
+      id: 'refund.k',
+      ...rules,
+      gate: { passK: { k: 2, min: 1 / 3 }, trialsBy },
+    });
+    const run = await runCli(['eval', '-s', atThird, '-f', 'json', ...traces]);
+    expect(run.code).toBe(0);
+    const gate = JSON.parse(run.stdout).summary.scenarios[0].gate;
+    expect(gate.passK).toMatchObject({
+      k: 2,
+      tasks: 1,
+      leftOut: 0,
+      noTask: 0,
+      met: true,
+      trialsBy: 'task.id',
+    });
+    expect(gate.passK.value).toBeCloseTo(1 / 3, 15);
+    const sixth = await nativeGate('k3.json', {
+      id: 'refund.k',
+      ...rules,
+      gate: { passK: { k: 3, min: 0.17 }, trialsBy },
+    });
+    const missed = await runCli(['eval', '-s', sixth, ...traces]);
+    expect(missed.code).toBe(1);
+    expect(missed.stdout).toContain('pass^3 ≈ 0.1667 over 1 task, below the min 0.17');
+  });
+
+  it('reads it from a root-span attribute, and counts the trials that have none', async () => {
+    const spans = new URL('../spans/', import.meta.url).pathname;
+    const worked = [
+      'refund-right-amount',
+      'refund-wrong-amount',
+      'support-diagnoses-first',
+      'support-escalates-early',
+      'handoff-in-order',
+      'handoff-transfers-before-context',
+      'handoff-transfers-alongside-context',
+    ].map((name) => join(spans, `demo-agent-${name}.otlp.json`));
+    // Grouped by agent: refund 2 of 2 pass, support 1 of 2, handoff 3 of 3; pass^2 = (1 + 0 + 1) / 3.
+    const scenario = await nativeGate('by-agent.json', {
+      id: 'no-escalation',
+      tools: { forbidden: ['transfer_to_human'] },
+      gate: { passK: { k: 2, min: 0.66 }, trialsBy: { attribute: 'gen_ai.agent.name' } },
+    });
+    const run = await runCli([
+      'eval',
+      '-s',
+      scenario,
+      '-f',
+      'json',
+      ...worked,
+      join(spans, 'typed-events-refund.json'),
+    ]);
+    expect(run.code).toBe(0);
+    const gate = JSON.parse(run.stdout).summary.scenarios[0].gate;
+    expect(gate.passK).toMatchObject({ tasks: 3, leftOut: 0, noTask: 1, met: true });
+    expect(gate.passK.value).toBeCloseTo(2 / 3, 15);
+    expect(gate.reason).toBe(
+      'pass^2 ≈ 0.6667 over 3 tasks, at least the min 0.66 (1 trial with no task left out (no single gen_ai.agent.name attribute))',
+    );
+  });
+});
