@@ -175,13 +175,19 @@ function* evaluations(
     tally.traces +=
       read.input.format === 'typed-events' ? 1 : new Set(read.input.spans.map((s) => s.traceId)).size;
     const spans = read.input.format === 'typed-events' ? [] : read.input.spans;
+    // Made on first use: only a gate.trialsBy reads a root span's resource.
+    let byId: Map<string, SpanRecord> | undefined;
+    const spanById = (id: string) => {
+      byId ??= new Map(spans.map((span) => [span.spanId, span]));
+      return byId.get(id);
+    };
     for (const trajectory of trajectories) {
       tally.onTrajectory?.(source, trajectory);
       const applicable = scenarios.filter((scenario) => appliesTo(scenario, trajectory));
       if (applicable.length === 0) tally.unmatched.push({ source, traceId: trajectory.traceId });
       for (const scenario of applicable) {
         const attribute = scenario.gate?.trialsBy?.attribute;
-        const task = attribute !== undefined ? taskAttribute(trajectory, spans, attribute) : input.row;
+        const task = attribute !== undefined ? taskAttribute(trajectory, spanById, attribute) : input.row;
         const unit: UnitOf = {
           source,
           ...(input.row !== undefined && { row: input.row }),
@@ -209,13 +215,13 @@ export function trajectoriesOf(input: StoredInput, source: string): Trajectory[]
  */
 function taskAttribute(
   trajectory: Trajectory,
-  spans: readonly SpanRecord[],
+  spanById: (id: string) => SpanRecord | undefined,
   attribute: string,
 ): string | undefined {
   const own = trajectory.root?.attributes;
   if (own && Object.hasOwn(own, attribute)) return taskKey(own[attribute]);
   const rootSpanId = trajectory.root?.spanId;
-  const root = rootSpanId === undefined ? undefined : spans.find((span) => span.spanId === rootSpanId);
+  const root = rootSpanId === undefined ? undefined : spanById(rootSpanId);
   if (root && Object.hasOwn(root.resource, attribute)) return taskKey(root.resource[attribute]);
   return undefined;
 }
