@@ -164,7 +164,11 @@ export function summarizeScenarios(
 ): ScenarioSummary[] {
   const verdicts = runUnits(evaluations);
   const known = new Map<string, GatedScenario>();
-  for (const scenario of scenarios) if (!known.has(scenario.id)) known.set(scenario.id, scenario);
+  for (const scenario of scenarios) {
+    // Dataset rows of one scenario share its gate, which any of them may give.
+    const first = known.get(scenario.id);
+    if (!first || (first.gate === undefined && scenario.gate !== undefined)) known.set(scenario.id, scenario);
+  }
   for (const id of verdicts.keys()) if (!known.has(id)) known.set(id, { id });
   return [...known.values()].map((scenario) => {
     const found = verdicts.get(scenario.id);

@@ -242,6 +242,21 @@ describe('toolpath eval --dataset', () => {
     ]);
   });
 
+  it('a gate given on one row gates every row of the scenario', async () => {
+    const path = join(dir, 'one-gated-row.jsonl');
+    const rows = [
+      { id: 'r1', traces: [trace(2)], assertions: REFUND_RUN_ASSERTIONS },
+      { id: 'r2', traces: [trace(1)], assertions: { ...REFUND_RUN_ASSERTIONS, min_pass_rate: 0.5 } },
+    ];
+    await writeFile(path, rows.map(line).join('\n'));
+    const run = await runCli(['eval', '--dataset', path, '-f', 'json']);
+    expect(run.code).toBe(0);
+    expect(JSON.parse(run.stdout).summary.scenarios[0]).toMatchObject({
+      passRate: 0.5,
+      gate: { gated: true, met: true, minPassRate: 0.5 },
+    });
+  });
+
   it('a file a row names that cannot be read is an input error naming the row: exit 2', async () => {
     const path = join(dir, 'missing.jsonl');
     await writeFile(
