@@ -98,6 +98,19 @@ export {
   trajectoryProcessor,
   type WorkerOptions,
 } from './processor/trajectory-processor.js';
+export { allOfKPass, type PassHatK, passHatK, type Trial } from './run/pass-k.js';
+export {
+  type GateDecision,
+  type GatedScenario,
+  type PassKDecision,
+  type RunEvaluation,
+  type RunSummary,
+  type RunUnit,
+  runExitStatus,
+  type ScenarioSummary,
+  summarizeRun,
+} from './run/run-summary.js';
+export type { Gate } from './scenario/native.js';
 export {
   loadScenarioFile,
   loadScenarioFileSync,

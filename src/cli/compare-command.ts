@@ -5,10 +5,10 @@
  * usage or input error.
  */
 import { parseArgs } from 'node:util';
-import type { Report } from '../model/report.js';
 import {
   COMPARE_DIMENSIONS,
   type CompareDimension,
+  type ComparedReport,
   type Comparison,
   compareReports,
   DIMENSION_INFO,
@@ -26,6 +26,8 @@ export const COMPARE_USAGE = `usage: toolpath compare [--fail-on DIM[,DIM]] [--t
                        with one report per line; - reads stdin (for one of them)
   --fail-on            the dimensions that gate (default hard-failure-rate,required-step-recall):
                        ${COMPARE_DIMENSIONS.join(', ')}
+                       (pass-rate: passed over evaluated, per trace or per dataset row as
+                       toolpath eval counts it)
   --tolerance          how much worse a gated dimension may get, absolute, in its own unit
                        (a rate, milliseconds, calls); default 0: any worsening regresses
   --format, -f         pretty (default), json or markdown
@@ -49,8 +51,8 @@ export class ReportSetError extends Error {
 /** Runs `toolpath compare` with these arguments (after the word `compare`); resolves to the exit code. */
 export async function compareCommand(args: readonly string[], io: CliIO): Promise<number> {
   const options = parseCompareArgs(args);
-  let baseline: Report[];
-  let candidate: Report[];
+  let baseline: ComparedReport[];
+  let candidate: ComparedReport[];
   try {
     baseline = parseReportSet(await readSource(options.baseline, io), options.baseline);
     candidate = parseReportSet(await readSource(options.candidate, io), options.candidate);
@@ -81,7 +83,7 @@ async function readSource(source: string, io: CliIO): Promise<string> {
  * Throws {@link ReportSetError} naming `source` (and the line or index) when it is none of these
  * or holds no report.
  */
-export function parseReportSet(text: string, source: string): Report[] {
+export function parseReportSet(text: string, source: string): ComparedReport[] {
   if (text.trim() === '') throw new ReportSetError(`${source}: the file is empty; expected reports`);
   let whole: unknown;
   try {
@@ -89,7 +91,7 @@ export function parseReportSet(text: string, source: string): Report[] {
   } catch {
     return parseJsonLines(text, source);
   }
-  let reports: Report[];
+  let reports: ComparedReport[];
   if (Array.isArray(whole)) {
     reports = whole.map((item, index) => checkReport(item, `${source}: [${index}]`));
   } else if (isObject(whole) && Array.isArray(whole.reports)) {
@@ -105,8 +107,8 @@ export function parseReportSet(text: string, source: string): Report[] {
   return reports;
 }
 
-function parseJsonLines(text: string, source: string): Report[] {
-  const reports: Report[] = [];
+function parseJsonLines(text: string, source: string): ComparedReport[] {
+  const reports: ComparedReport[] = [];
   for (const [index, line] of text.split('\n').entries()) {
     if (line.trim() === '') continue;
     let value: unknown;
@@ -123,10 +125,10 @@ function parseJsonLines(text: string, source: string): Report[] {
 }
 
 /** Checks the fields `compare` reads, so a wrong file fails here with its place, not later with a TypeError. */
-function checkReport(value: unknown, where: string): Report {
+function checkReport(value: unknown, where: string): ComparedReport {
   const problem = reportProblem(value);
   if (problem) throw new ReportSetError(`${where}: not a toolpath report: ${problem}`);
-  return value as Report;
+  return value as ComparedReport;
 }
 
 function reportProblem(value: unknown): string | undefined {
@@ -143,6 +145,10 @@ function reportProblem(value: unknown): string | undefined {
   if (!Array.isArray(assertions) || !assertions.every((a) => isObject(a) && typeof a.name === 'string'))
     return 'assertions must be a list of {name, status}';
   if (!isObject(stats)) return 'stats is missing';
+  const { row, trial } = value;
+  if (row !== undefined && (typeof row !== 'string' || row === '')) return 'row is not a non-empty string';
+  if (trial !== undefined && !(Number.isInteger(trial) && (trial as number) >= 1))
+    return 'trial is not an integer >= 1';
   for (const key of ['calls', 'errors', 'durationMs'] as const) {
     if (typeof stats[key] !== 'number' || !Number.isFinite(stats[key])) return `stats.${key} is not a number`;
   }

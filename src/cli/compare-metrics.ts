@@ -4,9 +4,17 @@
  * each dimension is compared on its own, and only the gated ones can regress the comparison.
  */
 import type { Report } from '../model/report.js';
+import { runUnits } from '../run/run-summary.js';
+
+/**
+ * A report as `compare` reads it: a report made for a dataset row carries the row (and trial),
+ * which makes the row (or trial), not the trace, the unit of the pass rate.
+ */
+export type ComparedReport = Report & { row?: string; trial?: number };
 
 /** The dimensions `compare` measures, by the names `--fail-on` takes. */
 export const COMPARE_DIMENSIONS = [
+  'pass-rate',
   'hard-failure-rate',
   'required-step-recall',
   'redundant-call-rate',
@@ -25,6 +33,7 @@ export const DIMENSION_INFO: Record<
   CompareDimension,
   { label: string; higherIsWorse: boolean; unit: 'rate' | 'ms' | 'count' }
 > = {
+  'pass-rate': { label: 'pass rate', higherIsWorse: false, unit: 'rate' },
   'hard-failure-rate': { label: 'hard-failure rate', higherIsWorse: true, unit: 'rate' },
   'required-step-recall': { label: 'required-step recall', higherIsWorse: false, unit: 'rate' },
   'redundant-call-rate': { label: 'redundant-call rate', higherIsWorse: true, unit: 'rate' },
@@ -55,6 +64,23 @@ export function isRequiredStepAssertion(name: string): boolean {
 /** Assertion names of the outcome hooks (rule `outcome.check`): `outcome:<hook>`. */
 export function isOutcomeAssertion(name: string): boolean {
   return name.startsWith('outcome:');
+}
+
+/**
+ * The pass rate in the scenario's unit, as `toolpath eval` counts it: passed units over units,
+ * inconclusive not passed; a unit is a trace, or a dataset row (its trial) when reports carry one.
+ */
+export function passRate(reports: readonly ComparedReport[]): number | null {
+  const units = [
+    ...runUnits(
+      reports.map((report) => ({
+        report,
+        ...(report.row !== undefined && { row: report.row }),
+        ...(report.trial !== undefined && { trial: report.trial }),
+      })),
+    ).values(),
+  ].flatMap((scenario) => scenario.units);
+  return share(units, (unit) => unit.verdict === 'pass');
 }
 
 /** Share of reports with a hard finding that was decided (not inconclusive): failed evaluations. */
@@ -116,9 +142,10 @@ export function p95(values: readonly number[]): number | null {
 }
 
 /** Every dimension over one set of reports (typically one scenario's). */
-export function computeMetrics(reports: readonly Report[]): Metrics {
+export function computeMetrics(reports: readonly ComparedReport[]): Metrics {
   const durations = reports.map((r) => r.stats.durationMs);
   return {
+    'pass-rate': passRate(reports),
     'hard-failure-rate': hardFailureRate(reports),
     'required-step-recall': requiredStepRecall(reports),
     'redundant-call-rate': redundantCallRate(reports),
@@ -187,8 +214,8 @@ const EPSILON = 1e-9;
 
 /** Compares two report sets scenario by scenario (by scenario id; a version change is shown, not a new scenario). */
 export function compareReports(
-  baseline: readonly Report[],
-  candidate: readonly Report[],
+  baseline: readonly ComparedReport[],
+  candidate: readonly ComparedReport[],
   options: CompareOptions,
 ): Comparison {
   const before = groupByScenario(baseline);
@@ -206,7 +233,7 @@ export function compareReports(
     for (const d of dimensions) if (d.regressed) regressions.push(regressionLine(id, d));
     scenarios.push({ id, baseline: base, candidate: cand, dimensions });
   }
-  const oneSided = (mine: Map<string, Report[]>, other: Map<string, Report[]>) =>
+  const oneSided = (mine: Map<string, ComparedReport[]>, other: Map<string, ComparedReport[]>) =>
     [...mine]
       .filter(([id]) => !other.has(id))
       .map(([id, reports]) => {
@@ -252,15 +279,15 @@ function regressionLine(id: string, d: DimensionComparison): string {
   return `${id}: ${label} ${formatValue(d.dimension, d.baseline)} -> ${formatValue(d.dimension, d.candidate)} (worse by ${by})`;
 }
 
-function summarize(reports: readonly Report[]): SideSummary {
+function summarize(reports: readonly ComparedReport[]): SideSummary {
   const versions = [
     ...new Set(reports.flatMap((r) => (r.scenario.version === undefined ? [] : [r.scenario.version]))),
   ].sort();
   return { versions, evaluations: reports.length, metrics: computeMetrics(reports) };
 }
 
-function groupByScenario(reports: readonly Report[]): Map<string, Report[]> {
-  const groups = new Map<string, Report[]>();
+function groupByScenario(reports: readonly ComparedReport[]): Map<string, ComparedReport[]> {
+  const groups = new Map<string, ComparedReport[]>();
   for (const report of reports) {
     const group = groups.get(report.scenario.id);
     if (group) group.push(report);

@@ -1,10 +1,11 @@
 /**
  * `toolpath eval --scenario FILE [--scenario FILE ...] [--format pretty|json|junit] [--out FILE] INPUT...`
- * Exit 0 when every evaluation passes, 1 when any fails (or cannot be decided), 2 on a usage
- * or input error. Input errors never stop the other inputs from being evaluated.
+ * or `toolpath eval --dataset FILE`. Exit 2 on a usage, input or scenario error, whatever the
+ * gates; else 1 when a scenario's gate is missed (without a gate: when one of its evaluations
+ * did not pass); else 0. Input errors never stop the other inputs from being evaluated.
  */
 import { parseArgs } from 'node:util';
-import { loadScenarioFile, type Scenario, ScenarioError } from '../scenario/scenario.js';
+import type { Scenario } from '../scenario/scenario.js';
 import { formatJson } from './format-json.js';
 import { formatJunit } from './format-junit.js';
 import { formatMarkdown } from './format-markdown.js';
@@ -12,20 +13,29 @@ import { formatPretty } from './format-pretty.js';
 import { type CliIO, parsingUsage, UsageError } from './io.js';
 import { formatInputError, type InputError } from './read-traces.js';
 import { type EvalRun, exitCodeOf, runEvalWithOutcomes, type StoredText } from './run-eval.js';
+import { loadDataset, loadScenarios, readInputs } from './run-inputs.js';
 
 /** Usage text of `toolpath eval`. */
 export const EVAL_USAGE = `usage: toolpath eval --scenario FILE [--scenario FILE ...] [--format pretty|json|junit|markdown] [--out FILE] INPUT...
+       toolpath eval --dataset FILE [--format ...] [--out FILE]
 
   INPUT           stored traces: OTLP JSON (a request or an array of them), Collector file-exporter
                   JSON lines, or a list of typed call/result events; - reads stdin
   --scenario, -s  a scenario file (JSON or YAML); repeat for several
+  --dataset, -d   a dataset (JSON lines, one row per line: {id, traces, trials?, assertions}); each
+                  row's traces (files or globs, from the dataset's folder) judged by its assertions
   --format, -f    pretty (default), json, junit or markdown (a GitHub step summary)
   --out, -o       write the report there instead of stdout
+
+each scenario gets a pass rate (passed / evaluated traces, or dataset rows' trials; inconclusive
+is not passed) and is gated by its min_pass_rate (native: gate.minPassRate, gate.passK); without
+a gate every evaluation must pass
 
 a scenario's outcome hook commands run for every trace it evaluates, in the scenario file's
 directory, with the report (JSON) on stdin: exit 0 passes, 1 fails, anything else is inconclusive
 
-exit status: 0 every evaluation passed, 1 one failed or was inconclusive, 2 usage or input error
+exit status: 2 usage, input or scenario error (whatever the gates); else 1 a gate was missed or
+a scenario without a gate had an evaluation that did not pass; else 0
 `;
 
 const FORMATS = ['pretty', 'json', 'junit', 'markdown'] as const;
@@ -34,20 +44,18 @@ type Format = (typeof FORMATS)[number];
 /** Runs `toolpath eval` with these arguments (after the word `eval`); resolves to the exit code. */
 export async function evalCommand(args: readonly string[], io: CliIO): Promise<number> {
   const options = parseEvalArgs(args);
-  const scenarios = await loadScenarios(options.scenarios, io);
-  if (!scenarios) return 2;
-
-  const inputs: StoredText[] = [];
-  const readErrors: InputError[] = [];
-  for (const source of options.inputs) {
-    try {
-      inputs.push({ source, text: source === '-' ? await io.readStdin() : await io.readFile(source) });
-    } catch (error) {
-      readErrors.push({
-        source,
-        message: `cannot read: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`,
-      });
-    }
+  let scenarios: Scenario[];
+  let inputs: StoredText[];
+  let readErrors: InputError[];
+  if (options.dataset !== undefined) {
+    const loaded = await loadDataset(options.dataset, io, 'eval');
+    if (!loaded) return 2;
+    ({ scenarios, inputs, readErrors } = loaded);
+  } else {
+    const loaded = await loadScenarios(options.scenarios, io, 'eval');
+    if (!loaded) return 2;
+    scenarios = loaded;
+    ({ inputs, readErrors } = await readInputs(options.inputs, io));
   }
   // Hook notes go to stderr as they happen: a hung check is seen before the report.
   const progress = progressLine(io, inputs.length);
@@ -67,7 +75,10 @@ export async function evalCommand(args: readonly string[], io: CliIO): Promise<n
   // A scenario that judged nothing while others did is most often a typo in its appliesTo.
   if (run.summary.evaluated > 0) {
     const used = new Set(run.reports.map(({ report }) => report.scenario.id));
-    for (const scenario of scenarios) {
+    const named = new Map<string, Scenario>();
+    for (const scenario of [...scenarios, ...inputs.flatMap((input) => input.scenarios ?? [])])
+      if (!named.has(scenario.id)) named.set(scenario.id, scenario);
+    for (const scenario of named.values()) {
       if (!used.has(scenario.id)) {
         io.stderr(
           `toolpath eval: warning: scenario ${scenario.id} (${scenario.source}) applied to none of the traces; check its appliesTo\n`,
@@ -79,8 +90,11 @@ export async function evalCommand(args: readonly string[], io: CliIO): Promise<n
   if (options.out) {
     await io.writeFile(options.out, text);
     const s = run.summary;
+    const gated = s.scenarios.filter((scenario) => scenario.gate.gated);
+    const missed = gated.filter((scenario) => !scenario.gate.met).length;
+    const gates = gated.length === 0 ? '' : `; gates: ${gated.length - missed} met, ${missed} missed`;
     io.stderr(
-      `toolpath eval: ${s.evaluated} evaluations (${s.passed} passed, ${s.failed} failed, ${s.inconclusive} inconclusive); report written to ${options.out}\n`,
+      `toolpath eval: ${s.evaluated} evaluations (${s.passed} passed, ${s.failed} failed, ${s.inconclusive} inconclusive)${gates}; report written to ${options.out}\n`,
     );
   } else {
     io.stdout(text);
@@ -94,6 +108,7 @@ export async function evalCommand(args: readonly string[], io: CliIO): Promise<n
 
 interface EvalOptions {
   scenarios: string[];
+  dataset?: string;
   format: Format;
   out?: string;
   inputs: string[];
@@ -102,16 +117,29 @@ interface EvalOptions {
 function parseEvalArgs(args: readonly string[]): EvalOptions {
   const { values, positionals } = parsingUsage(() => parse(args));
   const scenarios = values.scenario ?? [];
-  if (scenarios.length === 0) throw new UsageError('missing --scenario FILE');
-  if (positionals.length === 0)
-    throw new UsageError('missing INPUT: give one or more trace files, or - for stdin');
+  if (values.dataset !== undefined) {
+    if (scenarios.length > 0 || positionals.length > 0)
+      throw new UsageError(
+        '--dataset: its rows name their traces and assertions; give no --scenario or INPUT with it',
+      );
+  } else {
+    if (scenarios.length === 0) throw new UsageError('missing --scenario FILE (or --dataset FILE)');
+    if (positionals.length === 0)
+      throw new UsageError('missing INPUT: give one or more trace files, or - for stdin');
+  }
   const format = values.format ?? 'pretty';
   if (!(FORMATS as readonly string[]).includes(format)) {
     throw new UsageError(`--format: expected one of ${FORMATS.join(', ')}; got "${format}"`);
   }
   if (positionals.filter((p) => p === '-').length > 1)
     throw new UsageError('stdin (-) can be read only once');
-  return { scenarios, format: format as Format, inputs: positionals, ...(values.out && { out: values.out }) };
+  return {
+    scenarios,
+    format: format as Format,
+    inputs: positionals,
+    ...(values.out && { out: values.out }),
+    ...(values.dataset !== undefined && { dataset: values.dataset }),
+  };
 }
 
 function parse(args: readonly string[]) {
@@ -121,25 +149,11 @@ function parse(args: readonly string[]) {
     strict: true,
     options: {
       scenario: { type: 'string', short: 's', multiple: true },
+      dataset: { type: 'string', short: 'd' },
       format: { type: 'string', short: 'f' },
       out: { type: 'string', short: 'o' },
     },
   });
-}
-
-async function loadScenarios(paths: readonly string[], io: CliIO): Promise<Scenario[] | undefined> {
-  const scenarios: Scenario[] = [];
-  let failed = false;
-  for (const path of paths) {
-    try {
-      scenarios.push(await loadScenarioFile(path));
-    } catch (error) {
-      if (!(error instanceof ScenarioError)) throw error;
-      io.stderr(`toolpath eval: ${error.message}\n`);
-      failed = true;
-    }
-  }
-  return failed ? undefined : scenarios;
 }
 
 function render(run: EvalRun, format: Format, color: boolean): string {

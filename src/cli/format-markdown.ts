@@ -1,9 +1,11 @@
 /**
  * `--format markdown`: a GitHub-flavoured summary, what `$GITHUB_STEP_SUMMARY` renders. A heading
- * with the totals, one table per scenario (a row per evaluated trace), then the findings of every
- * evaluation that did not pass, and the input errors. Markers are words, not emoji.
+ * with the totals, a table of the scenarios (pass rate, gate, decision and its reason), one table
+ * per scenario (a row per evaluated trace), then the findings of every evaluation that did not
+ * pass, and the input errors. Markers are words, not emoji.
  */
 import { DIMENSIONS, type Report, scenarioLabel } from '../model/report.js';
+import type { ScenarioSummary } from '../run/run-summary.js';
 import { formatInputError } from './read-traces.js';
 import type { EvalRun, SourcedReport } from './run-eval.js';
 
@@ -24,6 +26,7 @@ export function formatMarkdown(run: EvalRun): string {
   if (s.evaluated === 0 && s.traces > 0) {
     out.push('', '**NOTHING EVALUATED**: no scenario applies to any of the traces (check `appliesTo`).');
   }
+  if (s.scenarios.length > 0) out.push('', ...scenarioTable(s.scenarios));
 
   const byScenario = new Map<string, SourcedReport[]>();
   for (const sourced of run.reports) {
@@ -34,12 +37,16 @@ export function formatMarkdown(run: EvalRun): string {
   }
   for (const [label, reports] of byScenario) {
     const dimensions = DIMENSIONS.filter((d) => reports.some(({ report }) => report.scores[d] !== undefined));
+    const rows = reports.some((sourced) => sourced.row !== undefined);
     out.push('', `### ${escapeMarkdown(label)}`, '');
-    out.push(row(['Trace', 'Source', 'Verdict', 'Calls', ...dimensions]));
-    out.push(row(['---', '---', '---', '---:', ...dimensions.map(() => '---:')]));
-    for (const { source, report } of reports) {
+    out.push(row([...(rows ? ['Row'] : []), 'Trace', 'Source', 'Verdict', 'Calls', ...dimensions]));
+    out.push(row([...(rows ? ['---'] : []), '---', '---', '---', '---:', ...dimensions.map(() => '---:')]));
+    for (const sourced of reports) {
+      const { source, report } = sourced;
+      const rowCell = `${sourced.row ?? ''}${sourced.trial === undefined ? '' : ` trial ${sourced.trial}`}`;
       out.push(
         row([
+          ...(rows ? [escapeMarkdown(rowCell)] : []),
           escapeMarkdown(report.traceId),
           escapeMarkdown(source),
           `**${LABEL[report.verdict]}**`,
@@ -87,6 +94,33 @@ export function escapeMarkdown(text: string): string {
     .replace(/\|/g, '\\|')
     .replace(/`/g, '\\`')
     .replace(/\r\n|\r|\n/g, '<br>');
+}
+
+/** One line per scenario: its pass rate in its unit, its gate, the decision and why. */
+function scenarioTable(scenarios: readonly ScenarioSummary[]): string[] {
+  const lines = [
+    row(['Scenario', 'Unit', 'Passed', 'Pass rate', 'Gate', 'Decision']),
+    row(['---', '---', '---:', '---:', '---', '---']),
+  ];
+  for (const scenario of scenarios) {
+    const { gate } = scenario;
+    const gates = [
+      gate.minPassRate !== undefined && `min pass rate ${gate.minPassRate}`,
+      gate.passK && `pass^${gate.passK.k} >= ${gate.passK.min}`,
+    ].filter((text): text is string => typeof text === 'string');
+    const decision = gate.gated ? (gate.met ? 'MET' : 'MISSED') : gate.met ? 'ALL PASSED' : 'NOT ALL PASSED';
+    lines.push(
+      row([
+        escapeMarkdown(scenario.version === undefined ? scenario.id : `${scenario.id}@${scenario.version}`),
+        scenario.unit,
+        `${scenario.passed} of ${scenario.evaluated}`,
+        scenario.passRate === null ? 'n/a' : String(Number(scenario.passRate.toFixed(4))),
+        gates.length > 0 ? escapeMarkdown(gates.join(', ')) : 'none',
+        `**${decision}**: ${escapeMarkdown(gate.reason)}`,
+      ]),
+    );
+  }
+  return lines;
 }
 
 function row(cells: readonly string[]): string {

@@ -1,5 +1,6 @@
 /** `--format pretty`: what a person reads in a terminal. One block per evaluation, failures first named. */
 import { type Report, scenarioLabel } from '../model/report.js';
+import type { ScenarioSummary } from '../run/run-summary.js';
 import { formatInputError } from './read-traces.js';
 import type { EvalRun } from './run-eval.js';
 
@@ -14,11 +15,16 @@ const LABEL: Record<Report['verdict'], string> = { pass: 'PASS', fail: 'FAIL', i
 export function formatPretty(run: EvalRun, options: PrettyOptions = { color: false }): string {
   const paint = painter(options.color);
   const out: string[] = [];
-  for (const { source, report } of run.reports) {
+  for (const sourced of run.reports) {
+    const { source, report } = sourced;
     const colour = report.verdict === 'pass' ? 'green' : report.verdict === 'fail' ? 'red' : 'yellow';
     const agent = report.stats.calls === 1 ? '1 call' : `${report.stats.calls} calls`;
+    const row =
+      sourced.row === undefined
+        ? ''
+        : `row ${sourced.row}${sourced.trial === undefined ? '' : ` trial ${sourced.trial}`}, `;
     out.push(
-      `${paint(colour, LABEL[report.verdict])}  ${scenarioLabel(report.scenario)}  trace ${report.traceId}  ${paint('dim', `(${source}, ${agent}, ${formatMs(report.stats.durationMs)})`)}`,
+      `${paint(colour, LABEL[report.verdict])}  ${scenarioLabel(report.scenario)}  trace ${report.traceId}  ${paint('dim', `(${row}${source}, ${agent}, ${formatMs(report.stats.durationMs)})`)}`,
     );
     const scores = Object.entries(report.scores).map(
       ([dimension, score]) => `${dimension} ${score.toFixed(2)}`,
@@ -41,6 +47,8 @@ export function formatPretty(run: EvalRun, options: PrettyOptions = { color: fal
     );
   }
   const s = run.summary;
+  if (s.scenarios.length > 0) out.push('');
+  for (const scenario of s.scenarios) out.push(...scenarioLines(scenario, paint));
   out.push(
     '',
     `${s.traces} ${s.traces === 1 ? 'trace' : 'traces'}, ${s.evaluated} ${s.evaluated === 1 ? 'evaluation' : 'evaluations'}: ` +
@@ -50,6 +58,28 @@ export function formatPretty(run: EvalRun, options: PrettyOptions = { color: fal
         : ''),
   );
   return `${out.join('\n')}\n`;
+}
+
+/**
+ * A scenario over the run: whether its gate held (without one: whether every evaluation
+ * passed), its pass rate in its unit, and the gate's reason.
+ */
+function scenarioLines(scenario: ScenarioSummary, paint: ReturnType<typeof painter>): string[] {
+  const { gate } = scenario;
+  const label = gate.gated
+    ? gate.met
+      ? 'GATE MET'
+      : 'GATE MISSED'
+    : gate.met
+      ? 'ALL PASSED'
+      : 'NOT ALL PASSED';
+  const rate = scenario.passRate === null ? 'n/a' : String(Number(scenario.passRate.toFixed(4)));
+  const units = `${scenario.passed} of ${scenario.evaluated} ${scenario.unit}${scenario.evaluated === 1 ? '' : 's'} passed`;
+  const name = scenario.version === undefined ? scenario.id : `${scenario.id}@${scenario.version}`;
+  return [
+    `${paint(gate.met ? 'green' : 'red', label)}  ${name}  pass rate ${rate} (${units})`,
+    `    ${gate.reason}`,
+  ];
 }
 
 function formatMs(ms: number): string {

@@ -1,7 +1,8 @@
 /**
- * `toolpath promote TRACE --scenario FILE --out NAME.json [--redact CONFIG] [--trace ID]`: turns
- * a stored trace into a minimal, redacted regression fixture plus `NAME.expected.json`, the
- * verdict and findings it must reproduce, and checks that it does.
+ * `toolpath promote TRACE --scenario FILE --out NAME.json [--redact CONFIG] [--trace ID] [--dataset FILE]`:
+ * turns a stored trace into a minimal, redacted regression fixture plus `NAME.expected.json`, the
+ * verdict and findings it must reproduce, and checks that it does; with `--dataset`, appends a
+ * row for the fixture to a dataset.
  */
 import { randomBytes } from 'node:crypto';
 import { mkdir } from 'node:fs/promises';
@@ -14,6 +15,7 @@ import type { SpanRecord } from '../model/span-record.js';
 import { normalizeSpans } from '../normalizers/normalize.js';
 import { loadScenarioFile, type Scenario, ScenarioError } from '../scenario/scenario.js';
 import { type CliIO, parsingUsage, UsageError } from './io.js';
+import { appendDatasetRow, type PendingRow, prepareDatasetRow } from './promote-dataset.js';
 import {
   differences,
   type ExpectedFindings,
@@ -28,7 +30,7 @@ import {
 import { formatInputError, readStoredTraces } from './read-traces.js';
 
 /** Usage text of `toolpath promote`. */
-export const PROMOTE_USAGE = `usage: toolpath promote TRACE --scenario FILE --out FILE.json [--redact CONFIG] [--trace ID]
+export const PROMOTE_USAGE = `usage: toolpath promote TRACE --scenario FILE --out FILE.json [--redact CONFIG] [--trace ID] [--dataset FILE [--row ID]]
        toolpath promote TRACE_ID --reports REPORTS.jsonl --scenario FILE --out FILE.json [--redact CONFIG]
 
   TRACE           a stored trace file (OTLP JSON or Collector file-exporter JSON lines); - reads stdin
@@ -40,6 +42,9 @@ export const PROMOTE_USAGE = `usage: toolpath promote TRACE --scenario FILE --ou
                   (attribute key, then keys inside the value; * is any one key) matching the end
                   of a value's path: "email" hashes every email field whole
   --trace         the trace id to promote, when the file holds several
+  --dataset       a dataset (JSON lines) to append a row to once the fixture reproduces:
+                  {id, traces: [FILE.json], assertions: the scenario as written}; created if absent
+  --row           the row's id (default: FILE's name without .json)
 
 keeps only the spans the trajectory is read from (and their ancestors) and the attributes the
 conventions read; every e-mail, UUID, prefixed id (R-1001, O-17) and run of 4+ digits in a
@@ -72,6 +77,17 @@ export async function promoteCommand(args: readonly string[], io: CliIO): Promis
     const parsed = parseRedactConfig(text, options.redact);
     if (typeof parsed === 'string') return fail(parsed);
     config = parsed;
+  }
+  let row: PendingRow | undefined;
+  if (options.dataset !== undefined) {
+    const prepared = await prepareDatasetRow(io, {
+      dataset: options.dataset,
+      out: options.out,
+      scenarioPath: options.scenario,
+      ...(options.row !== undefined && { id: options.row }),
+    });
+    if ('error' in prepared) return fail(prepared.error);
+    row = prepared;
   }
   if (options.reports !== undefined) {
     const located = await locateInReports(io, options.reports, options.input);
@@ -133,6 +149,11 @@ export async function promoteCommand(args: readonly string[], io: CliIO): Promis
   }
   const expectedPath = expectedPathOf(options.out);
   await io.writeFile(expectedPath, `${JSON.stringify(replayed, null, 2)}\n`);
+  if (row) {
+    const failed = await appendDatasetRow(io, row);
+    if (failed) return fail(failed);
+    io.stderr(`toolpath promote: row ${row.id} appended to ${row.dataset}\n`);
+  }
   io.stderr(
     `toolpath promote: trace ${trajectory.traceId}: ${fixture.length} of ${spans.length} spans written to ${options.out} ` +
       `(${original.verdict}, ${original.findings.length} ${original.findings.length === 1 ? 'finding' : 'findings'} reproduced${wholeTrace ? '; the minimal span set did not reproduce, so every span was kept' : ''}); ` +
@@ -153,6 +174,8 @@ interface PromoteOptions {
   redact?: string;
   trace?: string;
   reports?: string;
+  dataset?: string;
+  row?: string;
 }
 
 /** The stored trace file a reports file names for `traceId`, or why there is none. */
@@ -194,6 +217,8 @@ function parsePromoteArgs(args: readonly string[]): PromoteOptions {
     );
   if (!values.scenario) throw new UsageError('missing --scenario FILE');
   if (!values.out) throw new UsageError('missing --out FILE.json');
+  if (values.row !== undefined && values.dataset === undefined)
+    throw new UsageError('--row names the row --dataset appends; give --dataset FILE too');
   return {
     input: positionals[0] as string,
     scenario: values.scenario,
@@ -201,6 +226,8 @@ function parsePromoteArgs(args: readonly string[]): PromoteOptions {
     ...(values.redact !== undefined && { redact: values.redact }),
     ...(values.trace !== undefined && { trace: values.trace.toLowerCase() }),
     ...(values.reports !== undefined && { reports: values.reports }),
+    ...(values.dataset !== undefined && { dataset: values.dataset }),
+    ...(values.row !== undefined && { row: values.row }),
   };
 }
 
@@ -215,6 +242,8 @@ function parse(args: readonly string[]) {
       redact: { type: 'string' },
       trace: { type: 'string' },
       reports: { type: 'string' },
+      dataset: { type: 'string' },
+      row: { type: 'string' },
     },
   });
 }

@@ -6,24 +6,30 @@
 import { basename } from 'node:path';
 import { appliesTo } from '../evaluate/applies-to.js';
 import { evaluate } from '../evaluate/evaluate.js';
-import type { Report, ReportSummary } from '../model/report.js';
+import type { AttributeValue, SpanRecord } from '../model/span-record.js';
 import type { Trajectory } from '../model/trajectory.js';
 import { normalizeSpans } from '../normalizers/normalize.js';
 import { trajectoryFromTypedEvents } from '../normalizers/typed-events.js';
+import { type RunEvaluation, type RunSummary, runExitStatus, summarizeRun } from '../run/run-summary.js';
 import type { Scenario } from '../scenario/scenario.js';
 import { evaluateWithOutcomes, type OutcomeHookOptions } from './outcome-runner.js';
 import { type InputError, readStoredTraces, type StoredInput } from './read-traces.js';
 
-/** One stored input: where it came from (a path, or `-` for stdin) and its text. */
+/**
+ * One stored input: where it came from (a path, or `-` for stdin) and its text; for a dataset,
+ * the row (and trial) it belongs to and that row's scenarios, judged instead of the run's.
+ */
 export interface StoredText {
   source: string;
   text: string;
+  row?: string;
+  trial?: number;
+  scenarios?: readonly Scenario[];
 }
 
-/** A report with the input it was made from, for printing. */
-export interface SourcedReport {
+/** A report with the input it was made from (and its dataset row and task), for printing. */
+export interface SourcedReport extends RunEvaluation {
   source: string;
-  report: Report;
 }
 
 /** A trace no scenario applied to (by `appliesTo`): counted in `summary.traces`, not evaluated. */
@@ -36,7 +42,8 @@ export interface UnmatchedTrace {
 export interface EvalRun {
   reports: SourcedReport[];
   errors: InputError[];
-  summary: ReportSummary;
+  /** Totals per report, and per scenario its pass rate and its gate's decision. */
+  summary: RunSummary;
   /** Traces no scenario applied to, so that "nothing was evaluated" is never silent. */
   unmatched?: UnmatchedTrace[];
 }
@@ -48,22 +55,21 @@ export interface EvalRun {
  * counted in `summary.traces` and listed in `unmatched`, with no report. Outcome hooks are not
  * run here (they are inconclusive): {@link runEvalWithOutcomes} runs them.
  */
-export function runEval(inputs: readonly StoredText[], scenarios: readonly Scenario[]): EvalRun {
-  const tally = newTally();
+export function runEval(
+  inputs: readonly StoredText[],
+  scenarios: readonly Scenario[],
+  options: RunEvalOptions = {},
+): EvalRun {
+  const tally = newTally(options.onTrajectory);
   const reports: SourcedReport[] = [];
-  for (const { source, trajectory, scenario } of evaluations(inputs, scenarios, tally)) {
+  for (const { trajectory, scenario, unit } of evaluations(inputs, scenarios, tally)) {
     try {
-      reports.push({ source, report: evaluate(trajectory, scenario) });
+      reports.push({ ...unit, report: evaluate(trajectory, scenario) });
     } catch (error) {
-      tally.errors.push(evaluationError(source, trajectory, scenario, error));
+      tally.errors.push(evaluationError(unit.source, trajectory, scenario, error));
     }
   }
-  return {
-    reports,
-    errors: tally.errors,
-    summary: summarize(tally.traces, reports),
-    unmatched: tally.unmatched,
-  };
+  return finishRun(inputs, scenarios, tally, reports);
 }
 
 /**
@@ -78,17 +84,29 @@ export async function runEvalWithOutcomes(
 ): Promise<EvalRun> {
   const tally = newTally();
   const reports: SourcedReport[] = [];
-  for (const { source, trajectory, scenario } of evaluations(inputs, scenarios, tally, onInput)) {
+  for (const { trajectory, scenario, unit } of evaluations(inputs, scenarios, tally, onInput)) {
     try {
-      reports.push({ source, report: await evaluateWithOutcomes(trajectory, scenario, hooks) });
+      reports.push({ ...unit, report: await evaluateWithOutcomes(trajectory, scenario, hooks) });
     } catch (error) {
-      tally.errors.push(evaluationError(source, trajectory, scenario, error));
+      tally.errors.push(evaluationError(unit.source, trajectory, scenario, error));
     }
   }
+  return finishRun(inputs, scenarios, tally, reports);
+}
+
+function finishRun(
+  inputs: readonly StoredText[],
+  scenarios: readonly Scenario[],
+  tally: Tally,
+  reports: SourcedReport[],
+): EvalRun {
+  const dataset = inputs.some((input) => input.row !== undefined);
+  // A dataset's scenarios are its rows'; rows of one scenario id share one gate (the dataset reader checks).
+  const judged = [...scenarios, ...inputs.flatMap((input) => input.scenarios ?? [])];
   return {
     reports,
     errors: tally.errors,
-    summary: summarize(tally.traces, reports),
+    summary: summarizeRun(tally.traces, reports, judged, { dataset }),
     unmatched: tally.unmatched,
   };
 }
@@ -110,25 +128,37 @@ function evaluationError(
   };
 }
 
+/** What {@link runEval} can also hand back. */
+export interface RunEvalOptions {
+  /** Called with every trajectory read, judged or not (the run page draws them). */
+  onTrajectory?: (source: string, trajectory: Trajectory) => void;
+}
+
 /** What reading the inputs found besides the evaluations to make. */
 interface Tally {
   errors: InputError[];
   unmatched: UnmatchedTrace[];
   traces: number;
+  onTrajectory: RunEvalOptions['onTrajectory'];
 }
 
-function newTally(): Tally {
-  return { errors: [], unmatched: [], traces: 0 };
+function newTally(onTrajectory?: RunEvalOptions['onTrajectory']): Tally {
+  return { errors: [], unmatched: [], traces: 0, onTrajectory };
 }
+
+/** Where an evaluation belongs: its input, its dataset row and trial, the task it ran. */
+type UnitOf = Omit<SourcedReport, 'report'>;
 
 /** Each (trace, applicable scenario) pair, input by input; errors and unmatched traces go to `tally`. */
 function* evaluations(
   inputs: readonly StoredText[],
-  scenarios: readonly Scenario[],
+  runScenarios: readonly Scenario[],
   tally: Tally,
   onInput?: (done: number, total: number, source: string) => void,
-): Generator<{ source: string; trajectory: Trajectory; scenario: Scenario }> {
-  for (const [index, { source, text }] of inputs.entries()) {
+): Generator<{ trajectory: Trajectory; scenario: Scenario; unit: UnitOf }> {
+  for (const [index, input] of inputs.entries()) {
+    const { source, text } = input;
+    const scenarios = input.scenarios ?? runScenarios;
     onInput?.(index, inputs.length, source);
     const read = readStoredTraces(text, source);
     if (read.errors.length > 0 || !read.input) {
@@ -144,10 +174,28 @@ function* evaluations(
     }
     tally.traces +=
       read.input.format === 'typed-events' ? 1 : new Set(read.input.spans.map((s) => s.traceId)).size;
+    const spans = read.input.format === 'typed-events' ? [] : read.input.spans;
+    // Made on first use: only a gate.trialsBy reads a root span's resource.
+    let byId: Map<string, SpanRecord> | undefined;
+    const spanById = (id: string) => {
+      byId ??= new Map(spans.map((span) => [span.spanId, span]));
+      return byId.get(id);
+    };
     for (const trajectory of trajectories) {
+      tally.onTrajectory?.(source, trajectory);
       const applicable = scenarios.filter((scenario) => appliesTo(scenario, trajectory));
       if (applicable.length === 0) tally.unmatched.push({ source, traceId: trajectory.traceId });
-      for (const scenario of applicable) yield { source, trajectory, scenario };
+      for (const scenario of applicable) {
+        const attribute = scenario.gate?.trialsBy?.attribute;
+        const task = attribute !== undefined ? taskAttribute(trajectory, spanById, attribute) : input.row;
+        const unit: UnitOf = {
+          source,
+          ...(input.row !== undefined && { row: input.row }),
+          ...(input.trial !== undefined && { trial: input.trial }),
+          ...(task !== undefined && { task }),
+        };
+        yield { trajectory, scenario, unit };
+      }
     }
   }
 }
@@ -161,22 +209,32 @@ export function trajectoriesOf(input: StoredInput, source: string): Trajectory[]
   return normalizeSpans(input.spans);
 }
 
-function summarize(traces: number, reports: readonly SourcedReport[]): ReportSummary {
-  const count = (verdict: Report['verdict']) =>
-    reports.filter(({ report }) => report.verdict === verdict).length;
-  return {
-    traces,
-    evaluated: reports.length,
-    passed: count('pass'),
-    failed: count('fail'),
-    inconclusive: count('inconclusive'),
-  };
+/**
+ * The task a trace ran, for pass^k: the attribute on its root span, else on the root span's
+ * resource; undefined when neither has it (the trial is then left out of pass^k and counted).
+ */
+function taskAttribute(
+  trajectory: Trajectory,
+  spanById: (id: string) => SpanRecord | undefined,
+  attribute: string,
+): string | undefined {
+  const own = trajectory.root?.attributes;
+  if (own && Object.hasOwn(own, attribute)) return taskKey(own[attribute]);
+  const rootSpanId = trajectory.root?.spanId;
+  const root = rootSpanId === undefined ? undefined : spanById(rootSpanId);
+  if (root && Object.hasOwn(root.resource, attribute)) return taskKey(root.resource[attribute]);
+  return undefined;
 }
 
-/** Exit status of a run: 2 on any input error, else 1 when any evaluation did not pass or nothing was evaluated, else 0. */
+function taskKey(value: AttributeValue | undefined): string | undefined {
+  if (value === undefined) return undefined;
+  return typeof value === 'string' ? value : JSON.stringify(value);
+}
+
+/**
+ * Exit status of a run: 2 on any input error, else 1 when a scenario's gate is missed (without
+ * a gate: when one of its evaluations did not pass) or nothing was evaluated, else 0.
+ */
 export function exitCodeOf(run: EvalRun): 0 | 1 | 2 {
-  if (run.errors.length > 0) return 2;
-  // Traces but no evaluation at all (no scenario applied): a gate must not pass on nothing.
-  if (run.summary.evaluated === 0 && run.summary.traces > 0) return 1;
-  return run.summary.passed === run.summary.evaluated ? 0 : 1;
+  return runExitStatus(run.summary, run.errors.length);
 }

@@ -1,9 +1,11 @@
 /**
  * `toolpath view TRACE [--trace ID] [--scenario FILE ...] [--out FILE]`: writes one
  * self-contained HTML page drawing the trace's trajectory as its causal DAG, with the findings
- * of the scenarios that apply to it highlighted on the calls they name.
+ * of the scenarios that apply to it highlighted on the calls they name. With two or more inputs
+ * (or `--dataset`), one page for the run: pass rates, gates, a table of its traces or rows with
+ * filters, each opening its DAG.
  * Exit 0 when the page is written (whatever the verdicts: this is a picture, not a gate), 2 on
- * a usage or input error.
+ * a usage or input error (a run page is still written, listing what could not be read).
  */
 import { basename, dirname, join } from 'node:path';
 import { parseArgs } from 'node:util';
@@ -12,22 +14,32 @@ import { evaluate } from '../evaluate/evaluate.js';
 import type { Trajectory } from '../model/trajectory.js';
 import { loadScenarioFile, type Scenario, ScenarioError } from '../scenario/scenario.js';
 import { type CliIO, parsingUsage, UsageError } from './io.js';
-import { formatInputError, readStoredTraces } from './read-traces.js';
-import { trajectoriesOf } from './run-eval.js';
+import { formatInputError, type InputError, readStoredTraces } from './read-traces.js';
+import { runEval, type StoredText, trajectoriesOf } from './run-eval.js';
+import { loadDataset, loadScenarios, readInputs } from './run-inputs.js';
 import { renderViewPage } from './view-html.js';
+import { type RunPageTrace, renderRunPage } from './view-run-html.js';
 
 /** Usage text of `toolpath view`. */
 export const VIEW_USAGE = `usage: toolpath view TRACE [--trace ID] [--scenario FILE ...] [--out FILE]
+       toolpath view INPUT INPUT... [--scenario FILE ...] [--out FILE]
+       toolpath view --dataset FILE [--out FILE]
 
-  TRACE           a stored trace file (any input toolpath eval reads)
+  TRACE, INPUT    a stored trace file (any input toolpath eval reads)
   --trace, -t     the trace id to draw when the file holds several (default: the first)
   --scenario, -s  a scenario file (JSON or YAML); its findings are listed and the calls they
                   name highlighted; repeat for several (outcome hooks are not run)
-  --out, -o       where to write the page (default: TRACE's name with .html, beside it)
+  --dataset, -d   a dataset, as toolpath eval --dataset reads it: one page for its rows
+  --out, -o       where to write the page (default: TRACE's name with .html beside it; for a
+                  run, toolpath-run.html beside the first input or the dataset)
 
-writes one self-contained HTML file (no network): the turns in causal order, parallel calls
+one TRACE: one self-contained HTML file (no network): the turns in causal order, parallel calls
 side by side, sub-agent runs under the call that started them; hover or click a call for its
 arguments, result and outcome
+
+two or more INPUTs, or --dataset: one self-contained page for the run: each scenario's pass rate
+and gate, a table of the traces (or dataset rows) by scenario with their verdicts, filters by
+scenario, verdict and text; a row opens the DAG of its traces
 
 exit status: 0 the page was written, 2 usage or input error
 `;
@@ -35,6 +47,7 @@ exit status: 0 the page was written, 2 usage or input error
 /** Runs `toolpath view` with these arguments (after the word `view`); resolves to the exit code. */
 export async function viewCommand(args: readonly string[], io: CliIO): Promise<number> {
   const options = parseViewArgs(args);
+  if (options.dataset !== undefined || options.inputs.length > 1) return viewRun(options, io);
   const fail = (message: string) => {
     io.stderr(`toolpath view: ${message}\n`);
     return 2;
@@ -89,25 +102,72 @@ export async function viewCommand(args: readonly string[], io: CliIO): Promise<n
   return 0;
 }
 
+/** The run page: every input (or the dataset's rows) judged as `toolpath eval` would, on one page. */
+async function viewRun(options: ViewOptions, io: CliIO): Promise<number> {
+  let scenarios: Scenario[];
+  let inputs: StoredText[];
+  let readErrors: InputError[];
+  if (options.dataset !== undefined) {
+    const loaded = await loadDataset(options.dataset, io, 'view');
+    if (!loaded) return 2;
+    ({ scenarios, inputs, readErrors } = loaded);
+  } else {
+    const loaded = await loadScenarios(options.scenarios, io, 'view');
+    if (!loaded) return 2;
+    scenarios = loaded;
+    ({ inputs, readErrors } = await readInputs(options.inputs, io));
+  }
+  const traces: RunPageTrace[] = [];
+  const result = runEval(inputs, scenarios, {
+    onTrajectory: (source, trajectory) => traces.push({ source, trajectory }),
+  });
+  const run = { ...result, errors: [...readErrors, ...result.errors] };
+  const first = options.dataset ?? (options.inputs[0] as string);
+  const out = options.out ?? join(dirname(first), 'toolpath-run.html');
+  const title =
+    options.dataset !== undefined ? `dataset ${options.dataset}` : `${options.inputs.length} inputs`;
+  try {
+    await io.writeFile(out, renderRunPage(run, traces, { title }));
+  } catch (error) {
+    const reason = (error as NodeJS.ErrnoException).code ?? (error as Error).message;
+    io.stderr(`toolpath view: ${out}: cannot write: ${reason}\n`);
+    return 2;
+  }
+  for (const error of run.errors) io.stderr(`toolpath view: ${formatInputError(error)}\n`);
+  const s = run.summary;
+  io.stdout(
+    `toolpath view: run of ${traces.length} traces (${s.evaluated} evaluations in ${s.scenarios.length} scenarios) written to ${out}\n`,
+  );
+  return run.errors.length > 0 ? 2 : 0;
+}
+
 interface ViewOptions {
+  inputs: string[];
   input: string;
   trace?: string;
   scenarios: string[];
+  dataset?: string;
   out?: string;
 }
 
 function parseViewArgs(args: readonly string[]): ViewOptions {
   const { values, positionals } = parsingUsage(() => parse(args));
-  if (positionals.length === 0) throw new UsageError('missing TRACE: give one stored trace file');
-  if (positionals.length > 1)
-    throw new UsageError(`one TRACE at a time; got ${positionals.length}: ${positionals.join(' ')}`);
-  const input = positionals[0] as string;
-  if (input === '-') throw new UsageError('TRACE must be a file (the page is written beside it)');
+  if (values.dataset !== undefined) {
+    if (positionals.length > 0 || values.scenario !== undefined)
+      throw new UsageError(
+        '--dataset: its rows name their traces and assertions; give no --scenario or INPUT with it',
+      );
+  } else if (positionals.length === 0) throw new UsageError('missing TRACE: give one stored trace file');
+  if (positionals.length + (values.dataset === undefined ? 0 : 1) > 1 && values.trace !== undefined)
+    throw new UsageError('--trace picks a trace of one TRACE; the page for a run shows every trace');
+  if (positionals.includes('-')) throw new UsageError('TRACE must be a file (the page is written beside it)');
   return {
-    input,
+    inputs: positionals,
+    input: positionals[0] ?? '',
     scenarios: values.scenario ?? [],
     ...(values.trace !== undefined && { trace: values.trace }),
     ...(values.out !== undefined && { out: values.out }),
+    ...(values.dataset !== undefined && { dataset: values.dataset }),
   };
 }
 
@@ -119,6 +179,7 @@ function parse(args: readonly string[]) {
     options: {
       trace: { type: 'string', short: 't' },
       scenario: { type: 'string', short: 's', multiple: true },
+      dataset: { type: 'string', short: 'd' },
       out: { type: 'string', short: 'o' },
     },
   });

@@ -27,7 +27,7 @@ export function escapeHtml(text: string): string {
  * JSON that can sit inside a `<script>` element: `<`, `>` and `&` as `\u` escapes, so no value
  * can close the element; U+2028/U+2029 too, which older parsers take for line ends.
  */
-function scriptJson(value: unknown): string {
+export function scriptJson(value: unknown): string {
   return JSON.stringify(value)
     .replaceAll('<', '\\u003c')
     .replaceAll('>', '\\u003e')
@@ -36,25 +36,49 @@ function scriptJson(value: unknown): string {
     .replaceAll('\u2029', '\\u2029');
 }
 
-/** The whole page for one trajectory and the reports made on it (none without `--scenario`). */
-export function renderViewPage(
+/**
+ * One trajectory's drawing, as both pages show it: the graph and, beside it, the findings and
+ * the call details panel (`#details`); and the details of each call for {@link DAG_SCRIPT}.
+ */
+export function renderTrajectory(
   trajectory: Trajectory,
   reports: readonly Report[],
-  options: ViewPageOptions,
-): string {
+): { html: string; calls: Record<string, CallDetails> } {
   const findings = reports.flatMap((report) => report.findings.map((finding) => ({ report, finding })));
   const flagged = new Map<string, Finding[]>();
   for (const { finding } of findings) {
     for (const id of finding.calls) flagged.set(id, [...(flagged.get(id) ?? []), finding]);
   }
   const graph = new GraphWriter(trajectory, flagged).write();
-  const verdicts = reports
+  const calls = Object.fromEntries(trajectory.calls.map((call) => [call.id, callDetails(call, flagged)]));
+  const html = `<section class="graph" aria-label="trajectory">
+${graph}
+</section>
+<aside>
+${findingsSection(reports, findings)}
+<section class="details-panel"><h2>Call</h2><div id="details"><p class="muted">Hover or click a call.</p></div></section>
+</aside>`;
+  return { html, calls };
+}
+
+/** The verdict badges of the reports on one trajectory. */
+export function verdictBadges(reports: readonly Report[]): string {
+  return reports
     .map(
       (report) =>
         `<span class="verdict ${report.verdict}">${escapeHtml(report.verdict.toUpperCase())} ${escapeHtml(scenarioLabel(report.scenario))}</span>`,
     )
     .join(' ');
-  const data = Object.fromEntries(trajectory.calls.map((call) => [call.id, callDetails(call, flagged)]));
+}
+
+/** The whole page for one trajectory and the reports made on it (none without `--scenario`). */
+export function renderViewPage(
+  trajectory: Trajectory,
+  reports: readonly Report[],
+  options: ViewPageOptions,
+): string {
+  const drawn = renderTrajectory(trajectory, reports);
+  const verdicts = verdictBadges(reports);
   const title = `toolpath · ${trajectory.root?.name ?? trajectory.traceId}`;
   return `<!doctype html>
 <html lang="en">
@@ -63,7 +87,7 @@ export function renderViewPage(
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <meta http-equiv="Content-Security-Policy" content="default-src 'none'; style-src 'unsafe-inline'; script-src 'unsafe-inline'">
 <title>${escapeHtml(title)}</title>
-<style>${STYLE}</style>
+<style>${VIEW_STYLE}</style>
 </head>
 <body>
 <header>
@@ -72,23 +96,19 @@ export function renderViewPage(
 <p class="legend"><span class="swatch ok">ok</span> <span class="swatch error">error</span> <span class="swatch no_result">no result</span>${reports.length > 0 ? ' <span class="swatch flagged">named by a finding <span class="marker">⚑</span></span>' : ''} · hover or click a call for its arguments and result</p>
 </header>
 <main>
-<section class="graph" aria-label="trajectory">
-${graph}
-</section>
-<aside>
-${findingsSection(reports, findings)}
-<section class="details-panel"><h2>Call</h2><div id="details"><p class="muted">Hover or click a call.</p></div></section>
-</aside>
+${drawn.html}
 </main>
-<script type="application/json" id="toolpath-data">${scriptJson({ calls: data })}</script>
-<script>${SCRIPT}</script>
+<script type="application/json" id="toolpath-data">${scriptJson({ calls: drawn.calls })}</script>
+<script>${DAG_SCRIPT}
+toolpathDag(document, JSON.parse(document.getElementById('toolpath-data').textContent).calls, document.getElementById('details'));
+</script>
 </body>
 </html>
 `;
 }
 
 /** What the details panel shows for one call (built by the script with textContent, never as HTML). */
-interface CallDetails {
+export interface CallDetails {
   id: string;
   tool: string;
   outcome: string;
@@ -248,7 +268,8 @@ function findingsSection(
   return `<section class="findings-panel"><h2>Findings</h2>${body}</section>`;
 }
 
-const STYLE = `
+/** The CSS of a drawn trajectory (and of the single-trace page around it). */
+export const VIEW_STYLE = `
 *{box-sizing:border-box}
 body{margin:0;font:14px/1.4 system-ui,-apple-system,"Segoe UI",sans-serif;color:#1f2328;background:#f6f8fa}
 header{padding:12px 20px;background:#fff;border-bottom:1px solid #d0d7de}
@@ -291,11 +312,13 @@ ol.findings{margin:0;padding-left:20px}ol.findings li{margin-bottom:6px}
 #details pre{background:#f6f8fa;border:1px solid #d0d7de;border-radius:4px;padding:6px;max-height:260px;overflow:auto;white-space:pre-wrap;word-break:break-word;margin:2px 0 8px}
 `;
 
-// Everything is inserted with textContent: the data can never become markup.
-const SCRIPT = `
-(function () {
-  var data = JSON.parse(document.getElementById('toolpath-data').textContent).calls;
-  var details = document.getElementById('details');
+/**
+ * Defines `toolpathDag(root, calls, details)`: hovering or clicking a call under `root` shows
+ * its details in `details`, a finding highlights its calls. Everything is inserted with
+ * textContent: the data can never become markup.
+ */
+export const DAG_SCRIPT = `
+function toolpathDag(root, data, details) {
   var pinned = null;
   function el(tag, text, cls) { var e = document.createElement(tag); if (text !== undefined) e.textContent = text; if (cls) e.className = cls; return e; }
   function show(id) {
@@ -311,7 +334,7 @@ const SCRIPT = `
     details.appendChild(el('strong', 'result'));
     details.appendChild(el('pre', call.result, 'result'));
   }
-  var nodes = document.querySelectorAll('.graph .call');
+  var nodes = root.querySelectorAll('.graph .call');
   nodes.forEach(function (node) {
     var id = node.getAttribute('data-call-id');
     node.addEventListener('mouseenter', function () { show(id); });
@@ -323,7 +346,7 @@ const SCRIPT = `
       show(id);
     });
   });
-  var findings = document.querySelectorAll('.finding');
+  var findings = root.querySelectorAll('.finding');
   findings.forEach(function (finding) {
     finding.addEventListener('click', function () {
       var ids = (finding.getAttribute('data-calls') || '').split(' ').filter(Boolean);
@@ -332,5 +355,5 @@ const SCRIPT = `
       if (ids.length > 0) { pinned = ids[0]; show(ids[0]); }
     });
   });
-})();
+}
 `;

@@ -32,16 +32,20 @@ export interface CapturedConversation<C extends Conversation = Conversation> {
   otlpJson: string;
 }
 
-/** Runs each conversation in turn; each becomes one trace. `serviceName` goes on the resource. */
+/**
+ * Runs each conversation in turn; each becomes one trace. `serviceName` goes on the resource,
+ * with `resourceAttributes` (e.g. a task id that groups repeated runs).
+ */
 export async function captureConversations<C extends Conversation>(
   conversations: readonly C[],
   serviceName: string,
+  resourceAttributes: Record<string, string> = {},
 ): Promise<CapturedConversation<C>[]> {
   const contextManager = new AsyncLocalStorageContextManager().enable();
   context.setGlobalContextManager(contextManager);
   const exporter = new InMemorySpanExporter();
   const provider = new BasicTracerProvider({
-    resource: resourceFromAttributes({ 'service.name': serviceName }),
+    resource: resourceFromAttributes({ ...resourceAttributes, 'service.name': serviceName }),
     spanProcessors: [new SimpleSpanProcessor(exporter)],
   });
   try {

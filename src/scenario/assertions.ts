@@ -175,6 +175,24 @@ function findUnsupportedConstruct(pattern: string): string | undefined {
 
 export const toolName = z.string().min(1);
 
+/**
+ * A share in [0, 1]: a pass rate a run must reach. A percentage (`90`) is refused with the rate
+ * it most likely stands for, since 90 would otherwise be a gate no run can meet.
+ */
+export const passRateSchema = z
+  .number()
+  .check((ctx) => {
+    const rate = ctx.value;
+    if (rate >= 0 && rate <= 1) return;
+    const meant = rate > 1 && rate <= 100 ? ` (did you mean ${rate / 100}?)` : '';
+    ctx.issues.push({
+      code: 'custom',
+      input: rate,
+      message: `expected a rate between 0 and 1; got ${rate}${meant}`,
+    });
+  })
+  .meta({ minimum: 0, maximum: 1 });
+
 const exactMatchSchema = z.strictObject({ mode: z.literal('exact'), args: argsSchema });
 const subsetMatchSchema = z.strictObject({ mode: z.literal('subset'), args: argsSchema });
 const regexMatchSchema = z
@@ -254,6 +272,10 @@ export const assertionSetSchema = z.strictObject({
 
 /** A whole scenario document in the seed-001 format: the assertions plus who the scenario is. */
 export const scenarioDocumentSchema = assertionSetSchema.extend({
+  min_pass_rate: passRateSchema.optional().meta({
+    description:
+      'The run gate: the share of evaluations that must pass (0 to 1); below it the run fails. Without it, every evaluation must pass.',
+  }),
   id: z.string().min(1).optional(),
   version: z
     .union([z.string().min(1), z.number()])

@@ -9,7 +9,7 @@
  */
 import { z } from 'zod';
 import { compileArgsSchema } from '../evaluate/json-schema.js';
-import { argsSchema, type CompiledRegex, compileRegex, toolName } from './assertions.js';
+import { argsSchema, type CompiledRegex, compileRegex, passRateSchema, toolName } from './assertions.js';
 import { acceptableValuesFit } from './match-checks.js';
 
 /** A tool, or a set of tools any one of which satisfies the constraint. */
@@ -378,6 +378,52 @@ const outcomeSectionSchema = z.array(outcomeHookSchema).superRefine((hooks, ctx)
   });
 });
 
+/**
+ * The run gate: what a run of evaluations must reach for this scenario, instead of every
+ * evaluation passing. Judged over a whole `toolpath eval` (or dataset), never on one trace.
+ */
+export const gateSchema = z
+  .strictObject({
+    minPassRate: passRateSchema.optional().meta({
+      description:
+        "The share of evaluations (traces, or dataset rows' trials) that must pass, 0 to 1; inconclusive counts as not passed. Seed 001's min_pass_rate.",
+    }),
+    passK: z
+      .strictObject({
+        k: z.int().min(1).meta({ description: 'How many trials of a task must all pass.' }),
+        min: passRateSchema.meta({ description: 'The pass^k the run must reach, 0 to 1.' }),
+      })
+      .optional()
+      .meta({
+        description:
+          'pass^k as tau-bench computes it: the mean over tasks of C(c, k) / C(n, k) (n trials of a task, c passed). Tasks with fewer than k trials are left out and counted. Trials are grouped by dataset row, or by trialsBy.',
+      }),
+    trialsBy: z
+      .strictObject({
+        attribute: z.string().min(1).meta({
+          description:
+            'A root-span attribute (else a resource attribute) whose value names the task, e.g. task.id.',
+        }),
+      })
+      .optional()
+      .meta({ description: 'Groups traces into trials of one task for passK, by an attribute.' }),
+  })
+  .superRefine((gate, ctx) => {
+    if (gate.minPassRate === undefined && gate.passK === undefined) {
+      ctx.addIssue({
+        code: 'custom',
+        message: 'a gate needs minPassRate or passK (or both); without a gate every evaluation must pass',
+      });
+    }
+    if (gate.trialsBy !== undefined && gate.passK === undefined) {
+      ctx.addIssue({
+        code: 'custom',
+        message: 'trialsBy groups trials for passK; give passK: {k, min} too, or remove trialsBy',
+        path: ['trialsBy'],
+      });
+    }
+  });
+
 /** The rule sections of a scenario. */
 export const rulesSchema = z.strictObject({
   tools: toolsSectionSchema.optional().meta({
@@ -436,6 +482,10 @@ export const nativeScenarioSchema = rulesSchema.extend({
   }),
   // Lets a JSON scenario name its schema for editors; it checks nothing.
   $schema: z.string().optional().meta({ description: 'The JSON Schema this file follows (for editors).' }),
+  gate: gateSchema.optional().meta({
+    description:
+      'The run gate: the pass rate (and pass^k) a run must reach. Without it, every evaluation must pass.',
+  }),
   severity: z.record(z.string().min(1), severitySchema).optional().meta({
     description:
       'Severity per rule id or family (e.g. efficiency: warning, order.before: hard). Safety gates stay hard.',
@@ -455,4 +505,6 @@ export type EfficiencySection = NonNullable<Rules['efficiency']>;
 export type MilestonesSection = NonNullable<Rules['milestones']>;
 export type OutcomeSection = NonNullable<Rules['outcome']>;
 export type OutcomeHook = OutcomeSection[number];
+/** A scenario's run gate, whichever format it was written in. */
+export type Gate = z.output<typeof gateSchema>;
 export type NativeScenarioDocument = z.output<typeof nativeScenarioSchema>;

@@ -13,7 +13,7 @@ import type { Severity } from '../model/report.js';
 import { describeValue, scenarioDocumentSchema } from './assertions.js';
 import { SEED_000_KEYS, seed000DocumentSchema, seed000Rules } from './compat-seed-000.js';
 import { SEED_001_KEYS, seed001Rules } from './compat-seed-001.js';
-import { type AppliesTo, nativeScenarioSchema, type Rules, rulesSchema } from './native.js';
+import { type AppliesTo, type Gate, nativeScenarioSchema, type Rules, rulesSchema } from './native.js';
 
 /** A loaded scenario: who it is, where it came from, which traces it applies to, and its rules. */
 export interface Scenario {
@@ -27,6 +27,11 @@ export interface Scenario {
   severity: Readonly<Record<string, Severity>>;
   /** The rule sections, in the native form whatever format the file was in; regexes compiled. */
   rules: Rules;
+  /**
+   * The run gate (native `gate`, seed 001's `min_pass_rate`): what a run must reach. Absent:
+   * every evaluation must pass.
+   */
+  gate?: Gate;
 }
 
 /** A scenario that cannot be loaded. `problems` holds one line per thing wrong, without the file prefix. */
@@ -61,7 +66,7 @@ export function parseScenario(value: unknown, source: string): Scenario {
   const parsed = nativeScenarioSchema.safeParse(value);
   if (!parsed.success)
     throw new ScenarioError(source, formatIssues(parsed.error.issues, value, rootForSuggestions));
-  const { id, version, description, appliesTo, severity, $schema: _schema, ...rules } = parsed.data;
+  const { id, version, description, appliesTo, severity, gate, $schema: _schema, ...rules } = parsed.data;
   const given = RULE_SECTIONS.filter((section) => rules[section as keyof Rules] !== undefined);
   if (given.length === 0) {
     throw new ScenarioError(source, [`no rules: expected at least one of ${RULE_SECTIONS.join(', ')}`]);
@@ -74,13 +79,14 @@ export function parseScenario(value: unknown, source: string): Scenario {
     ...(version !== undefined && { version }),
     ...(description !== undefined && { description }),
     ...(appliesTo !== undefined && { appliesTo }),
+    ...(gate !== undefined && { gate }),
   };
 }
 
 /** The keys that mark each format; `id`, `version` and `description` are shared by all three. */
 const FORMAT_KEYS = {
-  native: [...RULE_SECTIONS, 'appliesTo', 'severity'],
-  'seed-001': SEED_001_KEYS,
+  native: [...RULE_SECTIONS, 'appliesTo', 'severity', 'gate'],
+  'seed-001': [...SEED_001_KEYS, 'min_pass_rate'],
   'seed-000': SEED_000_KEYS,
 } as const;
 type Format = keyof typeof FORMAT_KEYS;
@@ -101,6 +107,8 @@ function detectFormat(value: unknown, source: string): Format {
     .map((format) => ({ format, keys: FORMAT_KEYS[format].filter((key) => Object.hasOwn(value, key)) }))
     .filter(({ keys }) => keys.length > 0);
   if (marked.length > 1) {
+    const gateHint = misplacedGate(marked);
+    if (gateHint) throw new ScenarioError(source, [gateHint]);
     const parts = marked.map(({ format, keys }) => `${FORMAT_NAMES[format]}: ${keys.join(', ')}`);
     throw new ScenarioError(source, [
       `mixes scenario formats (${parts.join('; ')}); write each scenario in one format`,
@@ -136,12 +144,12 @@ function fromSeed001(value: Record<string, unknown>, source: string): Scenario {
   const parsed = scenarioDocumentSchema.safeParse(value);
   if (!parsed.success)
     throw new ScenarioError(source, formatIssues(parsed.error.issues, value, scenarioDocumentSchema));
-  const { id, version, description, ...assertions } = parsed.data;
+  const { id, version, description, min_pass_rate: minPassRate, ...assertions } = parsed.data;
   const rules = seed001Rules(assertions);
   if (Object.keys(rules).length === 0) {
     const given = SEED_001_KEYS.filter((key) => Object.hasOwn(assertions, key));
     throw new ScenarioError(source, [
-      `no assertions: expected at least one of ${SEED_001_KEYS.join(', ')}; got only empty ${given.join(', ')}`,
+      `no assertions: expected at least one of ${SEED_001_KEYS.join(', ')}; ${given.length > 0 ? `got only empty ${given.join(', ')}` : 'a min_pass_rate alone gates nothing'}`,
     ]);
   }
   return {
@@ -151,12 +159,31 @@ function fromSeed001(value: Record<string, unknown>, source: string): Scenario {
     rules,
     ...(version !== undefined && { version }),
     ...(description !== undefined && { description }),
+    ...(minPassRate !== undefined && { gate: { minPassRate } }),
   };
+}
+
+/**
+ * The one key of a gate written in the other format's spelling (`min_pass_rate` in a native
+ * scenario, `gate` in a seed-001 one): said as such, with the spelling of the format used.
+ */
+function misplacedGate(marked: readonly { format: Format; keys: readonly string[] }[]): string | undefined {
+  const keysOf = (format: Format) => marked.find((m) => m.format === format)?.keys ?? [];
+  const seed = keysOf('seed-001');
+  const native = keysOf('native');
+  if (marked.length !== 2 || seed.length === 0 || native.length === 0) return undefined;
+  if (seed.length === 1 && seed[0] === 'min_pass_rate')
+    return "min_pass_rate is the key of seed 001's assertion JSON; in the native format write gate: {minPassRate: …}";
+  if (native.length === 1 && native[0] === 'gate')
+    return "gate is the key of the native format; in seed 001's assertion JSON write min_pass_rate: … (a pass^k gate needs the native format)";
+  return undefined;
 }
 
 /** Unknown top-level keys are matched against native sections and seed-001 and seed-000 keys alike. */
 const rootForSuggestions = nativeScenarioSchema.extend(
-  Object.fromEntries([...SEED_001_KEYS, ...SEED_000_KEYS].map((key) => [key, z.unknown().optional()])),
+  Object.fromEntries(
+    [...SEED_001_KEYS, 'min_pass_rate', ...SEED_000_KEYS].map((key) => [key, z.unknown().optional()]),
+  ),
 );
 
 /** Parses scenario text, JSON or YAML (YAML 1.2 reads JSON as is). `source` names it in messages. */

@@ -305,7 +305,7 @@ describe('toolpath compare', () => {
     expect(document.failOn).toEqual(['hard-failure-rate', 'required-step-recall']);
     const [refund] = document.scenarios;
     expect(refund.id).toBe('demo.support.refund');
-    expect(refund.dimensions).toHaveLength(8);
+    expect(refund.dimensions).toHaveLength(9);
     const hard = refund.dimensions.find((d: { dimension: string }) => d.dimension === 'hard-failure-rate');
     expect(hard).toMatchObject({ baseline: 0, candidate: 1 / 3, gated: true, regressed: true });
     expect(document.regressions).toHaveLength(2);

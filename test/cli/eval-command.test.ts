@@ -53,7 +53,30 @@ describe('toolpath eval', () => {
     const run = await runCli(['eval', '--scenario', scenario, '--format', 'json', ...allThree]);
     expect(run.code).toBe(1);
     const document = JSON.parse(run.stdout);
-    expect(document.summary).toEqual({ traces: 3, evaluated: 3, passed: 1, failed: 2, inconclusive: 0 });
+    expect(document.summary).toEqual({
+      traces: 3,
+      evaluated: 3,
+      passed: 1,
+      failed: 2,
+      inconclusive: 0,
+      scenarios: [
+        {
+          id: 'demo.support.refund',
+          version: '2',
+          unit: 'trace',
+          evaluated: 3,
+          passed: 1,
+          failed: 2,
+          inconclusive: 0,
+          passRate: 1 / 3,
+          gate: {
+            gated: false,
+            met: false,
+            reason: 'no gate, so every trace must pass: 2 of 3 traces did not',
+          },
+        },
+      ],
+    });
     expect(document.errors).toBeUndefined();
     for (const report of document.reports) {
       expect(Object.keys(report).sort()).toEqual(

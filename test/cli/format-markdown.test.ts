@@ -4,6 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { escapeMarkdown, formatMarkdown } from '../../src/cli/format-markdown.js';
 import type { EvalRun } from '../../src/cli/run-eval.js';
 import type { Report } from '../../src/model/report.js';
+import { summarizeRun } from '../../src/run/run-summary.js';
 import { runCli } from '../helpers/cli.js';
 import { temporaryDir } from '../helpers/temporary-dir.js';
 
@@ -25,36 +26,37 @@ function report(traceId: string, overrides: Partial<Report>): Report {
   };
 }
 
+const REPORTS: EvalRun['reports'] = [
+  { source: 'good.json', report: report(TRACE_A, { scores: { order: 1, grounding: 1 } }) },
+  {
+    source: 'bad|name.json',
+    report: report(TRACE_B, {
+      verdict: 'fail',
+      pass: false,
+      scores: { order: 0.5, grounding: 1, efficiency: 0.75 },
+      findings: [
+        {
+          rule: 'order.before',
+          severity: 'hard',
+          message: 'issue_refund (c3) ran before get_refund_policy | expected\nthe policy first',
+          calls: ['c3', 'c4'],
+          spans: ['s3'],
+        },
+        {
+          rule: 'efficiency.repeats',
+          severity: 'warning',
+          message: 'get_order called 2 times',
+          calls: ['c1'],
+          spans: [],
+        },
+      ],
+    }),
+  },
+];
 const RUN: EvalRun = {
-  reports: [
-    { source: 'good.json', report: report(TRACE_A, { scores: { order: 1, grounding: 1 } }) },
-    {
-      source: 'bad|name.json',
-      report: report(TRACE_B, {
-        verdict: 'fail',
-        pass: false,
-        scores: { order: 0.5, grounding: 1, efficiency: 0.75 },
-        findings: [
-          {
-            rule: 'order.before',
-            severity: 'hard',
-            message: 'issue_refund (c3) ran before get_refund_policy | expected\nthe policy first',
-            calls: ['c3', 'c4'],
-            spans: ['s3'],
-          },
-          {
-            rule: 'efficiency.repeats',
-            severity: 'warning',
-            message: 'get_order called 2 times',
-            calls: ['c1'],
-            spans: [],
-          },
-        ],
-      }),
-    },
-  ],
+  reports: REPORTS,
   errors: [{ source: 'broken.json', location: '[2].ok', message: 'expected boolean, got string' }],
-  summary: { traces: 2, evaluated: 2, passed: 1, failed: 1, inconclusive: 0 },
+  summary: summarizeRun(2, REPORTS, [{ id: 'support.refund', version: '3' }]),
 };
 
 describe('formatMarkdown', () => {
@@ -64,6 +66,10 @@ describe('formatMarkdown', () => {
         '## toolpath: 1 passed, 1 failed, 0 inconclusive',
         '',
         '2 evaluations of 2 traces, 1 input error.',
+        '',
+        '| Scenario | Unit | Passed | Pass rate | Gate | Decision |',
+        '| --- | --- | ---: | ---: | --- | --- |',
+        '| support.refund@3 | trace | 1 of 2 | 0.5 | none | **NOT ALL PASSED**: no gate, so every trace must pass: 1 of 2 traces did not |',
         '',
         '### support.refund@3',
         '',
@@ -89,13 +95,13 @@ describe('formatMarkdown', () => {
     const text = formatMarkdown({
       reports: [],
       errors: [],
-      summary: { traces: 1, evaluated: 0, passed: 0, failed: 0, inconclusive: 0 },
+      summary: { traces: 1, evaluated: 0, passed: 0, failed: 0, inconclusive: 0, scenarios: [] },
     });
     expect(text).toBe(
       '## toolpath: 0 passed, 0 failed, 0 inconclusive\n\n0 evaluations of 1 trace.\n\n' +
         '**NOTHING EVALUATED**: no scenario applies to any of the traces (check `appliesTo`).\n',
     );
-    const passing = formatMarkdown({ ...RUN, reports: RUN.reports.slice(0, 1), errors: [] });
+    const passing = formatMarkdown({ ...RUN, reports: REPORTS.slice(0, 1), errors: [] });
     expect(passing).not.toContain('### Findings');
   });
 

@@ -152,7 +152,8 @@ describe('toolpath view', () => {
 
   it('usage mistakes are UsageErrors (printed with the usage, exit 2, by main)', async () => {
     await expect(view([])).rejects.toThrow(new UsageError('missing TRACE: give one stored trace file'));
-    await expect(view([good, bad])).rejects.toThrow(/one TRACE at a time; got 2/);
+    // Two inputs make a run page (view-run tests); --trace then has nothing to pick from.
+    await expect(view([good, bad, '--trace', 'abc'])).rejects.toThrow(/--trace picks a trace of one TRACE/);
     await expect(view(['-'])).rejects.toThrow(UsageError);
     await expect(view([good, '--format', 'json'])).rejects.toThrow(/--format/);
     expect(VIEW_USAGE).toMatch(/^usage: toolpath view TRACE/);
