@@ -20,6 +20,11 @@ import { temporaryDir } from '../helpers/temporary-dir.js';
 import { buildTrajectory } from '../helpers/trajectory.js';
 
 let dir: string;
+/**
+ * How long a hook that hangs is given: long enough for a loaded machine to start the processes
+ * it spawns (each writes its pid once running), so the test can check that all of them are stopped.
+ */
+const HANG_MS = 2_000;
 
 beforeAll(async () => {
   dir = temporaryDir('toolpath-outcome-');
@@ -116,20 +121,30 @@ describe('runOutcomeHooks: commands', () => {
     const started = Date.now();
     const results = await run(
       [
-        { name: 'hang', command: 'node -e "setInterval(()=>{},1000)"', timeoutMs: 300 },
+        { name: 'hang', command: 'node -e "setInterval(()=>{},1000)"', timeoutMs: HANG_MS },
         // The shell and two processes it started, one in the background: the whole group goes.
-        { name: 'group', command: `node hang.cjs ${pids} & node hang.cjs ${pids}; wait`, timeoutMs: 300 },
+        { name: 'group', command: `node hang.cjs ${pids} & node hang.cjs ${pids}; wait`, timeoutMs: HANG_MS },
       ],
       { onProblem: (problem) => problems.push(problem) },
     );
-    expect(Date.now() - started).toBeLessThan(5_000);
+    expect(Date.now() - started).toBeLessThan(4 * HANG_MS + 5_000);
     expect(results).toEqual({
-      hang: { status: 'inconclusive', message: 'timed out after 300 ms' },
-      group: { status: 'inconclusive', message: 'timed out after 300 ms' },
+      hang: { status: 'inconclusive', message: `timed out after ${HANG_MS} ms` },
+      group: { status: 'inconclusive', message: `timed out after ${HANG_MS} ms` },
     });
     expect(problems).toEqual([
-      { hook: 'hang', scenarioId: 'refund', traceId: 'trace-ledger-7', message: 'timed out after 300 ms' },
-      { hook: 'group', scenarioId: 'refund', traceId: 'trace-ledger-7', message: 'timed out after 300 ms' },
+      {
+        hook: 'hang',
+        scenarioId: 'refund',
+        traceId: 'trace-ledger-7',
+        message: `timed out after ${HANG_MS} ms`,
+      },
+      {
+        hook: 'group',
+        scenarioId: 'refund',
+        traceId: 'trace-ledger-7',
+        message: `timed out after ${HANG_MS} ms`,
+      },
     ]);
     const started2 = (await readFile(pids, 'utf8')).trim().split('\n').map(Number);
     expect(started2).toHaveLength(2);
@@ -319,7 +334,7 @@ describe('toolpath eval with outcome hooks', () => {
         ...DEMO_SCENARIO,
         outcome: [
           { name: 'ledger', command: 'node check-ledger.mjs' },
-          { name: 'slow', command: `node hang.cjs ${join(dir, 'pids-cli.txt')}`, timeoutMs: 300 },
+          { name: 'slow', command: `node hang.cjs ${join(dir, 'pids-cli.txt')}`, timeoutMs: HANG_MS },
         ],
         severity: { 'outcome.check': 'hard' },
       }),
@@ -333,13 +348,13 @@ describe('toolpath eval with outcome hooks', () => {
       {
         name: 'outcome:slow',
         status: 'inconclusive',
-        reason: 'outcome hook slow could not decide: timed out after 300 ms',
+        reason: `outcome hook slow could not decide: timed out after ${HANG_MS} ms`,
       },
     ]);
     expect(report?.verdict).toBe('inconclusive');
     expect(passing.code).toBe(1);
     expect(passing.stderr).toBe(
-      `toolpath eval: outcome hook slow (scenario demo.support.refund, trace ${good.traceId}): timed out after 300 ms\n`,
+      `toolpath eval: outcome hook slow (scenario demo.support.refund, trace ${good.traceId}): timed out after ${HANG_MS} ms\n`,
     );
 
     await writeFile(join(dir, 'ledger.json'), JSON.stringify([]));

@@ -34,12 +34,13 @@ export function taubenchRowId(task: number): string {
 
 /**
  * Writes a dataset into `dir` with one row per task (`task-NN`) whose four trials are the
- * corpus's `task-NN-trial-T.json` (absolute paths: the corpus is never copied), all judged by
- * `assertions`. Resolves to the dataset's path.
+ * corpus's `task-NN-trial-T.json` (absolute paths: the corpus is never copied), judged by
+ * `assertions` (one scenario for every row, or a row's own from its task number). Resolves to
+ * the dataset's path.
  */
 export async function writeTaubenchDataset(
   dir: string,
-  assertions: object,
+  assertions: object | ((task: number) => object),
   name = 'taubench.jsonl',
 ): Promise<string> {
   const rows: string[] = [];
@@ -47,7 +48,8 @@ export async function writeTaubenchDataset(
     const trials = [0, 1, 2, 3].map((trial) => [
       join(TAUBENCH_DIR, 'inputs', `${taubenchRowId(task)}-trial-${trial}.json`),
     ]);
-    rows.push(JSON.stringify({ id: taubenchRowId(task), trials, assertions }));
+    const own = typeof assertions === 'function' ? assertions(task) : assertions;
+    rows.push(JSON.stringify({ id: taubenchRowId(task), trials, assertions: own }));
   }
   const path = join(dir, name);
   await writeFile(path, `${rows.join('\n')}\n`);
