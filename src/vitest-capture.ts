@@ -2,14 +2,16 @@
  * Capturing the spans of code under test with a real OTel SDK provider held in memory, so a
  * test judges what the instrumented code really emits, not a hand-written trace.
  */
-import { context, ProxyTracerProvider, type Tracer, type TracerProvider, trace } from '@opentelemetry/api';
+import {
+  type TracerProvider as ApiTracerProvider,
+  context,
+  ProxyTracerProvider,
+  type Tracer,
+  trace,
+} from '@opentelemetry/api';
 import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-hooks';
 import { resourceFromAttributes } from '@opentelemetry/resources';
-import {
-  BasicTracerProvider,
-  InMemorySpanExporter,
-  SimpleSpanProcessor,
-} from '@opentelemetry/sdk-trace-base';
+import { InMemorySpanExporter, SimpleSpanProcessor, TracerProvider } from '@opentelemetry/sdk-trace';
 import type { SpanRecord } from './model/span-record.js';
 import type { Trajectory } from './model/trajectory.js';
 import { normalizeSpans } from './normalizers/normalize.js';
@@ -53,9 +55,9 @@ export async function captureSpans<T>(
   }
   capturing = true;
   const exporter = new InMemorySpanExporter();
-  const provider = new BasicTracerProvider({
+  const provider = new TracerProvider({
     resource: resourceFromAttributes({ 'service.name': options.serviceName ?? 'toolpath-capture' }),
-    spanProcessors: [new SimpleSpanProcessor(exporter)],
+    spanProcessors: [new SimpleSpanProcessor({ exporter })],
   });
   const previousProvider = registeredTracerProvider();
   const contextManager = new AsyncLocalStorageContextManager().enable();
@@ -79,7 +81,7 @@ export async function captureSpans<T>(
 }
 
 /** The provider registered globally before the capture, or undefined when there was none. */
-function registeredTracerProvider(): TracerProvider | undefined {
+function registeredTracerProvider(): ApiTracerProvider | undefined {
   const global = trace.getTracerProvider();
   const delegate = global instanceof ProxyTracerProvider ? global.getDelegate() : global;
   // A fresh proxy delegates to the API's shared no-op provider: the same object means nothing was registered.

@@ -7,7 +7,7 @@
  * Never throws into the app: every hook catches and reports to `diag`.
  */
 import { type Context, diag } from '@opentelemetry/api';
-import type { ReadableSpan, Span, SpanProcessor } from '@opentelemetry/sdk-trace-base';
+import type { ReadableSpan, Span, SpanProcessor } from '@opentelemetry/sdk-trace';
 import type { SpanRecord } from '../model/span-record.js';
 import { evaluationSpanOf, SDK_SPAN_VIEW } from './evaluation-span.js';
 import { HeldBytes, heldBytes } from './held-bytes.js';
