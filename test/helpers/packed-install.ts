@@ -171,6 +171,9 @@ export function packedInstallSuite(
         const installed = await shOk(`npm install -D ${tarball}`, project);
         expect(`${installed.stdout}${installed.stderr}`).not.toContain('EBADENGINE');
         expect(apiCopiesUnder(project).map(({ version }) => version)).toEqual([apiVersion]);
+        // toolpath's peers are the project's own packages, not copies of its own.
+        const nested = safeReaddir(join(project, 'node_modules/toolpath/node_modules/@opentelemetry'));
+        expect(nested.filter((name) => PEERS.includes(name))).toEqual([]);
       },
       10 * MINUTES,
     );
@@ -207,7 +210,8 @@ export function packedInstallSuite(
     it(
       'npx toolpath demo runs on the project’s SDK and gives the verdicts it expects',
       async () => {
-        const demo = await sh('npx toolpath demo', project);
+        // --keep: into the project's folder, removed with it (without it the demo leaves a temporary folder, by design).
+        const demo = await sh('npx toolpath demo --keep demo-traces', project);
         expect(demo.stderr).toBe('');
         expect(demo.code).toBe(0);
       },
