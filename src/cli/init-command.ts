@@ -15,6 +15,7 @@ import {
   TRACING,
   TRACING_PATH,
 } from './init-templates.js';
+import { installCommands } from './install-hint.js';
 import { type CliIO, UsageError } from './io.js';
 import { scenarioJsonSchema } from './schema-command.js';
 
@@ -126,10 +127,10 @@ async function existing(path: string): Promise<'file' | 'directory' | undefined 
 /** What to do after `init`: commands are run from DIR, the project root. */
 function nextSteps(dir: string, written: readonly string[]): string {
   const cd = dir === '.' ? '' : `  cd ${dir}\n`;
+  const install = installCommands(dir).map((command) => `  ${command}\n`);
   return `${written.map((path) => `wrote ${path}\n`).join('')}
 next:
-${cd}  npm i -D toolpath vitest
-  npx vitest run ${TEST_PATH}
+${cd}${install.join('')}  npx vitest run ${TEST_PATH}
       the test calls a stand-in agent so it passes as generated: replace it with your agent
       (the comment in the test marks where), and rename the tools in ${SCENARIO_PATH}
   npx toolpath eval --scenario ${SCENARIO_PATH} traces/*.json

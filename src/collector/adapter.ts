@@ -6,7 +6,7 @@
  * decision cache. Bounded throughout; what it turns away it counts.
  */
 import { diag } from '@opentelemetry/api';
-import type { ReadableSpan, SpanExporter } from '@opentelemetry/sdk-trace-base';
+import type { ReadableSpan, SpanExporter } from '@opentelemetry/sdk-trace';
 import type { Attributes, ScopeRecord, SpanRecord } from '../model/span-record.js';
 import { evaluationSpanOf } from '../processor/evaluation-span.js';
 import {

@@ -5,7 +5,7 @@
  * holds them. What does not fit is dropped and counted.
  */
 import { diag } from '@opentelemetry/api';
-import type { ReadableSpan, SpanExporter } from '@opentelemetry/sdk-trace-base';
+import type { ReadableSpan, SpanExporter } from '@opentelemetry/sdk-trace';
 
 /** Why spans for the next hop were dropped: no room in the queue, or the export kept failing. */
 export type ForwardDropReason = 'queue_full' | 'export_failed';

@@ -15,7 +15,7 @@ import {
   type TraceState,
 } from '@opentelemetry/api';
 import { type Resource, resourceFromAttributes } from '@opentelemetry/resources';
-import type { ReadableSpan } from '@opentelemetry/sdk-trace-base';
+import type { ReadableSpan } from '@opentelemetry/sdk-trace';
 import type {
   Attributes as RecordAttributes,
   SpanKindName,

@@ -1,5 +1,5 @@
 /** The processor's state per buffered trace, and the span checks it decides by. */
-import type { ReadableSpan } from '@opentelemetry/sdk-trace-base';
+import type { ReadableSpan } from '@opentelemetry/sdk-trace';
 import { mayBeAgentSpan } from './agent-span-filter.js';
 import type { BufferedTrace } from './trace-buffer.js';
 import type { Judgement } from './trace-judge.js';

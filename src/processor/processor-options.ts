@@ -1,5 +1,5 @@
 /** The processor's options, caps and statistics, with their defaults. */
-import type { SpanProcessor } from '@opentelemetry/sdk-trace-base';
+import type { SpanProcessor } from '@opentelemetry/sdk-trace';
 import type { Report } from '../model/report.js';
 import { defaultMaxBufferedBytes } from './held-bytes.js';
 import type { TraceBuffer } from './trace-buffer.js';

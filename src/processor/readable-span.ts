@@ -1,10 +1,10 @@
 /**
  * SDK ReadableSpan -> SpanRecord, for the in-process processor. Uses only fields of the
- * ReadableSpan interface, which is identical in sdk-trace-base 2.x and sdk-trace 3.x, so the
- * same code serves both lines.
+ * ReadableSpan interface of `@opentelemetry/sdk-trace`, which is identical in its 2.x and 3.x lines (sdk-trace-base 2.x
+ * re-exports it), so the same code serves both.
  */
 import type { HrTime, SpanStatusCode } from '@opentelemetry/api';
-import type { ReadableSpan } from '@opentelemetry/sdk-trace-base';
+import type { ReadableSpan } from '@opentelemetry/sdk-trace';
 import type {
   Attributes,
   AttributeValue,

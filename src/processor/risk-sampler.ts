@@ -7,7 +7,7 @@
  */
 
 import type { Attributes } from '@opentelemetry/api';
-import type { ReadableSpan } from '@opentelemetry/sdk-trace-base';
+import type { ReadableSpan } from '@opentelemetry/sdk-trace';
 import type { Report } from '../model/report.js';
 import type { AttributeValue } from '../model/span-record.js';
 

@@ -10,7 +10,7 @@
  * (model/text-extensions.ts): a long conversation costs the pack its new text once, not every
  * history whole.
  */
-import type { ReadableSpan } from '@opentelemetry/sdk-trace-base';
+import type { ReadableSpan } from '@opentelemetry/sdk-trace';
 import type { Attributes, AttributeValue, ScopeRecord, SpanRecord } from '../model/span-record.js';
 import {
   MIN_EXTENDED_LENGTH,

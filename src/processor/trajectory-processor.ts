@@ -7,8 +7,9 @@
  * Never throws into the app: every hook catches and reports to `diag`.
  */
 import { type Context, diag } from '@opentelemetry/api';
-import type { ReadableSpan, Span, SpanProcessor } from '@opentelemetry/sdk-trace-base';
+import type { ReadableSpan, Span, SpanProcessor } from '@opentelemetry/sdk-trace';
 import type { SpanRecord } from '../model/span-record.js';
+import { warnOfSecondApiCopy } from './api-copies.js';
 import { evaluationSpanOf, SDK_SPAN_VIEW } from './evaluation-span.js';
 import { HeldBytes, heldBytes } from './held-bytes.js';
 import { LaterOnce } from './later-once.js';
@@ -82,6 +83,8 @@ export class TrajectoryProcessor implements SpanProcessor {
   private readonly stopGauges: () => void;
   /** What the buffered and waiting traces' spans take, estimated (held-bytes.ts). */
   private readonly held: HeldBytes;
+  /** Whether the process's OpenTelemetry registry was compared with toolpath's API copy (api-copies.ts). */
+  private apiCopiesChecked: boolean;
 
   /** Throws a ScenarioError when a scenario cannot be loaded: a setup mistake, shown at once. */
   constructor(options: AppThreadOptions);
@@ -144,6 +147,8 @@ export class TrajectoryProcessor implements SpanProcessor {
     }));
     this.sweepTimer = setInterval(() => this.sweep(), Math.min(this.limits.traceTimeoutMs, 1_000));
     this.sweepTimer.unref?.();
+    // The app's provider is usually registered after the processor is made: looked at again at the first span.
+    this.apiCopiesChecked = warnOfSecondApiCopy();
   }
 
   onStart(span: Span, parentContext: Context): void {
@@ -154,6 +159,10 @@ export class TrajectoryProcessor implements SpanProcessor {
     }
     if (this.closed) return;
     try {
+      if (!this.apiCopiesChecked) {
+        this.apiCopiesChecked = true;
+        warnOfSecondApiCopy();
+      }
       const traceId = span.spanContext().traceId;
       const buffered = this.buffer.get(traceId);
       if (buffered) {

@@ -1,5 +1,5 @@
 /** The processor's side of judging on a worker thread: posting waiting traces, taking judgements back. */
-import type { ReadableSpan } from '@opentelemetry/sdk-trace-base';
+import type { ReadableSpan } from '@opentelemetry/sdk-trace';
 import { type TraceToJudge, WorkerJudge, workerEvaluatorOptions } from './judge-worker.js';
 import { type Buffered, incompleteReason } from './live-trace.js';
 import { packTraces } from './span-pack.js';

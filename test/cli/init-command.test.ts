@@ -53,7 +53,11 @@ describe('toolpath init', () => {
       expect(run.stdout).toContain(`wrote ${join(dir, target)}`);
     }
     expect(run.stdout).toContain(`cd ${dir}`);
-    expect(run.stdout).toContain('npm i -D toolpath vitest');
+    // No package.json in DIR, toolpath run from this checkout: the tarball npm pack makes here.
+    const root = REPO.replace(/\/$/, '');
+    expect(run.stdout).toContain(
+      `cd ${dir}\n  npm init -y\n  (cd ${root} && npm pack)\n  npm i -D ${root}/toolpath-0.1.0.tgz vitest\n`,
+    );
     expect(run.stdout).toContain('npx vitest run test/toolpath.test.ts');
     expect(run.stdout).toContain('npx toolpath eval --scenario toolpath/scenario.yaml traces/*.json');
     expect(run.stdout).toContain("import './toolpath/tracing.js' first in your app's entry point");
@@ -65,7 +69,7 @@ describe('toolpath init', () => {
     try {
       const run = await runInit([]);
       expect(run.code).toBe(0);
-      expect(run.stdout).not.toContain('cd ');
+      expect(run.stdout).not.toMatch(/^ {2}cd /m);
     } finally {
       process.chdir(cwd);
     }

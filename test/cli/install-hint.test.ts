@@ -1,0 +1,81 @@
+/**
+ * The install commands `toolpath init` prints, for each way toolpath can be installed: read from real
+ * package.json files in temporary folders laid out as npm lays them out.
+ */
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { installCommands, TOOLPATH_ROOT } from '../../src/cli/install-hint.js';
+import { temporaryDir } from '../helpers/temporary-dir.js';
+
+/** A folder holding a package.json with these fields (none: no package.json). */
+function folder(manifest?: Record<string, unknown>): string {
+  const dir = temporaryDir('toolpath-install-hint-');
+  if (manifest) writeFileSync(join(dir, 'package.json'), JSON.stringify(manifest));
+  return dir;
+}
+
+/** A toolpath package as npm installs it under `installer`/node_modules. */
+function installedUnder(installer: string): string {
+  const root = join(installer, 'node_modules/toolpath');
+  mkdirSync(root, { recursive: true });
+  writeFileSync(join(root, 'package.json'), JSON.stringify({ name: 'toolpath', version: '0.4.2' }));
+  return root;
+}
+
+const NOT_A_CHECKOUT = installedUnder(folder());
+
+describe('installCommands', () => {
+  it('repeats the spec the project already has for toolpath, and adds vitest when the project lacks it', () => {
+    const project = folder({ devDependencies: { toolpath: 'file:../vendor/toolpath-0.1.0.tgz' } });
+    expect(installCommands(project, NOT_A_CHECKOUT)).toEqual([
+      'npm i -D toolpath@file:../vendor/toolpath-0.1.0.tgz vitest',
+    ]);
+    const withVitest = folder({
+      devDependencies: { toolpath: 'git+file:///srv/git/toolpath.git#v0.1.0', vitest: '^4.1.0' },
+    });
+    expect(installCommands(withVitest, NOT_A_CHECKOUT)).toEqual([
+      "npm i -D 'toolpath@git+file:///srv/git/toolpath.git#v0.1.0'",
+    ]);
+  });
+
+  it('keeps the section toolpath is listed in, and quotes what a shell would read otherwise', () => {
+    const project = folder({ dependencies: { toolpath: '^0.1.0' }, devDependencies: {} });
+    expect(installCommands(project, NOT_A_CHECKOUT)).toEqual(["npm i 'toolpath@^0.1.0'", 'npm i -D vitest']);
+    const spaced = folder({
+      optionalDependencies: { toolpath: "file:../my tools/it's.tgz" },
+      dependencies: { vitest: '4' },
+    });
+    expect(installCommands(spaced, NOT_A_CHECKOUT)).toEqual([
+      `npm i -O 'toolpath@file:../my tools/it'\\''s.tgz'`,
+    ]);
+  });
+
+  it('otherwise takes the spec toolpath itself was installed with (npx keeps one), a relative file: made absolute', () => {
+    const npxCache = folder({ dependencies: { toolpath: 'file:../dist/toolpath-0.4.2.tgz' } });
+    const project = folder({ devDependencies: { vitest: '^4.1.0' } });
+    expect(installCommands(project, installedUnder(npxCache))).toEqual([
+      `npm i -D toolpath@file:${join(npxCache, '../dist/toolpath-0.4.2.tgz')}`,
+    ]);
+    const fromRegistry = folder({ dependencies: { toolpath: '0.4.2' } });
+    expect(installCommands(folder({}), installedUnder(fromRegistry))).toEqual([
+      'npm i -D toolpath@0.4.2 vitest',
+    ]);
+  });
+
+  it('from a toolpath checkout: the tarball npm pack makes there', () => {
+    const project = folder({ name: 'app' });
+    const root = TOOLPATH_ROOT.replace(/\/$/, '');
+    expect(installCommands(project)).toEqual([
+      `(cd ${root} && npm pack)`,
+      `npm i -D ${root}/toolpath-0.1.0.tgz vitest`,
+    ]);
+  });
+
+  it('with nothing to go by: the tarball form, and npm init where the project has no package.json', () => {
+    expect(installCommands(folder(), NOT_A_CHECKOUT)).toEqual([
+      'npm init -y',
+      'npm i -D ./toolpath-0.4.2.tgz vitest   # the tarball `npm pack` makes in a toolpath checkout (README: "Add toolpath to your project")',
+    ]);
+  });
+});
