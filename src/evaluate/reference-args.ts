@@ -4,7 +4,7 @@
  * Arguments that were not captured (or not valid JSON) make the pair "unknown", never a match.
  */
 import { isJsonObject, type JsonValue } from '../model/json.js';
-import type { Captured, ToolCall } from '../model/trajectory.js';
+import { type Captured, type ToolCall, unreadable } from '../model/trajectory.js';
 import type { JsonObject } from '../scenario/assertions.js';
 import type { ReferenceSection } from '../scenario/native.js';
 import { readPath } from './json-path.js';
@@ -115,7 +115,7 @@ function comparePaths(
 ): MatchOutcome {
   if (!args.captured) return { status: 'undecided', detail: 'arguments were not captured' };
   if (args.parseError !== undefined) {
-    return { status: 'undecided', detail: `arguments are not valid JSON (${args.parseError})` };
+    return { status: 'undecided', detail: `arguments are ${unreadable(args)}` };
   }
   // Concrete paths of every listed path, once each (two globs may reach the same value).
   const want = new Map<string, JsonValue>();
