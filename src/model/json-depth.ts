@@ -22,27 +22,43 @@ export const TOO_DEEP_TEXT = `[nested deeper than ${MAX_JSON_DEPTH} levels]`;
  * (attribute bytes) are leaves.
  */
 export function nestedDeeperThan(value: unknown, max: number = MAX_JSON_DEPTH): boolean {
-  if (value === null || typeof value !== 'object' || ArrayBuffer.isView(value)) return false;
-  let level: object[] = [value];
-  for (let depth = 1; level.length > 0; depth++) {
+  if (!isContainer(value)) return false;
+  if (max < 1) return true;
+  // Arrays are made only for levels that hold containers: most arguments are one or two deep.
+  let level = containersIn(value, undefined);
+  for (let depth = 2; level !== undefined; depth++) {
     if (depth > max) return true;
-    const next: object[] = [];
-    for (let index = 0; index < level.length; index++) {
-      const container = level[index] as object;
-      if (Array.isArray(container)) {
-        for (let at = 0; at < container.length; at++) addContainer(next, container[at]);
-        continue;
-      }
-      // `for...in` over own keys: what Object.keys lists, without allocating the list.
-      for (const key in container) {
-        if (Object.hasOwn(container, key)) addContainer(next, (container as Record<string, unknown>)[key]);
-      }
-    }
+    let next: object[] | undefined;
+    for (let index = 0; index < level.length; index++) next = containersIn(level[index] as object, next);
     level = next;
   }
   return false;
 }
 
-function addContainer(into: object[], value: unknown): void {
-  if (value !== null && typeof value === 'object' && !ArrayBuffer.isView(value)) into.push(value);
+/** The containers among `container`'s members, added to `into` (made when the first is found). */
+function containersIn(container: object, into: object[] | undefined): object[] | undefined {
+  let found = into;
+  if (Array.isArray(container)) {
+    for (let at = 0; at < container.length; at++) {
+      const item: unknown = container[at];
+      if (!isContainer(item)) continue;
+      if (found === undefined) found = [];
+      found.push(item);
+    }
+    return found;
+  }
+  // `for...in` over own keys: what Object.keys lists, without allocating the list.
+  for (const key in container) {
+    if (!Object.hasOwn(container, key)) continue;
+    const item: unknown = (container as Record<string, unknown>)[key];
+    if (!isContainer(item)) continue;
+    if (found === undefined) found = [];
+    found.push(item);
+  }
+  return found;
+}
+
+/** An array or object to look into; byte arrays (attribute bytes) are leaves. */
+function isContainer(value: unknown): value is object {
+  return value !== null && typeof value === 'object' && !ArrayBuffer.isView(value);
 }

@@ -137,7 +137,35 @@ function isArrayIndex(key: string): boolean {
  */
 export function canonicalHash(value: JsonValue): number {
   if (value === null || typeof value !== 'object') return scalarHash(value);
-  // An explicit stack, as canonicalJson has: a container's hash is known once its members' are.
+  return flatHash(value) ?? nestedHash(value);
+}
+
+/** The hash of an array or object that holds no container (most arguments), with no stack; else undefined. */
+function flatHash(value: JsonValue[] | { [key: string]: JsonValue }): number | undefined {
+  if (Array.isArray(value)) {
+    let hash = ARRAY_SEED ^ value.length;
+    for (let index = 0; index < value.length; index++) {
+      const item = value[index] as JsonValue;
+      if (item !== null && typeof item === 'object') return undefined;
+      hash = (Math.imul(hash, 31) + memberHash(item)) | 0;
+    }
+    return mix(hash);
+  }
+  let hash = OBJECT_SEED;
+  const keys = Object.keys(value);
+  for (let index = 0; index < keys.length; index++) {
+    const key = keys[index] as string;
+    const member = value[key] as JsonValue;
+    const type = typeof member;
+    if (type === 'undefined' || type === 'function' || type === 'symbol') continue;
+    if (member !== null && type === 'object') return undefined;
+    hash = (hash + mix(Math.imul(key.length, 0x9e3779b1) ^ key.charCodeAt(0) ^ scalarHash(member))) | 0;
+  }
+  return hash;
+}
+
+/** The hash of a value holding containers: an explicit stack, a container's hash known once its members' are. */
+function nestedHash(value: JsonValue[] | { [key: string]: JsonValue }): number {
   const stack: HashFrame[] = [hashFrame(value)];
   let finished: number | undefined;
   for (;;) {
