@@ -5,6 +5,7 @@
  */
 import { createHmac } from 'node:crypto';
 import { SPAN_KINDS, STATUS_CODES } from '../collector/otlp-json-values.js';
+import { nestedDeeperThan } from '../model/json-depth.js';
 import type { Finding, Report } from '../model/report.js';
 import type { Attributes, AttributeValue, SpanRecord } from '../model/span-record.js';
 import type { Trajectory } from '../model/trajectory.js';
@@ -197,14 +198,21 @@ function matches(paths: readonly string[][], path: readonly string[]): boolean {
   );
 }
 
+/**
+ * The JSON object or array a string holds, to be walked; undefined for other text, and for JSON
+ * nested deeper than toolpath reads (cleaned as text instead: its identifiers are still replaced,
+ * and it stays as deep, so the fixture is judged as the trace was).
+ */
 function parseJsonContainer(text: string): AttributeValue | undefined {
   const start = text.trimStart()[0];
   if (start !== '{' && start !== '[') return undefined;
+  let parsed: AttributeValue;
   try {
-    return JSON.parse(text) as AttributeValue;
+    parsed = JSON.parse(text) as AttributeValue;
   } catch {
     return undefined;
   }
+  return nestedDeeperThan(parsed) ? undefined : parsed;
 }
 
 // ---- OTLP JSON out --------------------------------------------------------------------------

@@ -5,8 +5,9 @@
  */
 import { dirname, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
+import type { AdapterStats } from '../collector/adapter.js';
 import { ConfigError, loadAdapterConfig, parseAdapterConfig } from '../collector/config.js';
-import { startService } from '../collector/serve.js';
+import { type RunningService, startService } from '../collector/serve.js';
 import { ScenarioError } from '../scenario/scenario.js';
 import { type CliIO, UsageError } from './io.js';
 
@@ -74,9 +75,43 @@ export async function serveCommand(args: readonly string[], io: CliIO): Promise<
   });
   io.stdout('toolpath serve: stopping: judging pending traces and flushing\n');
   await service.close();
-  const stats = service.adapter.stats();
-  io.stdout(
-    `toolpath serve: stopped; ${stats.judgedTraces} traces judged, ${stats.lateSpans} late spans, dropped ${JSON.stringify(stats.dropped)}\n`,
-  );
+  io.stdout(`${stopLine(service)}\n`);
   return 0;
+}
+
+/** What a stop did not keep, by reason, in words (forwarding losses are said under "lost"). */
+const DROPPED: Partial<Record<keyof AdapterStats['dropped'], [item: string, why: string]>> = {
+  buffer_full: ['span', 'buffer full, the client told to retry'],
+  trace_too_large: ['span', 'over limits.maxSpansPerTrace'],
+  too_many_traces: ['span', 'of traces past limits.maxTraces or limits.maxSpans in one request'],
+  late_unknown: ['span', 'late, of traces no longer known'],
+  late_sampled_out: ['span', 'late, of traces sampled out'],
+  sampled_out: ['trace', 'sampled out'],
+  evicted: ['trace', 'evicted unjudged'],
+};
+
+/**
+ * `toolpath serve: stopped; 2 traces judged, 0 late spans; lost: 20000 findings (next hop
+ * unreachable); dropped: ...`: every loss by reason, in words.
+ */
+export function stopLine(service: RunningService): string {
+  const stats = service.adapter.stats();
+  const lost = service.losses.describe();
+  const parts = [
+    `${stats.judgedTraces} traces judged, ${stats.lateSpans} late spans`,
+    lost === '' ? 'nothing lost' : `lost: ${lost}`,
+  ];
+  const dropped = Object.entries(DROPPED).flatMap(([reason, words]) => {
+    const count = stats.dropped[reason as keyof AdapterStats['dropped']];
+    const [item, why] = words as [string, string];
+    return count > 0 ? [`${count} ${item}${count === 1 ? '' : 's'} (${why})`] : [];
+  });
+  if (dropped.length > 0) parts.push(`dropped: ${dropped.join(', ')}`);
+  if (service.connections.refused > 0)
+    parts.push(`refused ${service.connections.refused} connections over limits.maxConnections`);
+  if (stats.decisionsForgottenEarly > 0)
+    parts.push(
+      `${stats.decisionsForgottenEarly} judged trace ids forgotten before decision.lateWindow (limits.maxJudgedTraceIds)`,
+    );
+  return `toolpath serve: stopped; ${parts.join('; ')}`;
 }

@@ -156,6 +156,18 @@ function titleOf(call: ToolCall): string {
   ].join('\n');
 }
 
+/** Runs drawn inside one another at most this deep; deeper ones start again at the top. */
+const MAX_NESTING = 32;
+
+function listIn<K, V>(map: Map<K, V[]>, key: K): V[] {
+  let list = map.get(key);
+  if (!list) {
+    list = [];
+    map.set(key, list);
+  }
+  return list;
+}
+
 /**
  * Writes the runs as nested blocks: each run's turns top to bottom in causal order, the calls
  * a turn issued side by side (they are parallel), a sub-agent run right under the row of the
@@ -167,6 +179,10 @@ class GraphWriter {
   readonly #turns: Map<string, Turn>;
   /** Calls some turn issued: drawn in that turn's row, never in a run's no-turn lane. */
   readonly #issued: Set<string>;
+  /** Runs by the run they were started from (undefined: the top-level runs). */
+  readonly #childRuns = new Map<string | undefined, AgentRun[]>();
+  /** Runs by the call that started them. */
+  readonly #startedBy = new Map<string, AgentRun[]>();
 
   constructor(
     private readonly trajectory: Trajectory,
@@ -174,18 +190,29 @@ class GraphWriter {
   ) {
     this.#turns = new Map(trajectory.turns.map((turn) => [turn.id, turn]));
     this.#issued = new Set(trajectory.turns.flatMap((turn) => turn.issued));
+    for (const run of trajectory.agents) {
+      listIn(this.#childRuns, run.parentRunId).push(run);
+      if (run.parentCallId) listIn(this.#startedBy, run.parentCallId).push(run);
+    }
   }
 
   write(): string {
-    const parts = this.trajectory.childRuns(undefined).map((run) => this.run(run));
-    // Runs whose parent is unknown, then calls that belong to no run at all.
-    for (const run of this.trajectory.agents) if (!this.#runsDone.has(run.id)) parts.push(this.run(run));
+    const parts = (this.#childRuns.get(undefined) ?? []).map((run) => this.run(run, 0));
+    // Runs whose parent is unknown or nested too deep to draw inside it, then calls that belong
+    // to no run at all. Outermost first, so a deep chain is drawn in blocks of MAX_NESTING.
+    for (const run of this.trajectory.agents)
+      if (!this.#runsDone.has(run.id)) parts.push(this.run(run, 0, run.parentRunId !== undefined));
     const rest = this.trajectory.calls.filter((call) => !this.#rendered.has(call.id));
     if (rest.length > 0) parts.push(this.lane('calls outside any turn', rest));
     return parts.join('\n');
   }
 
-  private run(run: AgentRun): string {
+  /**
+   * One run and, up to {@link MAX_NESTING} levels, the runs under it: deeper ones are left to
+   * {@link write}, which draws them at the top (`detached`), so no trace can nest the page, or
+   * this writer's calls, without bound.
+   */
+  private run(run: AgentRun, nesting: number, detached = false): string {
     this.#runsDone.add(run.id);
     const rows: string[] = [];
     const turns = run.turns.flatMap((id) => this.#turns.get(id) ?? []);
@@ -193,19 +220,21 @@ class GraphWriter {
       if (index > 0) rows.push('<div class="edge" aria-hidden="true">▼</div>');
       const calls = turn.issued.flatMap((id) => this.callOf(id));
       rows.push(this.row(`turn ${index + 1}`, turn, calls));
-      rows.push(...this.subRuns(calls));
+      rows.push(...this.subRuns(calls, nesting));
     });
     const loose = run.calls.filter((id) => !this.#issued.has(id)).flatMap((id) => this.callOf(id));
     if (loose.length > 0) {
       rows.push(this.lane('no turn', loose));
-      rows.push(...this.subRuns(loose));
+      rows.push(...this.subRuns(loose, nesting));
     }
-    for (const child of this.trajectory.childRuns(run.id))
-      if (!this.#runsDone.has(child.id)) rows.push(this.run(child));
+    if (nesting < MAX_NESTING)
+      for (const child of this.#childRuns.get(run.id) ?? [])
+        if (!this.#runsDone.has(child.id)) rows.push(this.run(child, nesting + 1));
     const started = run.parentCallId ? ` · started by call ${run.parentCallId}` : '';
+    const under = detached ? ` · under run ${run.parentRunId}, nested too deep to draw inside it` : '';
     const kind = run.parentRunId ? 'sub-agent' : 'agent';
     return `<div class="run${run.parentRunId ? ' sub' : ''}" data-run-id="${escapeHtml(run.id)}">
-<div class="run-head">${kind} <strong>${escapeHtml(run.name ?? '(unnamed)')}</strong><span class="muted">${escapeHtml(started)}</span></div>
+<div class="run-head">${kind} <strong>${escapeHtml(run.name ?? '(unnamed)')}</strong><span class="muted">${escapeHtml(started + under)}</span></div>
 ${rows.join('\n')}
 </div>`;
   }
@@ -218,11 +247,13 @@ ${rows.join('\n')}
     return [call];
   }
 
-  private subRuns(calls: readonly ToolCall[]): string[] {
-    const ids = new Set(calls.map((call) => call.id));
-    return this.trajectory.agents
-      .filter((run) => run.parentCallId && ids.has(run.parentCallId) && !this.#runsDone.has(run.id))
-      .map((run) => this.run(run));
+  private subRuns(calls: readonly ToolCall[], nesting: number): string[] {
+    if (nesting >= MAX_NESTING) return [];
+    const started = calls.flatMap((call) => this.#startedBy.get(call.id) ?? []);
+    // In the trajectory's order of runs, whichever call started each.
+    if (started.length > 1)
+      started.sort((a, b) => this.trajectory.agents.indexOf(a) - this.trajectory.agents.indexOf(b));
+    return started.filter((run) => !this.#runsDone.has(run.id)).map((run) => this.run(run, nesting + 1));
   }
 
   private row(label: string, turn: Turn, calls: readonly ToolCall[]): string {

@@ -3,11 +3,13 @@
  * when a trace is complete (a wait after its root span arrived, or a maximum wait), judges it
  * with the same TraceJudge as the in-process processor, and forwards the evaluation span (and,
  * as configured, the trace's spans) to the next hop. Late spans of judged traces follow the
- * decision cache. Bounded throughout; what it turns away it counts.
+ * decision cache. Bounded throughout; what it turns away it counts, and what it could not
+ * deliver it adds to its {@link Losses}.
  */
 import { diag } from '@opentelemetry/api';
-import type { ReadableSpan, SpanExporter } from '@opentelemetry/sdk-trace';
+import type { ReadableSpan } from '@opentelemetry/sdk-trace';
 import type { Attributes, ScopeRecord, SpanRecord } from '../model/span-record.js';
+import { DecisionCache } from '../processor/decision-cache.js';
 import { evaluationSpanOf } from '../processor/evaluation-span.js';
 import {
   BYTES_PER_CHAR,
@@ -19,59 +21,31 @@ import {
 } from '../processor/held-bytes.js';
 import { LaterOnce } from '../processor/later-once.js';
 import { samplingAttributes } from '../processor/risk-sampler.js';
-import { type BufferedTrace, DecisionCache, TraceBuffer } from '../processor/trace-buffer.js';
-import { type Judgement, type JudgeOptions, TraceJudge } from '../processor/trace-judge.js';
+import { type BufferedTrace, TraceBuffer } from '../processor/trace-buffer.js';
+import { type Judgement, TraceJudge } from '../processor/trace-judge.js';
 import { WaitingTraces } from '../processor/waiting-traces.js';
+import type { AdapterOptions, AdapterStats, ForwardSpans } from './adapter-options.js';
+import { admit, notKept } from './admission.js';
 import { ContinuedTexts, TraceTexts } from './continued-texts.js';
-import { ForwardQueue, type ForwardQueueOptions } from './forward-queue.js';
+import { type ForwardDropReason, ForwardQueue } from './forward-queue.js';
 import type { IngestResult, TraceIngest } from './ingest.js';
+import { Losses } from './losses.js';
 import type { DecodeResult } from './otlp-json.js';
 import { resourceOf, toReadableSpan } from './to-readable-span.js';
 
-/** Which received spans go on to the next hop beside the evaluation spans. */
-export type ForwardSpans = 'none' | 'sampled' | 'all';
-
-/** Options of a {@link TraceAdapter}. */
-export interface AdapterOptions extends JudgeOptions {
-  /** When a trace is judged: `waitAfterRootMs` after its root span arrived (default 2,000), at most `waitMs` after its first span (default 30,000). */
-  decision?: { waitMs?: number; waitAfterRootMs?: number };
-  /**
-   * Caps: traces (default 10,000), spans per trace (default 10,000), spans in all (default
-   * 1,000,000), and the heap the buffered traces hold, as estimated by processor/held-bytes.ts
-   * (default 512 MiB or half the V8 heap limit, whichever is less): at or over it, requests are
-   * refused until judging frees room, so it is passed by one request at most. Spans of chat
-   * traces carry whole histories: a count of spans alone does not bound memory.
-   */
-  limits?: { maxTraces?: number; maxSpansPerTrace?: number; maxSpans?: number; maxBufferedBytes?: number };
-  /** Received spans forwarded: none, those of traces kept by risk sampling, or all (default none). */
-  forwardSpans?: ForwardSpans;
-  /** The next hop; without one, findings go only to reports, logs and metrics. */
-  exporter?: SpanExporter;
-  queue?: ForwardQueueOptions;
-  /** Decisions remembered for late spans (default 100,000). */
-  decisionCacheSize?: number;
-  /** How often due traces are looked for (default 100 ms). */
-  sweepIntervalMs?: number;
-  /** Told of each judged trace with its spans (to store the traces worth promoting to fixtures). */
-  onJudged?: (spans: readonly SpanRecord[], judgement: Judgement) => void;
-}
-
-/** What the adapter holds and has done. */
-export interface AdapterStats {
-  bufferedTraces: number;
-  bufferedSpans: number;
-  /** The heap the buffered spans hold, as estimated for `limits.maxBufferedBytes`. */
-  bufferedBytes: number;
-  judgedTraces: number;
-  lateSpans: number;
-  dropped: ReturnType<TraceBuffer<unknown>['droppedCounts']>;
-  forward?: ReturnType<ForwardQueue['counts']>;
-}
+export type { AdapterOptions, AdapterStats, ForwardSpans } from './adapter-options.js';
 
 /** Judging yields to the event loop after this long, so receivers keep answering during a burst. */
 const JUDGE_SLICE_MS = 20;
 /** What a client told "full" waits before retrying. */
 const RETRY_AFTER_SECONDS = 1;
+
+/** The forward queue's drops, as the adapter counts them. */
+const FORWARD_DROPS = {
+  queue_full: 'forward_queue_full',
+  export_failed: 'forward_failed',
+  unsent_at_shutdown: 'forward_unsent_at_shutdown',
+} as const satisfies Record<ForwardDropReason, string>;
 
 /** What the adapter keeps per buffered trace besides its spans. */
 interface TraceState {
@@ -81,6 +55,8 @@ interface TraceState {
   /** The resource and scope last counted for it: a request's spans share theirs. */
   resource?: Attributes;
   scope?: ScopeRecord;
+  /** Still buffered when the adapter stopped: judged as incomplete. */
+  cutShort?: true;
 }
 
 type Buffered = BufferedTrace<SpanRecord, TraceState>;
@@ -88,6 +64,8 @@ type Buffered = BufferedTrace<SpanRecord, TraceState>;
 /** See the module comment. */
 export class TraceAdapter implements TraceIngest {
   readonly judge: TraceJudge;
+  /** What it could not deliver, by what and why. */
+  readonly losses: Losses;
   private readonly buffer: TraceBuffer<SpanRecord, TraceState>;
   /** What the buffered and waiting traces hold, estimated. */
   private readonly held: HeldBytes;
@@ -95,6 +73,7 @@ export class TraceAdapter implements TraceIngest {
   private readonly queue?: ForwardQueue;
   private readonly waitMs: number;
   private readonly waitAfterRootMs: number;
+  private readonly lateWindowMs: number;
   private readonly forwardSpans: ForwardSpans;
   private readonly stampSampling: boolean;
   private readonly sweepTimer: ReturnType<typeof setInterval>;
@@ -106,6 +85,7 @@ export class TraceAdapter implements TraceIngest {
   private readonly laterDrain = new LaterOnce(() => this.drain(JUDGE_SLICE_MS), 'toolpath: judging failed');
   private late = 0;
   private closing = false;
+  private stopped: Promise<void> | undefined;
   private readonly stopGauges: () => void;
 
   /** Throws a ScenarioError for a scenario that cannot be loaded (setup, not runtime). */
@@ -113,6 +93,8 @@ export class TraceAdapter implements TraceIngest {
     this.judge = new TraceJudge(options);
     this.waitMs = options.decision?.waitMs ?? 30_000;
     this.waitAfterRootMs = options.decision?.waitAfterRootMs ?? 2_000;
+    this.lateWindowMs = options.decision?.lateWindowMs ?? 600_000;
+    this.losses = options.losses ?? new Losses();
     this.forwardSpans = options.forwardSpans ?? 'none';
     this.onJudged = options.onJudged;
     // Forwarding a sample: say why each trace is in it and what it stands for.
@@ -138,16 +120,19 @@ export class TraceAdapter implements TraceIngest {
         heldElsewhere: () => this.pending.spanCount,
       },
     );
-    this.decisions = new DecisionCache(options.decisionCacheSize ?? 100_000);
+    this.decisions = new DecisionCache({
+      capacity: options.limits?.maxJudgedTraceIds ?? 1_000_000,
+      windowMs: this.lateWindowMs,
+    });
     if (options.exporter) {
       this.queue = new ForwardQueue(options.exporter, {
         ...options.queue,
-        onDrop: (count, why) => {
-          this.judge.sinks.metrics.recordDrop(
-            why === 'queue_full' ? 'forward_queue_full' : 'forward_failed',
-            count,
-          );
-          options.queue?.onDrop?.(count, why);
+        onDrop: (count, why, findings) => {
+          const reason = FORWARD_DROPS[why];
+          this.buffer.count(reason, count);
+          this.losses.add('findings', reason, findings);
+          this.losses.add('spans', reason, count - findings);
+          options.queue?.onDrop?.(count, why, findings);
         },
       });
     }
@@ -183,33 +168,25 @@ export class TraceAdapter implements TraceIngest {
   }
 
   private take(spans: readonly SpanRecord[], now: number): IngestResult {
-    // All or nothing: a refused request is retried whole by the client, so take none of it.
-    const newTraces = new Set<string>();
-    for (const span of spans) {
-      const id = span.traceId;
-      if (!this.buffer.get(id) && !this.pending.has(id) && this.decisions.get(id) === undefined)
-        newTraces.add(id);
-    }
-    if (
-      this.buffer.wouldRefuse(newTraces.size + this.pending.size, spans.length + this.pending.spanCount) ||
-      this.buffer.size + this.pending.size + newTraces.size > this.buffer.limits.maxTraces ||
-      // Refused once at the cap, not before: a request of any size gets in when there is room
-      // (the cap is passed by one request at most), so none is refused for ever.
-      this.held.full()
-    ) {
-      this.buffer.count('buffer_full', spans.length);
-      const mib = (this.held.total / 2 ** 20).toFixed(0);
-      return {
-        kind: 'unavailable',
-        reason: 'full',
-        retryAfterSeconds: RETRY_AFTER_SECONDS,
-        message: `buffer full (${this.buffer.size} traces, ${this.buffer.spanCount} spans, about ${mib} MiB)`,
-      };
-    }
+    // Refused once at the cap, not before: a request of any size gets in when there is room (the
+    // cap is passed by one request at most), so none is refused for ever.
+    if (this.held.full()) return this.full(spans.length);
+    const { limits } = this.buffer;
+    const admission = admit(spans, (id) => this.knows(id), this.lateBefore(), {
+      traces: limits.maxTraces - this.buffer.size - this.pending.size,
+      spans: limits.maxSpans - this.buffer.spanCount - this.pending.spanCount,
+      maxTraces: limits.maxTraces,
+      maxSpans: limits.maxSpans,
+    });
+    // A request refused is retried whole by the client, so none of it is taken.
+    if (admission.kind === 'retry') return this.full(spans.length);
+    const { rejected, late } = admission;
     const lateKept: SpanRecord[] = [];
     // Long values continuing one of their trace's from an earlier request share its text.
     const texts = new ContinuedTexts();
-    let dropped = 0;
+    /** Spans over limits.maxSpansPerTrace for their trace, and over limits.maxSpans in all. */
+    let overTrace = 0;
+    let overTotal = 0;
     for (const span of spans) {
       const waiting = this.pending.get(span.traceId);
       if (waiting) {
@@ -220,7 +197,7 @@ export class TraceAdapter implements TraceIngest {
         } else {
           waiting.spansOverCap++;
           this.buffer.count('trace_too_large', 1);
-          dropped++;
+          overTrace++;
         }
         continue;
       }
@@ -231,21 +208,47 @@ export class TraceAdapter implements TraceIngest {
         else if (!decided) this.buffer.count('late_sampled_out', 1);
         continue;
       }
+      if (rejected.size > 0 && rejected.has(span.traceId)) continue;
+      if (late.size > 0 && late.has(span.traceId)) continue;
       const trace = this.buffer.open(span.traceId, now);
       if (!trace) continue; // not reached: checked above
+      const full = trace.spans.length >= limits.maxSpansPerTrace;
       if (this.buffer.add(trace, span)) this.hold(trace, span, texts.take(span, trace.state.texts));
-      else dropped++;
+      else if (full) overTrace++;
+      else overTotal++;
       if (span.parentSpanId === undefined) this.buffer.markRoot(trace, now);
     }
     if (lateKept.length > 0) this.queue?.push(lateKept.map((span) => toReadableSpan(span)));
+    this.buffer.count('too_many_traces', admission.rejectedSpans);
+    this.buffer.count('late_unknown', admission.lateSpans);
     // Said to the client as partial success: it must not retry them, but it should know.
-    return dropped === 0
-      ? { kind: 'accepted' }
-      : {
-          kind: 'accepted',
-          droppedSpans: dropped,
-          dropReason: 'over limits.maxSpansPerTrace for their trace',
-        };
+    return notKept(admission, overTrace, overTotal, limits);
+  }
+
+  /** A trace buffered, waiting to be judged, or judged within the late window. */
+  private knows(traceId: string): boolean {
+    return (
+      this.buffer.get(traceId) !== undefined ||
+      this.pending.has(traceId) ||
+      this.decisions.get(traceId) !== undefined
+    );
+  }
+
+  /** The end time (Unix ns) before which a span of a trace the adapter does not know is late. */
+  private lateBefore(): bigint {
+    return BigInt(Math.floor(Date.now() - this.waitMs - this.lateWindowMs)) * 1_000_000n;
+  }
+
+  /** 429: the request does not fit now, and would once judging frees room. */
+  private full(spans: number): IngestResult {
+    this.buffer.count('buffer_full', spans);
+    const mib = (this.held.total / 2 ** 20).toFixed(0);
+    return {
+      kind: 'unavailable',
+      reason: 'full',
+      retryAfterSeconds: RETRY_AFTER_SECONDS,
+      message: `buffer full (${this.buffer.size} traces, ${this.buffer.spanCount} spans, about ${mib} MiB)`,
+    };
   }
 
   /**
@@ -270,14 +273,29 @@ export class TraceAdapter implements TraceIngest {
     this.drain(Number.POSITIVE_INFINITY);
   }
 
-  /** Stops taking spans, judges what is buffered (marked incomplete), flushes and shuts the exporter down. */
-  async shutdown(): Promise<void> {
-    if (this.closing) return;
+  /**
+   * Stops taking spans (requests are answered as unavailable from now on), judges what is
+   * buffered (marked incomplete), makes one last attempt to forward what is queued, and shuts the
+   * exporter down; what could not be sent is counted in {@link losses}. Judging yields to the
+   * event loop between slices, so the receivers keep answering while it runs.
+   */
+  shutdown(): Promise<void> {
     this.closing = true;
+    this.stopped ??= this.stop();
+    return this.stopped;
+  }
+
+  private async stop(): Promise<void> {
     clearInterval(this.sweepTimer);
+    for (const trace of this.buffer.takeAll()) {
+      trace.state.cutShort = true;
+      this.pending.add(trace);
+    }
+    while (this.pending.size > 0) {
+      this.drain(JUDGE_SLICE_MS);
+      await new Promise((resolve) => setImmediate(resolve));
+    }
     this.stopGauges();
-    this.wait(this.buffer.takeAll());
-    this.drain(Number.POSITIVE_INFINITY, 'shutdown');
     await this.queue?.shutdown();
   }
 
@@ -293,6 +311,7 @@ export class TraceAdapter implements TraceIngest {
       bufferedBytes: this.held.total,
       judgedTraces: this.judged,
       lateSpans: this.late,
+      decisionsForgottenEarly: this.decisions.forgottenEarly,
       dropped: this.buffer.droppedCounts(),
       ...(this.queue && { forward: this.queue.counts() }),
     };
@@ -300,7 +319,9 @@ export class TraceAdapter implements TraceIngest {
 
   private sweep(): void {
     try {
-      this.wait(this.buffer.takeDue(performance.now(), this.waitMs, this.waitAfterRootMs));
+      const now = performance.now();
+      this.wait(this.buffer.takeDue(now, this.waitMs, this.waitAfterRootMs));
+      this.decisions.expire(now);
       this.drain(JUDGE_SLICE_MS);
     } catch (error) {
       diag.error('toolpath: judging failed', error);
@@ -312,11 +333,15 @@ export class TraceAdapter implements TraceIngest {
   }
 
   /** Judges waiting traces for up to `budgetMs`, then yields to the receivers and comes back at once. */
-  private drain(budgetMs: number, closing?: string): void {
+  private drain(budgetMs: number): void {
     const deadline = performance.now() + budgetMs;
     for (let trace = this.pending.takeOldest(); trace; trace = this.pending.takeOldest()) {
       const reasons = [
-        closing ?? (trace.rootSeenAt === undefined ? `no root span within ${this.waitMs} ms` : undefined),
+        trace.state.cutShort
+          ? 'shutdown'
+          : trace.rootSeenAt === undefined
+            ? `no root span within ${this.waitMs} ms`
+            : undefined,
         trace.spansOverCap > 0
           ? `${trace.spansOverCap} spans over limits.maxSpansPerTrace not judged`
           : undefined,
@@ -338,7 +363,7 @@ export class TraceAdapter implements TraceIngest {
 
   private finish(trace: Buffered, judgement: Judgement): void {
     const { decision } = judgement;
-    this.decisions.set(trace.traceId, decision.keep);
+    this.decisions.set(trace.traceId, decision.keep, performance.now());
     if (!decision.keep) this.buffer.count('sampled_out', 1);
     try {
       this.onJudged?.(trace.spans, judgement);
@@ -353,7 +378,7 @@ export class TraceAdapter implements TraceIngest {
     }
     const evaluation = this.evaluationSpanOf(trace, judgement);
     if (evaluation) out.push(evaluation);
-    if (out.length > 0) this.queue.push(out);
+    if (out.length > 0) this.queue.push(out, evaluation ? [evaluation] : []);
   }
 
   /** Findings always go on, whatever sampling said about the spans: they are the adapter's output. */

@@ -39,6 +39,11 @@ const endpoint = z.string().transform((text, ctx) => {
 
 const listener = z.strictObject({ endpoint });
 
+/** A duration that must pass before something happens: zero would mean at once, or never. */
+const positiveDuration = duration.refine((ms) => ms > 0, {
+  message: 'expected a duration above zero, like 60s',
+});
+
 /** The configuration file's schema. */
 export const adapterConfigSchema = z.strictObject({
   receivers: z
@@ -49,6 +54,8 @@ export const adapterConfigSchema = z.strictObject({
           grpc: listener.nullable().default({ endpoint: { host: '127.0.0.1', port: 4317 } }),
         })
         .prefault({}),
+      // A connection with no request, or a request that stops arriving, is closed after this.
+      idleTimeout: positiveDuration.default(60_000),
     })
     .prefault({}),
   scenarios: z.array(z.string().min(1)).default([]).meta({ description: 'Scenario files or globs.' }),
@@ -67,7 +74,12 @@ export const adapterConfigSchema = z.strictObject({
     .prefault({}),
   forward: z.strictObject({ spans: z.enum(['none', 'sampled', 'all']).default('none') }).prefault({}),
   decision: z
-    .strictObject({ wait: duration.default(30_000), waitAfterRoot: duration.default(2_000) })
+    .strictObject({
+      wait: duration.default(30_000),
+      waitAfterRoot: duration.default(2_000),
+      // How long a judged trace's id is remembered, so its late spans follow its decision.
+      lateWindow: duration.default(600_000),
+    })
     .prefault({}),
   limits: z
     .strictObject({
@@ -80,6 +92,10 @@ export const adapterConfigSchema = z.strictObject({
         .default(20 * 1024 * 1024),
       // Default (in TraceAdapter): 512 MiB, or half the V8 heap limit when that is less.
       maxBufferedBytes: z.int().min(1).optional(),
+      // Ids of judged traces remembered for decision.lateWindow at most (about 80 bytes each).
+      maxJudgedTraceIds: z.int().min(1).default(1_000_000),
+      // Open connections over both receivers; keep it below the process's open-file limit.
+      maxConnections: z.int().min(1).default(1_000),
     })
     .prefault({}),
   sampling: z

@@ -7,8 +7,11 @@
 import { diag } from '@opentelemetry/api';
 import type { ReadableSpan, SpanExporter } from '@opentelemetry/sdk-trace';
 
-/** Why spans for the next hop were dropped: no room in the queue, or the export kept failing. */
-export type ForwardDropReason = 'queue_full' | 'export_failed';
+/**
+ * Why spans for the next hop were dropped: no room in the queue, the export kept failing, or
+ * they were still unsent when the last attempt at shutdown failed.
+ */
+export type ForwardDropReason = 'queue_full' | 'export_failed' | 'unsent_at_shutdown';
 
 /** Settings of a {@link ForwardQueue}. */
 export interface ForwardQueueOptions {
@@ -26,13 +29,15 @@ export interface ForwardQueueOptions {
    * the batch is dropped and counted, so one the next hop rejects for good cannot block the rest.
    */
   maxAttempts?: number;
-  /** Told how many spans were dropped, and why. */
-  onDrop?: (count: number, why: ForwardDropReason) => void;
+  /** Told how many spans were dropped, why, and how many of them were findings (pushed as such). */
+  onDrop?: (count: number, why: ForwardDropReason, findings: number) => void;
 }
 
 /** See the module comment. */
 export class ForwardQueue {
   private readonly queue: ReadableSpan[] = [];
+  /** The queued spans that carry findings (evaluation spans), told apart when some are dropped. */
+  private readonly findings = new WeakSet<ReadableSpan>();
   private readonly options: Required<Omit<ForwardQueueOptions, 'onDrop'>>;
   private timer: ReturnType<typeof setTimeout> | undefined;
   private exporting: Promise<void> | undefined;
@@ -57,12 +62,13 @@ export class ForwardQueue {
     };
   }
 
-  /** Queues spans for export; those over the cap are dropped and counted. */
-  push(spans: readonly ReadableSpan[]): void {
+  /** Queues spans for export (`findings`: those that carry findings); those over the cap are dropped and counted. */
+  push(spans: readonly ReadableSpan[], findings: readonly ReadableSpan[] = []): void {
+    for (const span of findings) this.findings.add(span);
     const room = Math.max(0, this.options.maxQueueSize - this.queue.length);
     const taken = this.closed ? 0 : Math.min(room, spans.length);
     for (let i = 0; i < taken; i++) this.queue.push(spans[i] as ReadableSpan);
-    this.drop(spans.length - taken);
+    this.drop(spans.slice(taken));
     this.schedule(this.backoffMs || this.options.flushDelayMs);
   }
 
@@ -106,12 +112,12 @@ export class ForwardQueue {
     return Math.min(maxBackoffMs, this.backoffMs === 0 ? initialBackoffMs : this.backoffMs * 2);
   }
 
-  /** Flushes, drops what the next hop would not take, shuts the exporter down. */
+  /** Flushes (one last attempt per batch), drops and counts what the next hop did not take, shuts the exporter down. */
   async shutdown(): Promise<void> {
     this.closed = true;
     if (this.timer) clearTimeout(this.timer);
     await this.flush();
-    this.drop(this.queue.splice(0).length);
+    this.drop(this.queue.splice(0), 'unsent_at_shutdown');
     await this.exporter.shutdown();
   }
 
@@ -160,21 +166,23 @@ export class ForwardQueue {
     if (++this.attempts >= this.options.maxAttempts) {
       diag.error(`toolpath: dropping ${batch.length} spans after ${this.attempts} failed exports`);
       this.attempts = 0;
-      this.drop(batch.length, 'export_failed');
+      this.drop(batch, 'export_failed');
       return false;
     }
     // Back in front, within the cap: what arrived meanwhile may have to give way.
     this.queue.unshift(...batch);
-    this.drop(Math.max(0, this.queue.length - this.options.maxQueueSize));
-    if (this.queue.length > this.options.maxQueueSize) this.queue.length = this.options.maxQueueSize;
+    if (this.queue.length > this.options.maxQueueSize)
+      this.drop(this.queue.splice(this.options.maxQueueSize));
     return false;
   }
 
-  private drop(count: number, why: ForwardDropReason = 'queue_full'): void {
-    if (count <= 0) return;
-    this.droppedSpans += count;
+  private drop(spans: readonly ReadableSpan[], why: ForwardDropReason = 'queue_full'): void {
+    if (spans.length === 0) return;
+    this.droppedSpans += spans.length;
+    let findings = 0;
+    for (const span of spans) if (this.findings.has(span)) findings++;
     try {
-      this.settings.onDrop?.(count, why);
+      this.settings.onDrop?.(spans.length, why, findings);
     } catch (error) {
       diag.error('toolpath: onDrop threw', error);
     }

@@ -10,7 +10,13 @@
  * a server SHOULD use for backpressure, and one every client retries); over the size limit
  * RESOURCE_EXHAUSTED without RetryInfo (which the spec makes non-retryable, as HTTP 413 is);
  * a missing or wrong bearer token UNAUTHENTICATED.
+ *
+ * Connections are accepted by a listener of our own and handed to grpc-js (its connection
+ * injector), so they can be counted against `limits.maxConnections`; one with no call in flight
+ * for the idle timeout is closed by grpc-js (`grpc.max_connection_idle_ms`, which also closes a
+ * socket that never sends the HTTP/2 preface), and one whose call stops arriving is closed here.
  */
+import { createServer, type Server as NetServer, type Socket } from 'node:net';
 import * as grpc from '@grpc/grpc-js';
 import { diag } from '@opentelemetry/api';
 import {
@@ -21,6 +27,7 @@ import {
 } from './otlp-proto.js';
 import {
   bearerMatches,
+  DEFAULT_IDLE_TIMEOUT_MS,
   encodeRpcStatus,
   exportOutcome,
   hostForUrl,
@@ -67,7 +74,14 @@ const CLOSE_GRACE_MS = 5000;
  * the inflated message as well. Resolves once bound; rejects if it cannot bind.
  */
 export function startGrpcReceiver(options: ReceiverOptions): Promise<RunningReceiver> {
-  const server = new grpc.Server({ 'grpc.max_receive_message_length': options.maxRequestBytes });
+  const idleMs = options.idleTimeoutMs ?? DEFAULT_IDLE_TIMEOUT_MS;
+  /** Open connections by peer (`host:port`, as a call names it), to close one whose call stalled. */
+  const sockets = new Map<string, Socket>();
+  const server = new grpc.Server({
+    'grpc.max_receive_message_length': options.maxRequestBytes,
+    'grpc.max_connection_idle_ms': idleMs,
+    interceptors: [closeStalled(idleMs, sockets)],
+  });
   server.addService(traceServiceDefinition, {
     Export: (
       call: grpc.ServerUnaryCall<Buffer, ExportResponse>,
@@ -84,13 +98,54 @@ export function startGrpcReceiver(options: ReceiverOptions): Promise<RunningRece
       else callback(null, answer);
     },
   });
-  const address = `${hostForUrl(options.host)}:${options.port}`;
+  const injector = server.createConnectionInjector(grpc.ServerCredentials.createInsecure());
+  const listener = createServer((socket) => {
+    if (options.connections && !options.connections.admit(socket, 'grpc')) return;
+    const peer = `${socket.remoteAddress}:${socket.remotePort}`;
+    sockets.set(peer, socket);
+    socket.once('close', () => sockets.delete(peer));
+    injector.injectConnection(socket);
+  });
   return new Promise((resolve, reject) => {
-    server.bindAsync(address, grpc.ServerCredentials.createInsecure(), (error, port) => {
-      if (error) return reject(error);
-      resolve({ url: `http://${hostForUrl(options.host)}:${port}`, port, close: () => closeServer(server) });
+    listener.once('error', reject);
+    listener.listen(options.port, options.host, () => {
+      listener.off('error', reject);
+      listener.on('error', (error) => diag.error('toolpath: OTLP/gRPC listener error', error));
+      const port = (listener.address() as { port: number }).port;
+      resolve({
+        url: `http://${hostForUrl(options.host)}:${port}`,
+        port,
+        close: () => closeServer(server, listener, sockets),
+      });
     });
   });
+}
+
+/**
+ * Closes the connection of a call whose request (message and end of stream) has not all arrived
+ * `idleMs` after it started: grpc-js answers such a call only when the client sets a deadline,
+ * and even then keeps the stream, and so the connection, for as long as the client does.
+ */
+function closeStalled(idleMs: number, sockets: ReadonlyMap<string, Socket>): grpc.ServerInterceptor {
+  return (_method, call) =>
+    new grpc.ServerInterceptingCall(call, {
+      start: (next) => {
+        const timer = setTimeout(() => {
+          const details = `the request did not arrive within receivers.idleTimeout (${idleMs} ms)`;
+          call.sendStatus({ code: grpc.status.DEADLINE_EXCEEDED, details, metadata: new grpc.Metadata() });
+          sockets.get(call.getPeer())?.destroy();
+        }, idleMs);
+        timer.unref();
+        const listener = new grpc.ServerListenerBuilder()
+          .withOnReceiveHalfClose((done) => {
+            clearTimeout(timer);
+            done();
+          })
+          .withOnCancel(() => clearTimeout(timer))
+          .build();
+        next(listener);
+      },
+    });
 }
 
 /** The answer to one Export call: a response, or the error to fail it with. */
@@ -147,10 +202,12 @@ function asBuffer(bytes: Uint8Array): Buffer {
   return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
 }
 
-function closeServer(server: grpc.Server): Promise<void> {
+function closeServer(server: grpc.Server, listener: NetServer, sockets: Map<string, Socket>): Promise<void> {
+  listener.close();
   return new Promise((resolve) => {
     const force = setTimeout(() => {
       server.forceShutdown();
+      for (const socket of sockets.values()) socket.destroy();
       resolve();
     }, CLOSE_GRACE_MS);
     force.unref();

@@ -6,6 +6,7 @@ import { decodeExportTraceProtobuf, encodeExportTraceResponse, type PartialSucce
 import {
   bearerMatches,
   cut,
+  DEFAULT_IDLE_TIMEOUT_MS,
   encodeRpcStatus,
   exportOutcome,
   hostForUrl,
@@ -32,7 +33,10 @@ const CLOSE_GRACE_MS = 5000;
  * (200 when `ingest.ready()`, else 503). Resolves once listening; rejects if it cannot bind.
  */
 export function startHttpReceiver(options: ReceiverOptions): Promise<RunningReceiver> {
-  const server = http.createServer((req, res) => {
+  const idleMs = options.idleTimeoutMs ?? DEFAULT_IDLE_TIMEOUT_MS;
+  // Node checks the request and header timeouts at this interval (30 s by default).
+  const connectionsCheckingInterval = Math.max(10, Math.min(30_000, Math.floor(idleMs / 4)));
+  const server = http.createServer({ connectionsCheckingInterval }, (req, res) => {
     handle(req, res, options).catch((error: unknown) => {
       diag.error('toolpath: the OTLP/HTTP receiver failed on a request', error);
       if (!res.headersSent)
@@ -40,11 +44,15 @@ export function startHttpReceiver(options: ReceiverOptions): Promise<RunningRece
       else res.destroy();
     });
   });
-  // A whole request (a 20 MiB body included) must arrive within a minute; idle keep-alive
-  // connections outlive the SDK's 5 s batch delay, so exporters reuse them between exports.
-  server.requestTimeout = 60_000;
-  server.headersTimeout = 30_000;
-  server.keepAliveTimeout = 60_000;
+  // A whole request (a 20 MiB body included) must arrive within the idle timeout, and a connection
+  // that sends nothing for that long is closed; idle keep-alive connections outlive the SDK's 5 s
+  // batch delay (at the default of a minute), so exporters reuse them between exports.
+  server.requestTimeout = idleMs;
+  server.headersTimeout = idleMs;
+  server.keepAliveTimeout = idleMs;
+  server.timeout = idleMs;
+  const { connections } = options;
+  if (connections) server.on('connection', (socket) => connections.admit(socket, 'http'));
   return new Promise((resolve, reject) => {
     server.once('error', reject);
     server.listen(options.port, options.host, () => {

@@ -3,6 +3,7 @@
  * decoder returns its value or an {@link Invalid} naming the field, so `otlp-json.ts` can reject
  * one span and keep the rest.
  */
+import { MAX_JSON_DEPTH, TOO_DEEP_TEXT } from '../model/json-depth.js';
 import type { Attributes, AttributeValue, SpanKindName, StatusCodeName } from '../model/span-record.js';
 import { noteText, type TextNote } from '../model/text-extensions.js';
 import type { ExtendingStrings } from './extending-texts.js';
@@ -16,6 +17,26 @@ export class Invalid {
     readonly path: string,
     readonly message: string,
   ) {}
+
+  /** The same problem, found inside `prefix` (a path the value sits at). */
+  under(prefix: string): Invalid {
+    return new Invalid(prefix + this.path, this.message);
+  }
+}
+
+/**
+ * An AnyValue nested deeper than {@link MAX_JSON_DEPTH}: not a broken span, a value too deep to
+ * read. The attribute holding it keeps {@link TOO_DEEP_TEXT} and the span is kept, so its trace
+ * is still judged whole (a rule that needs the value says it cannot decide).
+ */
+export class TooDeepValue extends Invalid {
+  constructor(path = '') {
+    super(path, `value nested deeper than ${MAX_JSON_DEPTH} levels`);
+  }
+
+  override under(prefix: string): Invalid {
+    return new TooDeepValue(prefix + this.path);
+  }
 }
 
 /** Span kinds by their OTLP enum number. */
@@ -29,8 +50,6 @@ export const SPAN_KINDS: readonly SpanKindName[] = [
 ];
 /** Status codes by their OTLP enum number. */
 export const STATUS_CODES: readonly StatusCodeName[] = ['unset', 'ok', 'error'];
-/** AnyValues nested deeper than this are rejected: bounded recursion, so hostile input cannot overflow the stack. */
-const MAX_VALUE_DEPTH = 64;
 const MAX_UINT64 = 2n ** 64n - 1n;
 const DECIMAL_INTEGER = /^-?\d+$/;
 const JSON_NUMBER = /^-?(?:0|[1-9]\d*)(?:\.\d+)?(?:[eE][+-]?\d+)?$/;
@@ -227,7 +246,8 @@ function decodeAnyValue(raw: unknown, depth: number): AttributeValue | Invalid {
     case 'bytesValue':
       return decodeBytes(raw.bytesValue);
   }
-  if (depth >= MAX_VALUE_DEPTH) return new Invalid('', `value nested deeper than ${MAX_VALUE_DEPTH} levels`);
+  // Bounded recursion, so hostile input cannot overflow the stack.
+  if (depth >= MAX_JSON_DEPTH) return new TooDeepValue();
   const container = raw[field as 'arrayValue' | 'kvlistValue'];
   if (!isObject(container))
     return new Invalid(`.${field}`, `expected an object with "values", got ${describe(container)}`);
@@ -239,7 +259,7 @@ function decodeAnyValue(raw: unknown, depth: number): AttributeValue | Invalid {
   const items: AttributeValue[] = new Array(values.length);
   for (let i = 0; i < values.length; i++) {
     const item = decodeAnyValue(values[i], depth + 1);
-    if (item instanceof Invalid) return new Invalid(`.arrayValue.values[${i}]${item.path}`, item.message);
+    if (item instanceof Invalid) return item.under(`.arrayValue.values[${i}]`);
     items[i] = item;
   }
   return items;
@@ -280,7 +300,9 @@ export function decodeKeyValues(
       );
     }
     let value = decodeAnyValue(entry.value, depth);
-    if (value instanceof Invalid) return new Invalid(`${at}[${i}].value${value.path}`, value.message);
+    // Too deep: the attribute says so and the span is kept; inside a kvlist, its attribute does.
+    if (value instanceof TooDeepValue && depth === 0) value = TOO_DEEP_TEXT;
+    else if (value instanceof Invalid) return value.under(`${at}[${i}].value`);
     let note: TextNote | undefined;
     if (strings !== undefined && typeof value === 'string') {
       value = strings.read(value);

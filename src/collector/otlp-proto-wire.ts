@@ -4,10 +4,11 @@
  * the schema in `otlp-proto-schema.ts`.
  */
 import type protobuf from 'protobufjs';
+import { MAX_JSON_DEPTH, TOO_DEEP_TEXT } from '../model/json-depth.js';
 import type { Attributes, AttributeValue } from '../model/span-record.js';
 import { noteText, type TextNote } from '../model/text-extensions.js';
 import type { ExtendingTexts } from './extending-texts.js';
-import { Invalid } from './otlp-json-values.js';
+import { Invalid, TooDeepValue } from './otlp-json-values.js';
 
 /**
  * protobufjs's BufferReader. `buf` is a Buffer, whose `utf8Slice` and `hexSlice` (what
@@ -42,7 +43,7 @@ export function within(error: unknown, segment: string, index = -1): Malformed {
 
 /** `invalid` with `segment` (and `[index]`) prepended to its path; paths are built only for errors. */
 export function locate(invalid: Invalid, segment: string, index = -1): Invalid {
-  return new Invalid((index < 0 ? segment : `${segment}[${index}]`) + invalid.path, invalid.message);
+  return invalid.under(index < 0 ? segment : `${segment}[${index}]`);
 }
 
 /** One length-delimited message field read with `read`; a Malformed error in it is located at `segment[index]`. */
@@ -263,9 +264,6 @@ export function readId(
   return new Invalid(at, `an all-zero ${what} is invalid`);
 }
 
-/** AnyValues nested deeper than this are rejected, the JSON decoder's bound: no unbounded recursion. */
-const MAX_VALUE_DEPTH = 64;
-
 /** One attribute (a KeyValue field) read into `into`; its problem, if any, located at `segment[index]`. */
 export function readAttribute(
   reader: ProtoReader,
@@ -302,7 +300,9 @@ function readKeyValue(
     } else skipField(reader, tag, KEY_VALUE);
   }
   verifyEnd(reader, end, 'KeyValue');
-  if (value instanceof Invalid) return new Invalid(`.value${value.path}`, value.message);
+  // Too deep: the attribute says so and the span is kept; inside a kvlist, its attribute does.
+  if (value instanceof TooDeepValue && depth === 0) value = TOO_DEEP_TEXT;
+  else if (value instanceof Invalid) return value.under('.value');
   // `into["__proto__"] = v` would set the prototype, not a key.
   if (key === '__proto__')
     Object.defineProperty(into, key, { value, enumerable: true, writable: true, configurable: true });
@@ -355,9 +355,9 @@ function readContainer(
   read: (reader: ProtoReader, end: number, depth: number) => AttributeValue | Invalid,
 ): AttributeValue | Invalid {
   const end = lengthEnd(reader);
-  if (depth < MAX_VALUE_DEPTH) return read(reader, end, depth + 1);
+  if (depth < MAX_JSON_DEPTH) return read(reader, end, depth + 1);
   reader.pos = end;
-  return new Invalid('', `value nested deeper than ${MAX_VALUE_DEPTH} levels`);
+  return new TooDeepValue();
 }
 
 function readArrayValue(reader: ProtoReader, end: number, depth: number): AttributeValue[] | Invalid {
@@ -371,7 +371,7 @@ function readArrayValue(reader: ProtoReader, end: number, depth: number): Attrib
     }
     const item = readAnyValue(reader, lengthEnd(reader), depth);
     if (item instanceof Invalid) {
-      invalid ??= new Invalid(`.arrayValue.values[${items.length}]${item.path}`, item.message);
+      invalid ??= item.under(`.arrayValue.values[${items.length}]`);
       items.push(null);
     } else items.push(item);
   }
@@ -390,7 +390,7 @@ function readKeyValueList(reader: ProtoReader, end: number, depth: number): Attr
       continue;
     }
     const bad = readKeyValue(reader, lengthEnd(reader), object, depth);
-    if (bad !== undefined) invalid ??= new Invalid(`.kvlistValue.values[${index}]${bad.path}`, bad.message);
+    if (bad !== undefined) invalid ??= bad.under(`.kvlistValue.values[${index}]`);
     index++;
   }
   verifyEnd(reader, end, 'KeyValueList');

@@ -7,6 +7,7 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 import { diag } from '@opentelemetry/api';
 import protobuf from 'protobufjs';
+import type { ConnectionLimit } from './connection-limit.js';
 import type { IngestResult, TraceIngest } from './ingest.js';
 import type { DecodeError, DecodeResult } from './otlp-json.js';
 import type { PartialSuccess } from './otlp-proto.js';
@@ -22,7 +23,17 @@ export interface ReceiverOptions {
   maxRequestBytes: number;
   /** When set, requests must carry `Authorization: Bearer <token>`. */
   bearerToken?: string;
+  /**
+   * A connection with no request in flight for this long is closed, and so is one whose request
+   * stops arriving for this long (default 60,000 ms): none is held open for ever.
+   */
+  idleTimeoutMs?: number;
+  /** The cap on open connections, shared with the other receiver; none when absent. */
+  connections?: ConnectionLimit;
 }
+
+/** {@link ReceiverOptions.idleTimeoutMs} when not given. */
+export const DEFAULT_IDLE_TIMEOUT_MS = 60_000;
 
 /** A listening receiver. */
 export interface RunningReceiver {

@@ -11,6 +11,7 @@ import { diag } from '@opentelemetry/api';
 import { encodeOtlpJson } from '../cli/promote-fixture.js';
 import type { Report } from '../model/report.js';
 import type { SpanRecord } from '../model/span-record.js';
+import type { Losses } from './losses.js';
 
 /** What to store beside the reports. */
 export interface TraceStorage {
@@ -35,6 +36,8 @@ export class ReportsFile {
   constructor(
     readonly path: string,
     private readonly traces?: TraceStorage,
+    /** Where report lines dropped are counted. */
+    private readonly losses?: Losses,
   ) {
     mkdirSync(dirname(path), { recursive: true });
     if (traces) mkdirSync(traces.dir, { recursive: true });
@@ -49,6 +52,7 @@ export class ReportsFile {
     for (const report of reports) {
       if (this.stream.writableLength > MAX_PENDING_BYTES) {
         this.droppedLines++;
+        this.losses?.add('reports', 'reports_file_behind', 1);
         continue;
       }
       const line: ReportLine = traceFile === undefined ? report : { ...report, traceFile };

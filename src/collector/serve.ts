@@ -1,8 +1,10 @@
 /**
  * `toolpath serve`: the adapter as a service. Builds everything the configuration asks for
  * (receivers, the adapter, the exporter to the next hop, the Prometheus endpoint and OTLP
- * metrics, the reports file), starts it, and stops it in order: stop accepting, judge what is
- * pending as incomplete, flush, close.
+ * metrics, the reports file), starts it, and stops it in order: stop taking spans (the receivers
+ * stay open and answer "unavailable, retry later"), judge what is pending as incomplete, make the
+ * last forward attempt, then close the receivers and the sinks. What was lost on the way is in
+ * {@link RunningService.losses}.
  */
 import { isAbsolute, resolve } from 'node:path';
 import { Metadata } from '@grpc/grpc-js';
@@ -22,8 +24,10 @@ import { loadScenarios } from '../processor/trace-judge.js';
 import { parseScenario, type Scenario } from '../scenario/scenario.js';
 import { TraceAdapter } from './adapter.js';
 import type { AdapterConfig } from './config.js';
+import { ConnectionLimit } from './connection-limit.js';
 import { startGrpcReceiver } from './grpc-receiver.js';
 import { startHttpReceiver } from './http-receiver.js';
+import { Losses } from './losses.js';
 import { hostForUrl } from './receiver-common.js';
 import { ReportsFile } from './reports-file.js';
 
@@ -47,6 +51,10 @@ export interface RunningService {
   /** URL of the Prometheus scrape endpoint, when enabled. */
   metricsUrl?: string;
   scenarios: readonly Scenario[];
+  /** What could not be delivered or kept (findings, spans, report lines), by what and why. */
+  losses: Losses;
+  /** Connections over both receivers, and those refused over `limits.maxConnections`. */
+  connections: ConnectionLimit;
   /** Graceful stop; resolves when everything is flushed. */
   close(): Promise<void>;
 }
@@ -77,6 +85,7 @@ export async function startService(config: AdapterConfig, context: ServeContext)
   const otlp = config.exporters.otlp;
   if (otlp) readers.push(new PeriodicExportingMetricReader({ exporter: metricExporter(otlp) }));
   const meterProvider = new MeterProvider({ readers });
+  const losses = new Losses();
   const reportsConfig = config.reports;
   const reports = reportsConfig.file
     ? new ReportsFile(
@@ -88,6 +97,7 @@ export async function startService(config: AdapterConfig, context: ServeContext)
               keep: reportsConfig.keepTraces,
               maxFiles: reportsConfig.maxTraceFiles,
             },
+        losses,
       )
     : undefined;
   // With nowhere else for verdicts to go, say them: a first run should show something.
@@ -100,22 +110,34 @@ export async function startService(config: AdapterConfig, context: ServeContext)
     meterProvider,
     ...(onReport && { onReport }),
     ...(reports && { onJudged: (spans, judgement) => reports.writeTrace(spans, judgement.reports) }),
-    decision: { waitMs: config.decision.wait, waitAfterRootMs: config.decision.waitAfterRoot },
+    decision: {
+      waitMs: config.decision.wait,
+      waitAfterRootMs: config.decision.waitAfterRoot,
+      lateWindowMs: config.decision.lateWindow,
+    },
     limits: config.limits,
     forwardSpans: config.forward.spans,
+    losses,
     ...(otlp && { exporter: traceExporter(otlp) }),
   });
+  const connections = new ConnectionLimit(config.limits.maxConnections, (receiver) =>
+    adapter.judge.sinks.metrics.recordRefusedConnection(receiver),
+  );
 
   const closers: (() => Promise<void>)[] = [];
   const service: RunningService = {
     adapter,
     scenarios: adapter.judge.scenarios,
+    losses,
+    connections,
     ...(metricsUrl && { metricsUrl }),
     close: async () => {
-      // Receivers first (no new spans), then judge and flush, then the sinks.
+      // Judge and make the last forward attempt while the receivers answer "unavailable" (so a
+      // client retries elsewhere or later instead of meeting a closed port), then close them, then
+      // the sinks: the last metrics export counts what was lost.
+      await adapter.shutdown();
       for (const close of closers.splice(0))
         await close().catch((error) => diag.error('toolpath: close', error));
-      await adapter.shutdown();
       await meterProvider.shutdown().catch((error) => diag.error('toolpath: metrics shutdown', error));
       await reports?.close();
     },
@@ -124,6 +146,8 @@ export async function startService(config: AdapterConfig, context: ServeContext)
     const receiverOptions = {
       ingest: adapter,
       maxRequestBytes: config.limits.maxRequestBytes,
+      idleTimeoutMs: config.receivers.idleTimeout,
+      connections,
       ...(config.auth.bearerToken !== undefined && { bearerToken: config.auth.bearerToken }),
     };
     const http = config.receivers.otlp.http;

@@ -77,7 +77,7 @@ function budget(trajectory: Trajectory, max: number): RuleResult {
   return fail(rule, DIMENSION, rule, reason, over);
 }
 
-/** Calls grouped by tool and canonical arguments, plus the calls whose arguments were not captured. */
+/** Calls grouped by tool and canonical arguments, plus the calls whose arguments are unknown (not captured, too deep). */
 interface IdenticalCalls {
   /** Groups of identical calls, in the order of their first call. */
   groups: ToolCall[][];
@@ -103,7 +103,8 @@ function identicalCalls(trajectory: Trajectory, withSingles: boolean): Identical
   const hashes = argumentHashes(trajectory);
   for (let position = 0; position < calls.length; position++) {
     const call = calls[position] as ToolCall;
-    if (!call.args.captured) {
+    // Too deep to read: as unknown as arguments not captured.
+    if (!call.args.captured || call.args.tooDeep) {
       blind ??= new Map();
       const list = blind.get(call.tool);
       if (list) list.push(call);
@@ -155,7 +156,7 @@ function argumentHashes(trajectory: Trajectory): ArgumentHashes | undefined {
   const { calls } = trajectory;
   for (let position = 0; position < calls.length; position++) {
     const call = calls[position] as ToolCall;
-    if (!call.args.captured) continue;
+    if (!call.args.captured || call.args.tooDeep) continue;
     const ofTool = callsOfTool(trajectory, call.tool);
     // The only call of its tool has no identical call.
     if (ofTool.length <= 1) continue;
@@ -178,7 +179,7 @@ function capturedCalls(calls: readonly ToolCall[], tool: string, counted: Map<st
   let count = counted.get(tool);
   if (count === undefined) {
     count = 0;
-    for (const call of calls) if (call.args.captured) count++;
+    for (const call of calls) if (call.args.captured && !call.args.tooDeep) count++;
     counted.set(tool, count);
   }
   return count;
@@ -223,7 +224,7 @@ function repeats(
     const reason = unknown
       .map(
         ({ tool, calls }) =>
-          `the arguments of ${tool} (${callIds(calls)}) were not captured, so its repeated calls cannot be told apart`,
+          `the arguments of ${tool} (${callIds(calls)}) ${unknownHow(calls)}, so its repeated calls cannot be told apart`,
       )
       .join('; ');
     return undecided(
@@ -309,7 +310,7 @@ function retries(
     const reason = unknown
       .map(
         ({ tool, calls }) =>
-          `the arguments of ${tool} (${callIds(calls)}) were not captured, so whether it was retried after an error is unknown`,
+          `the arguments of ${tool} (${callIds(calls)}) ${unknownHow(calls)}, so whether it was retried after an error is unknown`,
       )
       .join('; ');
     return undecided(
@@ -330,6 +331,13 @@ function isTransient(failed: ToolCall, transient: readonly string[]): boolean {
     (declared) =>
       outcome.errorType === declared || (declared !== '' && outcome.message?.includes(declared) === true),
   );
+}
+
+/** Why the arguments of these calls are unknown: not captured, too deep to read, or some of each. */
+function unknownHow(calls: readonly ToolCall[]): string {
+  const deep = calls.filter((call) => call.args.captured && call.args.tooDeep).length;
+  if (deep === 0) return 'were not captured';
+  return deep === calls.length ? 'nest too deep to read' : 'were not captured or nest too deep to read';
 }
 
 /**

@@ -4,7 +4,7 @@
  * value, by scan or by an index built when a rule looks up several values.
  */
 import type { JsonValue } from '../model/json.js';
-import type { ToolCall, Trajectory } from '../model/trajectory.js';
+import { type ToolCall, type Trajectory, unreadable } from '../model/trajectory.js';
 import type { GroundingRule } from '../scenario/native.js';
 import { holdsAt, holdsScalar, jsonValues, type PathHit, readPath, sameValueZero } from './json-path.js';
 import { deepEqualJson } from './match-args.js';
@@ -169,8 +169,7 @@ export class GroundingSources {
     if (read) return read;
     const { result } = source;
     if (!result.captured) read = { readable: false, why: 'was not captured' };
-    else if (result.parseError !== undefined)
-      read = { readable: false, why: `is not valid JSON (${result.parseError})` };
+    else if (result.parseError !== undefined) read = { readable: false, why: `is ${unreadable(result)}` };
     else if (this.fromPath === undefined) {
       read = { readable: true, values: jsonValues(result.value), hits: undefined };
     } else {

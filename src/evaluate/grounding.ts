@@ -11,7 +11,7 @@
  * an array field.
  */
 import type { JsonValue } from '../model/json.js';
-import type { ToolCall, Trajectory } from '../model/trajectory.js';
+import { type ToolCall, type Trajectory, unreadable } from '../model/trajectory.js';
 import type { GroundingRule } from '../scenario/native.js';
 import { GroundingSources } from './grounding-sources.js';
 import { type PathHit, readPath } from './json-path.js';
@@ -109,7 +109,7 @@ class Grounder {
       return;
     }
     if (call.args.parseError !== undefined) {
-      const text = `the arguments of ${which(rule, call)} are not valid JSON (${call.args.parseError})`;
+      const text = `the arguments of ${which(rule, call)} are ${unreadable(call.args)}`;
       problems.push(plainProblem('inconclusive', call, text));
       return;
     }

@@ -71,6 +71,8 @@ const ACCEPT_ALL: JsonObject = {};
 /** Matches one call's recorded arguments against a `match` spec. */
 export function matchArgs(match: ArgsMatchSpec, args: Captured<JsonValue>): MatchOutcome {
   if (!args.captured) return { status: 'undecided', detail: 'arguments were not captured' };
+  // Too deep: there is no text to test either.
+  if (args.tooDeep) return { status: 'undecided', detail: `arguments are ${args.parseError}` };
   if (match.mode === 'regex') {
     if (!match.regex) throw new Error('regex match spec was not compiled');
     return matchRegex(match.regex, args.value, args.parseError);

@@ -6,7 +6,7 @@
  * outcome is asked, make the pair "unknown", never a match.
  */
 import { isJsonObject, type JsonValue } from '../model/json.js';
-import type { Captured, ToolCall } from '../model/trajectory.js';
+import { type Captured, type ToolCall, unreadable } from '../model/trajectory.js';
 import type { JsonObject } from '../scenario/assertions.js';
 import type { ReferenceSection } from '../scenario/native.js';
 import { describeOutcome, outcomeAnswer, requiredCall } from './call-outcome.js';
@@ -165,7 +165,7 @@ function comparePaths(
 ): MatchOutcome {
   if (!args.captured) return { status: 'undecided', detail: 'arguments were not captured' };
   if (args.parseError !== undefined) {
-    return { status: 'undecided', detail: `arguments are not valid JSON (${args.parseError})` };
+    return { status: 'undecided', detail: `arguments are ${unreadable(args)}` };
   }
   const ignore = ignorePaths(ignored);
   const expected = withoutPaths(reference, ignore);

@@ -10,35 +10,74 @@ export function isJsonObject(value: unknown): value is { [key: string]: JsonValu
  * JSON with object keys sorted at every depth: equal values give equal strings whatever the
  * key order, so arguments can be compared and hashed. The text JSON.stringify writes for a copy
  * with sorted keys, written in one pass without the copy (repeated-call checks serialize the
- * arguments of every call, and the copy was most of their cost).
+ * arguments of every call, and the copy was most of their cost). An explicit stack, not
+ * recursion: no depth of value can overflow the call stack.
  */
 export function canonicalJson(value: JsonValue): string {
   // Scalars, and whatever is not JSON (undefined, a function), read as JSON.stringify reads them.
   if (value === null || typeof value !== 'object') return JSON.stringify(value);
-  return containerText(value);
+  let text = Array.isArray(value) ? '[' : '{';
+  const stack: ContainerFrame[] = [containerFrame(value)];
+  while (stack.length > 0) {
+    const frame = stack[stack.length - 1] as ContainerFrame;
+    const { container, keys } = frame;
+    if (keys === undefined) {
+      const items = container as JsonValue[];
+      if (frame.next === items.length) {
+        text += ']';
+        stack.pop();
+        continue;
+      }
+      if (frame.next > 0) text += ',';
+      const item = items[frame.next++] as JsonValue;
+      if (item !== null && typeof item === 'object') {
+        text += Array.isArray(item) ? '[' : '{';
+        stack.push(containerFrame(item));
+      } else {
+        // JSON.stringify writes what has no JSON form as null inside an array.
+        text += (JSON.stringify(item) as string | undefined) ?? 'null';
+      }
+      continue;
+    }
+    const object = container as { [key: string]: JsonValue };
+    let opened = false;
+    while (frame.next < keys.length) {
+      const key = keys[frame.next++] as string;
+      const member = object[key] as JsonValue;
+      const separator = frame.written ? ',' : '';
+      if (member !== null && typeof member === 'object') {
+        text += `${separator}${JSON.stringify(key)}:${Array.isArray(member) ? '[' : '{'}`;
+        frame.written = true;
+        stack.push(containerFrame(member));
+        opened = true;
+        break;
+      }
+      const scalar = JSON.stringify(member) as string | undefined;
+      // ... and leaves such a member out of an object.
+      if (scalar === undefined) continue;
+      text += `${separator}${JSON.stringify(key)}:${scalar}`;
+      frame.written = true;
+    }
+    if (opened) continue;
+    text += '}';
+    stack.pop();
+  }
+  return text;
 }
 
-function containerText(value: JsonValue[] | { [key: string]: JsonValue }): string {
-  if (Array.isArray(value)) {
-    let text = '[';
-    for (let index = 0; index < value.length; index++) {
-      if (index > 0) text += ',';
-      // JSON.stringify writes what has no JSON form as null inside an array.
-      text += memberText(value[index] as JsonValue) ?? 'null';
-    }
-    return `${text}]`;
-  }
-  const keys = sortedKeys(value);
-  let text = '{';
-  let first = true;
-  for (const key of keys) {
-    const member = memberText(value[key] as JsonValue);
-    // ... and leaves such a member out of an object.
-    if (member === undefined) continue;
-    text += first ? `${JSON.stringify(key)}:${member}` : `,${JSON.stringify(key)}:${member}`;
-    first = false;
-  }
-  return `${text}}`;
+/** A container being written or hashed: its members (keys in canonical order for an object), the next one. */
+interface ContainerFrame {
+  readonly container: JsonValue[] | { [key: string]: JsonValue };
+  /** Undefined for an array. */
+  readonly keys: string[] | undefined;
+  next: number;
+  /** An object member was written (the next one needs a comma). */
+  written: boolean;
+}
+
+function containerFrame(container: JsonValue[] | { [key: string]: JsonValue }): ContainerFrame {
+  const keys = Array.isArray(container) ? undefined : sortedKeys(container);
+  return { container, keys, next: 0, written: false };
 }
 
 /**
@@ -89,12 +128,6 @@ function isArrayIndex(key: string): boolean {
   return /^(0|[1-9]\d*)$/.test(key) && Number(key) <= MAX_ARRAY_INDEX;
 }
 
-/** The JSON of a member, or undefined when JSON.stringify would leave it out (undefined, a function, a symbol). */
-function memberText(value: JsonValue): string | undefined {
-  if (value !== null && typeof value === 'object') return containerText(value);
-  return JSON.stringify(value) as string | undefined;
-}
-
 /**
  * A 32-bit hash that agrees with {@link canonicalJson}: values with the same canonical JSON get
  * the same hash (key order ignored, -0 as 0, members JSON.stringify leaves out left out), and
@@ -103,6 +136,108 @@ function memberText(value: JsonValue): string | undefined {
  * are sampled: a collision only costs the caller a canonical text.
  */
 export function canonicalHash(value: JsonValue): number {
+  if (value === null || typeof value !== 'object') return scalarHash(value);
+  return flatHash(value) ?? nestedHash(value);
+}
+
+/** The hash of an array or object that holds no container (most arguments), with no stack; else undefined. */
+function flatHash(value: JsonValue[] | { [key: string]: JsonValue }): number | undefined {
+  if (Array.isArray(value)) {
+    let hash = ARRAY_SEED ^ value.length;
+    for (let index = 0; index < value.length; index++) {
+      const item = value[index] as JsonValue;
+      if (item !== null && typeof item === 'object') return undefined;
+      hash = (Math.imul(hash, 31) + memberHash(item)) | 0;
+    }
+    return mix(hash);
+  }
+  let hash = OBJECT_SEED;
+  const keys = Object.keys(value);
+  for (let index = 0; index < keys.length; index++) {
+    const key = keys[index] as string;
+    const member = value[key] as JsonValue;
+    const type = typeof member;
+    if (type === 'undefined' || type === 'function' || type === 'symbol') continue;
+    if (member !== null && type === 'object') return undefined;
+    hash = (hash + mix(Math.imul(key.length, 0x9e3779b1) ^ key.charCodeAt(0) ^ scalarHash(member))) | 0;
+  }
+  return hash;
+}
+
+/** The hash of a value holding containers: an explicit stack, a container's hash known once its members' are. */
+function nestedHash(value: JsonValue[] | { [key: string]: JsonValue }): number {
+  const stack: HashFrame[] = [hashFrame(value)];
+  let finished: number | undefined;
+  for (;;) {
+    const frame = stack[stack.length - 1] as HashFrame;
+    const { container, keys } = frame;
+    if (finished !== undefined) {
+      frame.hash =
+        keys === undefined
+          ? (Math.imul(frame.hash, 31) + finished) | 0
+          : (frame.hash + mix(frame.keyHash ^ finished)) | 0;
+      finished = undefined;
+    }
+    let descended = false;
+    if (keys === undefined) {
+      const items = container as JsonValue[];
+      while (frame.next < items.length) {
+        const item = items[frame.next++] as JsonValue;
+        if (item !== null && typeof item === 'object') {
+          stack.push(hashFrame(item));
+          descended = true;
+          break;
+        }
+        frame.hash = (Math.imul(frame.hash, 31) + memberHash(item)) | 0;
+      }
+    } else {
+      const object = container as { [key: string]: JsonValue };
+      while (frame.next < keys.length) {
+        const key = keys[frame.next++] as string;
+        const member = object[key] as JsonValue;
+        const type = typeof member;
+        if (type === 'undefined' || type === 'function' || type === 'symbol') continue;
+        const keyHash = Math.imul(key.length, 0x9e3779b1) ^ key.charCodeAt(0);
+        if (member !== null && typeof member === 'object') {
+          frame.keyHash = keyHash;
+          stack.push(hashFrame(member));
+          descended = true;
+          break;
+        }
+        frame.hash = (frame.hash + mix(keyHash ^ scalarHash(member))) | 0;
+      }
+    }
+    if (descended) continue;
+    stack.pop();
+    const hash = keys === undefined ? mix(frame.hash) : frame.hash;
+    if (stack.length === 0) return hash;
+    finished = hash;
+  }
+}
+
+/**
+ * A container being hashed. An array's hash folds its members in order; an object's is a sum
+ * over its members, so key order does not matter, and a key counts by its length and first
+ * character only (the calls compared are mostly calls of one tool, with the same keys).
+ */
+interface HashFrame {
+  readonly container: JsonValue[] | { [key: string]: JsonValue };
+  /** Undefined for an array; an object's own keys in any order. */
+  readonly keys: string[] | undefined;
+  next: number;
+  hash: number;
+  /** The key hash of the object member being hashed. */
+  keyHash: number;
+}
+
+function hashFrame(container: JsonValue[] | { [key: string]: JsonValue }): HashFrame {
+  if (Array.isArray(container))
+    return { container, keys: undefined, next: 0, hash: ARRAY_SEED ^ container.length, keyHash: 0 };
+  return { container, keys: Object.keys(container), next: 0, hash: OBJECT_SEED, keyHash: 0 };
+}
+
+/** The hash of a value that is not an array or an object. */
+function scalarHash(value: JsonValue): number {
   switch (typeof value) {
     case 'string':
       return stringHash(value);
@@ -111,8 +246,7 @@ export function canonicalHash(value: JsonValue): number {
     case 'boolean':
       return value ? TRUE_HASH : FALSE_HASH;
     case 'object':
-      if (value === null) return NULL_HASH;
-      return Array.isArray(value) ? arrayHash(value) : objectHash(value);
+      return NULL_HASH;
     case 'bigint':
       // canonicalJson throws on a BigInt (JSON.stringify does); so does its hash.
       throw new TypeError('Do not know how to serialize a BigInt');
@@ -131,37 +265,11 @@ const OBJECT_SEED = 0x7f4a7c15;
 /** Characters of a long string hashed from each end. */
 const STRING_ENDS = 16;
 
-/** What an array or object member hashes as: JSON.stringify writes null for what has no JSON form in an array. */
+/** What an array member hashes as: JSON.stringify writes null for what has no JSON form in an array. */
 function memberHash(value: JsonValue): number {
   const type = typeof value;
   if (type === 'undefined' || type === 'function' || type === 'symbol') return NULL_HASH;
-  return canonicalHash(value);
-}
-
-function arrayHash(value: JsonValue[]): number {
-  let hash = ARRAY_SEED ^ value.length;
-  for (let index = 0; index < value.length; index++)
-    hash = (Math.imul(hash, 31) + memberHash(value[index] as JsonValue)) | 0;
-  return mix(hash);
-}
-
-/**
- * A sum over the members, so key order does not matter; members canonicalJson leaves out are
- * left out. A key counts by its length and first character only: the calls compared are
- * mostly calls of one tool, with the same keys.
- */
-function objectHash(value: { [key: string]: JsonValue }): number {
-  let hash = OBJECT_SEED;
-  const keys = Object.keys(value);
-  for (let index = 0; index < keys.length; index++) {
-    const key = keys[index] as string;
-    const member = value[key] as JsonValue;
-    const type = typeof member;
-    if (type === 'undefined' || type === 'function' || type === 'symbol') continue;
-    const keyHash = Math.imul(key.length, 0x9e3779b1) ^ key.charCodeAt(0);
-    hash = (hash + mix(keyHash ^ canonicalHash(member))) | 0;
-  }
-  return hash;
+  return scalarHash(value);
 }
 
 /** Every character of a short string; the length and both ends of a long one. */

@@ -4,6 +4,7 @@
  */
 import { type CallTiming, type CausalOrder, TimingOrder } from './causal-order.js';
 import type { JsonValue } from './json.js';
+import { MAX_JSON_DEPTH, nestedDeeperThan, TOO_DEEP_TEXT } from './json-depth.js';
 import type { Attributes } from './span-record.js';
 
 export type { CallTiming } from './causal-order.js';
@@ -16,10 +17,45 @@ export type Captured<T> =
   | {
       captured: true;
       value: T;
-      /** Set when the attribute was a string that is not valid JSON: `value` then holds the raw string. */
+      /**
+       * Why the value cannot be read as JSON: the attribute was a string that is not valid JSON
+       * (`value` then holds the raw string), or the value is too deep (then `tooDeep` is set).
+       * Every rule that compares values checks it: such a value is never compared.
+       */
       parseError?: string;
+      /**
+       * The value nests deeper than {@link MAX_JSON_DEPTH} levels: `value` is {@link TOO_DEEP_TEXT}
+       * and `parseError` says so. Set when the Trajectory is made, for every call.
+       */
+      tooDeep?: true;
     }
   | { captured: false };
+
+/** A captured value too deep to read, as every call holding one gets it. */
+export function tooDeep(): Captured<JsonValue> {
+  return {
+    captured: true,
+    value: TOO_DEEP_TEXT,
+    parseError: `nested deeper than ${MAX_JSON_DEPTH} levels`,
+    tooDeep: true,
+  };
+}
+
+/**
+ * Why a captured value cannot be compared, as a phrase after "arguments are": `not valid JSON
+ * (...)` or `nested deeper than 64 levels`; undefined when it can be (or was not captured).
+ */
+export function unreadable(value: Captured<unknown>): string | undefined {
+  if (!value.captured || value.parseError === undefined) return undefined;
+  return value.tooDeep ? value.parseError : `not valid JSON (${value.parseError})`;
+}
+
+/** The value as rules may read it: past {@link MAX_JSON_DEPTH} (or the decoders' marker), {@link tooDeep}. */
+function withinDepth(value: Captured<JsonValue>): Captured<JsonValue> {
+  if (!value.captured || value.tooDeep) return value;
+  if (value.value === TOO_DEEP_TEXT) return tooDeep();
+  return value.parseError === undefined && nestedDeeperThan(value.value) ? tooDeep() : value;
+}
 
 /** How a tool call ended. `no_result` means the call never reported back (span left open, no result event). */
 export type CallOutcome =
@@ -160,7 +196,7 @@ export class Trajectory {
     this.turns = init.turns ?? [];
     this.agents = init.agents ?? [];
     this.root = init.root;
-    this.issues = init.issues ?? [];
+    this.issues = boundDepth(init.calls, init.issues ?? []);
     this.spanCount = init.spanCount ?? 0;
   }
 
@@ -236,6 +272,31 @@ export class Trajectory {
   callsOf(tool: string): ToolCall[] {
     return this.calls.filter((call) => call.tool === tool);
   }
+}
+
+/**
+ * Bounds every call's arguments and result to {@link MAX_JSON_DEPTH} (where every way of making a
+ * trajectory passes), so no rule, report or view walks a deeper value; says which were too deep.
+ */
+function boundDepth(calls: readonly ToolCall[], issues: TrajectoryIssue[]): TrajectoryIssue[] {
+  let bounded = issues;
+  const report = (call: ToolCall, what: 'arguments' | 'result') => {
+    if (bounded === issues) bounded = [...issues];
+    const span = call.spanId ? ` (span ${call.spanId})` : '';
+    const verb = what === 'arguments' ? 'nest' : 'nests';
+    bounded.push({
+      kind: `${what}.too_deep`,
+      message: `the ${what} of ${call.tool} (call ${call.id})${span} ${verb} deeper than ${MAX_JSON_DEPTH} levels: too deep to read, so the rules that need ${what === 'arguments' ? 'them' : 'it'} cannot decide`,
+      spanIds: call.spanId ? [call.spanId] : [],
+    });
+  };
+  for (const call of calls) {
+    call.args = withinDepth(call.args);
+    if (call.args.captured && call.args.tooDeep) report(call, 'arguments');
+    call.result = withinDepth(call.result);
+    if (call.result.captured && call.result.tooDeep) report(call, 'result');
+  }
+  return bounded;
 }
 
 /** Milliseconds with microsecond precision; dividing as bigint first keeps long spans exact. */

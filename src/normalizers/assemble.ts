@@ -3,6 +3,7 @@
  * call seen by several spans into one node, link each tool call to the turn that asked for it,
  * and hand the pieces to the causal graph. Pure: the same spans give the same trajectory.
  */
+import { TOO_DEEP_TEXT } from '../model/json-depth.js';
 import type { SpanRecord } from '../model/span-record.js';
 import type { Trajectory, TrajectoryIssue } from '../model/trajectory.js';
 import {
@@ -314,7 +315,9 @@ function fallbackId(node: CallNode): string {
 
 function reportUnparsableArguments(calls: readonly CallNode[], issues: TrajectoryIssue[]): void {
   for (const { draft, span } of calls) {
-    if (!draft.args.captured || draft.args.parseError === undefined) continue;
+    // Too deep is said once the Trajectory is made, for every call (model/trajectory.ts).
+    if (!draft.args.captured || draft.args.parseError === undefined || draft.args.value === TOO_DEEP_TEXT)
+      continue;
     issues.push({
       kind: 'arguments.unparsable',
       message: `arguments of ${draft.tool}${span ? ` (span ${span.spanId})` : ''} are not valid JSON: ${draft.args.parseError}`,

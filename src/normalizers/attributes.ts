@@ -1,5 +1,6 @@
 /** Reading typed values out of span attributes, shared by every convention. */
 import type { JsonValue } from '../model/json.js';
+import { nestedDeeperThan, TOO_DEEP_TEXT } from '../model/json-depth.js';
 import type { Attributes, AttributeValue } from '../model/span-record.js';
 import type { Captured } from '../model/trajectory.js';
 
@@ -49,16 +50,24 @@ export function jsonErrorWithoutInput(message: string): string {
   return message.replace(/"(?:[^"\\]|\\.)*"(?:\.\.\.)?/g, '…').replace(/'[^']{1,4}'/g, '…');
 }
 
-/** Attribute values as JSON: bytes become base64, everything else is already JSON-shaped. */
+/**
+ * Attribute values as JSON: bytes become base64, everything else is already JSON-shaped. One
+ * nested deeper than the decoders allow (a SpanRecord made by hand) is {@link TOO_DEEP_TEXT}.
+ */
 export function toJson(value: AttributeValue): JsonValue {
+  if (value !== null && typeof value === 'object' && nestedDeeperThan(value)) return TOO_DEEP_TEXT;
+  return convert(value);
+}
+
+function convert(value: AttributeValue): JsonValue {
   if (value instanceof Uint8Array) return Buffer.from(value).toString('base64');
-  if (Array.isArray(value)) return value.map(toJson);
+  if (Array.isArray(value)) return value.map(convert);
   if (value !== null && typeof value === 'object') {
     const out: { [key: string]: JsonValue } = {};
     // defineProperty: a `__proto__` key stays an own key instead of setting the prototype.
     for (const [key, inner] of Object.entries(value)) {
       Object.defineProperty(out, key, {
-        value: toJson(inner),
+        value: convert(inner),
         enumerable: true,
         writable: true,
         configurable: true,

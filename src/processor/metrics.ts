@@ -32,6 +32,7 @@ export class ToolpathMetrics {
   private readonly dropped: Counter;
   private readonly sampled: Counter;
   private readonly errors: Counter;
+  private readonly refused: Counter;
 
   constructor(meterProvider: MeterProvider = metrics.getMeterProvider()) {
     const meter = meterProvider.getMeter('toolpath', '0.1.0');
@@ -70,6 +71,16 @@ export class ToolpathMetrics {
       description: 'Evaluations that threw (the trace is still passed on), by stage.',
       unit: '{error}',
     });
+    this.refused = meter.createCounter('toolpath.connections.refused', {
+      description:
+        'Connections closed as soon as accepted because limits.maxConnections were open, by receiver.',
+      unit: '{connection}',
+    });
+  }
+
+  /** A connection refused over the adapter's connection cap. */
+  recordRefusedConnection(receiver: string): void {
+    guarded(() => this.refused.add(1, { 'toolpath.receiver': receiver }));
   }
 
   /** One scenario's report. */

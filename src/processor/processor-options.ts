@@ -35,7 +35,17 @@ export interface ProcessorLimits {
    * Not with `worker: true`: a worker's judgement always comes back after the root has ended.
    */
   inlineMaxSpans?: number;
-  /** Decisions remembered for late spans of judged traces (default 10,000). */
+  /**
+   * How long a judged trace's id is remembered (default 600,000 ms), so spans of it that start or
+   * end after its judgement follow its decision instead of starting a trace judged again.
+   */
+  lateWindowMs?: number;
+  /**
+   * Judged trace ids remembered at once (default 1,000,000, about 80 bytes each; a quiet app holds
+   * few): past it the oldest are forgotten before `lateWindowMs` (counted in `stats()`).
+   */
+  maxJudgedTraceIds?: number;
+  /** @deprecated The old name of `maxJudgedTraceIds`, which it sets when that is not given. */
   decisionCacheSize?: number;
   /**
    * With `worker: true`: a batch of traces the worker keeps longer than this (default 60,000 ms)
@@ -92,6 +102,8 @@ export interface ProcessorStats {
   workerRestarts: number;
   /** The heap the held spans take, as estimated for `limits.maxBufferedBytes`. */
   bufferedBytes: number;
+  /** Judged trace ids forgotten before `lateWindowMs` to stay under `maxJudgedTraceIds`. */
+  decisionsForgottenEarly: number;
   dropped: ReturnType<TraceBuffer<unknown>['droppedCounts']>;
 }
 
@@ -104,12 +116,19 @@ export const DEFAULTS = {
   maxOpenTraces: 100_000,
   traceTimeoutMs: 300_000,
   inlineMaxSpans: 256,
-  decisionCacheSize: 10_000,
+  lateWindowMs: 600_000,
+  maxJudgedTraceIds: 1_000_000,
   workerTimeoutMs: 60_000,
 } as const;
 
 /** The limits given, with the defaults for those not given. */
-export function withDefaults(limits: ProcessorLimits = {}): Required<ProcessorLimits> {
-  const given = Object.entries(limits).filter(([, value]) => value !== undefined);
-  return { ...DEFAULTS, ...Object.fromEntries(given) };
+export function withDefaults(
+  limits: ProcessorLimits = {},
+): Required<Omit<ProcessorLimits, 'decisionCacheSize'>> {
+  const given = Object.entries(limits).filter(
+    ([key, value]) => value !== undefined && key !== 'decisionCacheSize',
+  );
+  const maxJudgedTraceIds =
+    limits.maxJudgedTraceIds ?? limits.decisionCacheSize ?? DEFAULTS.maxJudgedTraceIds;
+  return { ...DEFAULTS, ...Object.fromEntries(given), maxJudgedTraceIds };
 }

@@ -14,12 +14,21 @@ export type DropReason =
   | 'trace_too_large'
   /** A span arrived after its trace was judged and dropped by sampling. */
   | 'late_sampled_out'
+  /**
+   * A span of no trace being buffered or remembered, ended longer ago than the wait plus the late
+   * window: its trace was judged and forgotten, so it is dropped rather than judged again.
+   */
+  | 'late_unknown'
+  /** A request brought more new traces than `maxTraces` can ever hold: the spans of those past it were rejected. */
+  | 'too_many_traces'
   /** The trace was judged and not kept by sampling. */
   | 'sampled_out'
   /** Spans for the next hop did not fit the adapter's forward queue. */
   | 'forward_queue_full'
   /** Spans for the next hop dropped after every export attempt failed. */
-  | 'forward_failed';
+  | 'forward_failed'
+  /** Spans for the next hop still unsent when the last attempt at shutdown failed. */
+  | 'forward_unsent_at_shutdown';
 
 /** One trace being buffered. `T` is what the front door keeps per span, `S` its own per-trace state. */
 export interface BufferedTrace<T, S = undefined> {
@@ -134,13 +143,6 @@ export class TraceBuffer<T, S = undefined> {
     return true;
   }
 
-  /** True when a new trace of `spans` spans would be refused (the adapter answers 429 up front). */
-  wouldRefuse(newTraces: number, spans: number): boolean {
-    return (
-      this.traces.size + newTraces > this.limits.maxTraces || this.spanTotal + spans > this.limits.maxSpans
-    );
-  }
-
   /**
    * Lets the oldest trace other than `keep` go (to `onEvict`, counted `evicted`): false when there
    * is none. For the owner's own caps (the processor's bytes).
@@ -242,46 +244,12 @@ export class TraceBuffer<T, S = undefined> {
       buffer_full: this.dropped.get('buffer_full') ?? 0,
       trace_too_large: this.dropped.get('trace_too_large') ?? 0,
       late_sampled_out: this.dropped.get('late_sampled_out') ?? 0,
+      late_unknown: this.dropped.get('late_unknown') ?? 0,
+      too_many_traces: this.dropped.get('too_many_traces') ?? 0,
       sampled_out: this.dropped.get('sampled_out') ?? 0,
       forward_queue_full: this.dropped.get('forward_queue_full') ?? 0,
       forward_failed: this.dropped.get('forward_failed') ?? 0,
+      forward_unsent_at_shutdown: this.dropped.get('forward_unsent_at_shutdown') ?? 0,
     };
-  }
-}
-
-/**
- * What was decided for recently judged traces, so spans that arrive late follow their trace's
- * decision instead of starting a new trace. Bounded by a ring of ids: the oldest decision is
- * forgotten first, in constant time (a Map's "delete the first key" slows down as it churns).
- */
-export class DecisionCache {
-  private readonly decisions = new Map<string, boolean>();
-  private readonly ring: (string | undefined)[];
-  private next = 0;
-
-  constructor(capacity: number) {
-    this.ring = new Array<string | undefined>(Math.max(1, capacity));
-  }
-
-  /** Records whether the trace was kept. */
-  set(traceId: string, kept: boolean): void {
-    if (this.decisions.has(traceId)) {
-      this.decisions.set(traceId, kept);
-      return;
-    }
-    const forgotten = this.ring[this.next];
-    if (forgotten !== undefined) this.decisions.delete(forgotten);
-    this.ring[this.next] = traceId;
-    this.next = (this.next + 1) % this.ring.length;
-    this.decisions.set(traceId, kept);
-  }
-
-  /** True: kept; false: dropped; undefined: not judged recently. */
-  get(traceId: string): boolean | undefined {
-    return this.decisions.get(traceId);
-  }
-
-  get size(): number {
-    return this.decisions.size;
   }
 }

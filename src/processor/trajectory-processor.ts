@@ -10,6 +10,7 @@ import { type Context, diag } from '@opentelemetry/api';
 import type { ReadableSpan, Span, SpanProcessor } from '@opentelemetry/sdk-trace';
 import type { SpanRecord } from '../model/span-record.js';
 import { warnOfSecondApiCopy } from './api-copies.js';
+import { DecisionCache } from './decision-cache.js';
 import { evaluationSpanOf, SDK_SPAN_VIEW } from './evaluation-span.js';
 import { HeldBytes, heldBytes } from './held-bytes.js';
 import { LaterOnce } from './later-once.js';
@@ -17,7 +18,6 @@ import { type Buffered, incompleteReason, isAgentSpan, isLocalRoot, type LiveTra
 import { type OpenTrace, OpenTraces } from './open-traces.js';
 import {
   type AppThreadOptions,
-  type ProcessorLimits,
   type ProcessorStats,
   type TrajectoryProcessorOptions,
   type WorkerOptions,
@@ -25,7 +25,7 @@ import {
 } from './processor-options.js';
 import { fromEndingSpan, fromReadableSpan } from './readable-span.js';
 import { samplingAttributes, stamped } from './risk-sampler.js';
-import { DecisionCache, TraceBuffer } from './trace-buffer.js';
+import { TraceBuffer } from './trace-buffer.js';
 import { type Judgement, JudgementSinks, TraceJudge } from './trace-judge.js';
 import { WaitingTraces } from './waiting-traces.js';
 import { WorkerDrain } from './worker-drain.js';
@@ -68,7 +68,7 @@ export class TrajectoryProcessor implements SpanProcessor {
   /** With `worker: true`: where traces are judged. */
   private readonly worker?: WorkerDrain;
   private readonly next?: SpanProcessor;
-  private readonly limits: Required<ProcessorLimits>;
+  private readonly limits: ReturnType<typeof withDefaults>;
   private readonly openTraces: OpenTraces;
   private readonly buffer: TraceBuffer<ReadableSpan, LiveTrace>;
   private readonly waiting = new WaitingTraces<ReadableSpan, Buffered>();
@@ -139,7 +139,10 @@ export class TrajectoryProcessor implements SpanProcessor {
         heldElsewhere: () => this.waiting.spanCount,
       },
     );
-    this.decisions = new DecisionCache(this.limits.decisionCacheSize);
+    this.decisions = new DecisionCache({
+      capacity: this.limits.maxJudgedTraceIds,
+      windowMs: this.limits.lateWindowMs,
+    });
     this.stopGauges = this.sinks.metrics.observeBuffer(() => ({
       traces: this.buffer.size + this.waiting.size,
       spans: this.buffer.spanCount + this.waiting.spanCount,
@@ -304,6 +307,7 @@ export class TrajectoryProcessor implements SpanProcessor {
       untrackedTraces: this.openTraces.untracked,
       bufferedBytes: this.held.total,
       workerRestarts: this.worker?.restarts ?? 0,
+      decisionsForgottenEarly: this.decisions.forgottenEarly,
       dropped: this.buffer.droppedCounts(),
     };
   }
@@ -413,7 +417,7 @@ export class TrajectoryProcessor implements SpanProcessor {
   private finish(trace: Buffered, judgement: Judgement, eventsWritten: boolean): void {
     const { decision } = judgement;
     this.held.release(trace.state);
-    this.decisions.set(trace.traceId, decision.keep);
+    this.decisions.set(trace.traceId, decision.keep, performance.now());
     if (!decision.keep) {
       this.buffer.count('sampled_out', 1);
       return;
@@ -440,6 +444,7 @@ export class TrajectoryProcessor implements SpanProcessor {
       for (const trace of this.buffer.takeDue(now, this.limits.traceTimeoutMs))
         this.closeIncomplete(trace, 'timeout');
       this.openTraces.forgetOlderThan(now, this.limits.traceTimeoutMs);
+      this.decisions.expire(now);
     } catch (error) {
       diag.error('toolpath: timeout sweep failed', error);
     }
@@ -455,7 +460,7 @@ export class TrajectoryProcessor implements SpanProcessor {
   /** A trace let go unjudged (evicted): its spans go on (those a flush has not already), and so do its later spans. */
   private letGo(trace: Buffered): void {
     this.held.release(trace.state);
-    this.decisions.set(trace.traceId, true);
+    this.decisions.set(trace.traceId, true, performance.now());
     for (let i = trace.state.flushed; i < trace.spans.length; i++)
       this.forward(trace.spans[i] as ReadableSpan);
   }

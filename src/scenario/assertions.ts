@@ -27,33 +27,55 @@ const UNSUPPORTED_REGEX_FLAGS: Readonly<Record<string, string>> = {
   v: 'flag v (Unicode sets) is not supported; write the pattern without set operations',
 };
 
-/** Where a JSON value stops being JSON (a YAML `.inf`, a date), as a path inside it. */
+/**
+ * Where a JSON value stops being JSON (a YAML `.inf`, a date), as a path inside it: the first
+ * such place in document order. An explicit stack: arguments in a typed-event file may nest
+ * deeper than a call stack goes.
+ */
 function findNonJson(
-  value: unknown,
-  path: (string | number)[],
+  root: unknown,
+  rootPath: (string | number)[],
 ): { path: (string | number)[]; why: string } | undefined {
-  if (value === null || typeof value === 'string' || typeof value === 'boolean') return undefined;
-  if (typeof value === 'number') {
-    return Number.isFinite(value) ? undefined : { path, why: `${value} is not a JSON number` };
-  }
-  if (Array.isArray(value)) {
-    for (let index = 0; index < value.length; index++) {
-      const found = findNonJson(value[index], [...path, index]);
-      if (found) return found;
+  const stack: Place[] = [{ value: root, key: undefined, parent: undefined }];
+  while (stack.length > 0) {
+    const place = stack.pop() as Place;
+    const { value } = place;
+    if (value === null || typeof value === 'string' || typeof value === 'boolean') continue;
+    if (typeof value === 'number') {
+      if (Number.isFinite(value)) continue;
+      return { path: [...rootPath, ...pathOf(place)], why: `${value} is not a JSON number` };
     }
-    return undefined;
-  }
-  const isPlainObject =
-    typeof value === 'object' && [Object.prototype, null].includes(Object.getPrototypeOf(value));
-  if (isPlainObject) {
+    // Children pushed last first, so they are looked at in order.
+    if (Array.isArray(value)) {
+      for (let index = value.length - 1; index >= 0; index--)
+        stack.push({ value: value[index], key: index, parent: place });
+      continue;
+    }
+    const isPlainObject =
+      typeof value === 'object' && [Object.prototype, null].includes(Object.getPrototypeOf(value));
+    if (!isPlainObject)
+      return { path: [...rootPath, ...pathOf(place)], why: `a ${typeof value} is not a JSON value` };
     // Own keys only: a `__proto__` key from JSON.parse is data like any other.
-    for (const key of Object.keys(value as object)) {
-      const found = findNonJson((value as Record<string, unknown>)[key], [...path, key]);
-      if (found) return found;
+    const keys = Object.keys(value as object);
+    for (let index = keys.length - 1; index >= 0; index--) {
+      const key = keys[index] as string;
+      stack.push({ value: (value as Record<string, unknown>)[key], key, parent: place });
     }
-    return undefined;
   }
-  return { path, why: `a ${typeof value} is not a JSON value` };
+  return undefined;
+}
+
+/** A value {@link findNonJson} looks at, and how it was reached. */
+interface Place {
+  value: unknown;
+  key: string | number | undefined;
+  parent: Place | undefined;
+}
+
+function pathOf(place: Place): (string | number)[] {
+  const path: (string | number)[] = [];
+  for (let at: Place | undefined = place; at?.key !== undefined; at = at.parent) path.push(at.key);
+  return path.reverse();
 }
 
 /**

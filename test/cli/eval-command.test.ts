@@ -206,24 +206,43 @@ describe('toolpath eval', () => {
     expect(inCi.stderr).toBe('');
   });
 
-  it('a trace that cannot be evaluated (arguments nested 20,000 deep) is an error of that input; the others are still judged', async () => {
+  it('a trace whose arguments nest 20,000 deep is judged: what needs them cannot decide, the rest does', async () => {
     const deep = join(dir, 'deep.json');
     const nested = `${'['.repeat(20_000)}1${']'.repeat(20_000)}`;
     await writeFile(
       deep,
-      `[{"kind":"call","id":"c1","tool":"issue_refund","args":{"x":${nested}}},{"kind":"call","id":"c2","tool":"issue_refund","args":{"x":${nested}}}]`,
+      `[{"kind":"call","id":"c1","tool":"issue_refund","args":{"x":${nested}}},{"kind":"call","id":"c2","tool":"issue_refund","args":{"x":${nested}}},{"kind":"call","id":"c3","tool":"admin","args":{}}]`,
     );
     const repeats = join(dir, 'repeats.json');
     await writeFile(
       repeats,
-      JSON.stringify({ efficiency: { repeats: { max: 0 } }, tools: { forbidden: ['admin'] } }),
+      JSON.stringify({
+        efficiency: { repeats: { max: 0 } },
+        tools: { forbidden: ['admin'] },
+        arguments: [{ tool: 'issue_refund', match: { mode: 'regex', pattern: '1' } }],
+      }),
     );
     const run = await runCli(['eval', '--scenario', repeats, '--format', 'json', good, deep]);
-    expect(run.code).toBe(2);
+    expect(run.code).toBe(1);
     const document = JSON.parse(run.stdout);
-    expect(document.summary.evaluated).toBe(1);
-    expect(document.errors[0].source).toBe(deep);
-    expect(document.errors[0].message).toMatch(/could not (evaluate trace|be read)/);
+    expect(document.errors).toBeUndefined();
+    expect(document.summary.evaluated).toBe(2);
+    const report = document.reports.find((r: { traceId: string }) => r.traceId === 'typed-events:deep.json');
+    // The forbidden call still fails the trace; the checks of the deep arguments say they cannot decide.
+    expect(report.verdict).toBe('fail');
+    const byRule = (rule: string) => report.findings.filter((f: { rule: string }) => f.rule === rule);
+    expect(byRule('tools.forbidden')).toHaveLength(1);
+    expect(byRule('trajectory.arguments.too_deep').map((f: { message: string }) => f.message)).toEqual([
+      'the arguments of issue_refund (call c1) nest deeper than 64 levels: too deep to read, so the rules that need them cannot decide',
+      'the arguments of issue_refund (call c2) nest deeper than 64 levels: too deep to read, so the rules that need them cannot decide',
+    ]);
+    expect(byRule('efficiency.repeat')[0]).toMatchObject({ inconclusive: true });
+    expect(byRule('efficiency.repeat')[0].message).toContain('nest too deep to read');
+    expect(
+      report.assertions.find((a: { name: string }) => a.name.startsWith('tool_call_args')),
+    ).toMatchObject({
+      status: 'inconclusive',
+    });
   });
 
   it('warns about a scenario that applied to none of the traces while others did', async () => {

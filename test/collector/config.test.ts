@@ -20,15 +20,18 @@ describe('adapter configuration', () => {
     expect(config.receivers.otlp.http?.endpoint).toEqual({ host: '127.0.0.1', port: 4318 });
     expect(config.receivers.otlp.grpc?.endpoint).toEqual({ host: '127.0.0.1', port: 4317 });
     expect(config.forward.spans).toBe('none');
-    expect(config.decision).toEqual({ wait: 30_000, waitAfterRoot: 2_000 });
+    expect(config.decision).toEqual({ wait: 30_000, waitAfterRoot: 2_000, lateWindow: 600_000 });
+    expect(config.receivers.idleTimeout).toBe(60_000);
     expect(config.limits.maxRequestBytes).toBe(20 * 1024 * 1024);
+    expect(config.limits.maxJudgedTraceIds).toBe(1_000_000);
+    expect(config.limits.maxConnections).toBe(1_000);
     expect(config.exporters.otlp).toBeUndefined();
   });
 
   it('reads every documented key, with durations, endpoints and ${env:NAME}', () => {
     const config = parseAdapterConfig(
       {
-        receivers: { otlp: { http: { endpoint: '0.0.0.0:14318' }, grpc: null } },
+        receivers: { otlp: { http: { endpoint: '0.0.0.0:14318' }, grpc: null }, idleTimeout: '90s' },
         scenarios: ['scenarios/*.yaml'],
         exporters: {
           otlp: {
@@ -38,8 +41,15 @@ describe('adapter configuration', () => {
           },
         },
         forward: { spans: 'sampled' },
-        decision: { wait: '2m', waitAfterRoot: '500ms' },
-        limits: { maxTraces: 5, maxSpansPerTrace: 6, maxRequestBytes: 1024, maxBufferedBytes: 4096 },
+        decision: { wait: '2m', waitAfterRoot: '500ms', lateWindow: '1m' },
+        limits: {
+          maxTraces: 5,
+          maxSpansPerTrace: 6,
+          maxRequestBytes: 1024,
+          maxBufferedBytes: 4096,
+          maxJudgedTraceIds: 7,
+          maxConnections: 8,
+        },
         sampling: { ratio: 0.1, keepAttributes: { 'app.tier': 'gold' } },
         metrics: { prometheus: { endpoint: '9464' } },
         reports: { file: 'reports.jsonl' },
@@ -55,7 +65,8 @@ describe('adapter configuration', () => {
       protocol: 'http/json',
       headers: { 'x-key': 'k1' },
     });
-    expect(config.decision).toEqual({ wait: 120_000, waitAfterRoot: 500 });
+    expect(config.decision).toEqual({ wait: 120_000, waitAfterRoot: 500, lateWindow: 60_000 });
+    expect(config.receivers.idleTimeout).toBe(90_000);
     expect(config.metrics.prometheus?.endpoint).toEqual({ host: '127.0.0.1', port: 9464 });
     expect(config.auth.bearerToken).toBe('s3cret');
     expect(config.limits).toEqual({
@@ -64,7 +75,25 @@ describe('adapter configuration', () => {
       maxSpans: 1_000_000,
       maxRequestBytes: 1024,
       maxBufferedBytes: 4096,
+      maxJudgedTraceIds: 7,
+      maxConnections: 8,
     });
+  });
+
+  it('says what is wrong with the idle timeout, the late window and the new limits', () => {
+    expect(
+      problems({
+        receivers: { idleTimeout: 0, idleTimout: '1s' },
+        decision: { lateWindow: 'ten minutes' },
+        limits: { maxJudgedTraceIds: 0, maxConnections: 1.5 },
+      }),
+    ).toEqual([
+      'receivers.idleTimeout: expected a duration above zero, like 60s',
+      'receivers: unknown key "idleTimout" (did you mean idleTimeout?)',
+      'decision.lateWindow: expected a duration like 500ms, 30s or 2m; got "ten minutes"',
+      expect.stringMatching(/^limits\.maxJudgedTraceIds: .*>=1/),
+      expect.stringMatching(/^limits\.maxConnections: .*expected int/),
+    ]);
   });
 
   it('reports every mistake with its path, and suggests the key meant', () => {

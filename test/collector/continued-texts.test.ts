@@ -24,6 +24,8 @@ import {
   recordConversations,
 } from '../helpers/conversations.js';
 
+const NOW_NS = BigInt(Date.now()) * 1_000_000n;
+
 const DECODERS: Record<string, (spans: ReadableSpan[]) => DecodeResult> = {
   protobuf: (spans) =>
     decodeExportTraceProtobuf(ProtobufTraceSerializer.serializeRequest(spans) as Uint8Array),
@@ -184,8 +186,9 @@ describe('continued values, whatever the texts and however they are split', () =
             parentSpanId: 'ffffffffffffffff',
             name: 'chat',
             kind: 'client',
-            startTimeUnixNano: 1_000n + BigInt(n),
-            endTimeUnixNano: 2_000n + BigInt(n),
+            // Now, not 1970: a span of an unknown trace that ended long ago is late, and dropped.
+            startTimeUnixNano: NOW_NS + BigInt(n),
+            endTimeUnixNano: NOW_NS + 1_000n + BigInt(n),
             attributes: n % 3 === 2 ? { [secondKey]: text, n } : { 'gen_ai.input.messages': text, n },
             status: { code: 'unset' },
             events: [],

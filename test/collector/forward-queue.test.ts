@@ -109,4 +109,25 @@ describe('ForwardQueue', () => {
       process.off('unhandledRejection', onRejection);
     }
   });
+
+  it('counts what is still unsent when the last attempt at shutdown fails, telling findings from spans', async () => {
+    const exporter = new FlakyExporter();
+    const drops: [number, string, number][] = [];
+    const queue = new ForwardQueue(exporter, {
+      maxQueueSize: 5,
+      maxBatchSize: 2,
+      flushDelayMs: 60_000,
+      onDrop: (count, why, findings) => drops.push([count, why, findings]),
+    });
+    const findings = [span(1), span(2)];
+    queue.push([span(0), ...findings], findings);
+    queue.push([span(3), span(4), span(5), span(6)]);
+    // Two over the cap (spans 5 and 6, no findings), then at shutdown the next hop is still down.
+    await queue.shutdown();
+    expect(drops).toEqual([
+      [2, 'queue_full', 0],
+      [5, 'unsent_at_shutdown', 2],
+    ]);
+    expect(queue.counts()).toEqual({ exported: 0, dropped: 7, queued: 0 });
+  });
 });

@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { encodeOtlpJson } from '../../src/cli/promote-fixture.js';
 import { decodeExportTraceRequest, parseOtlpJsonText } from '../../src/collector/otlp-json.js';
+import { TOO_DEEP_TEXT } from '../../src/model/json-depth.js';
 import type { SpanRecord } from '../../src/model/span-record.js';
 
 const SPANS_DIR = join(import.meta.dirname, '..', 'spans');
@@ -507,10 +508,28 @@ describe('decodeExportTraceRequest rejections', () => {
     expect(result.errors[2]).toEqual({ path: '', message: '3 more errors not listed' });
   });
 
-  it('rejects values nested too deep instead of overflowing the stack', () => {
+  it('keeps a span whose value nests too deep, the value as the too-deep marker, and never overflows the stack', () => {
     let value: unknown = { stringValue: 'bottom' };
     for (let i = 0; i < 100_000; i++) value = { arrayValue: { values: [value] } };
-    const error = errorOf({ attributes: [{ key: 'deep', value }] });
-    expect(error?.message).toBe('value nested deeper than 64 levels');
+    let inKvlist: unknown = { stringValue: 'bottom' };
+    for (let i = 0; i < 65; i++) inKvlist = { kvlistValue: { values: [{ key: 'k', value: inKvlist }] } };
+    const result = decodeExportTraceRequest(
+      request(
+        span({
+          attributes: [
+            { key: 'deep', value },
+            { key: 'kvlist', value: inKvlist },
+            { key: 'ok', value: { stringValue: 'x' } },
+          ],
+        }),
+      ),
+    );
+    expect(result.errors).toEqual([]);
+    expect(result.spans[0]?.attributes).toEqual({ deep: TOO_DEEP_TEXT, kvlist: TOO_DEEP_TEXT, ok: 'x' });
+    // 64 levels are read as they are.
+    let limit: unknown = { stringValue: 'bottom' };
+    for (let i = 0; i < 64; i++) limit = { arrayValue: { values: [limit] } };
+    const kept = decodeExportTraceRequest(request(span({ attributes: [{ key: 'a', value: limit }] })));
+    expect(JSON.stringify(kept.spans[0]?.attributes.a)).toBe(`${'['.repeat(64)}"bottom"${']'.repeat(64)}`);
   });
 });

@@ -28,6 +28,7 @@ import {
 } from '../../src/collector/otlp-proto.js';
 import { ExportTraceServiceRequest } from '../../src/collector/otlp-proto-schema.js';
 import { toReadableSpan } from '../../src/collector/to-readable-span.js';
+import { TOO_DEEP_TEXT } from '../../src/model/json-depth.js';
 import type { SpanRecord } from '../../src/model/span-record.js';
 
 /** Both official serializations of `spans`, each through its decoder. */
@@ -395,7 +396,7 @@ describe('decodeExportTraceProtobuf on values', () => {
     expect(blob.buffer.byteLength).toBe(3);
   });
 
-  it('rejects values nested past 64 levels as the JSON decoder does, and never recurses deeper', () => {
+  it('keeps values nested past 64 levels as the too-deep marker, as the JSON decoder does, and never recurses deeper', () => {
     // By hand: protobufjs's own encoder stops at 100 message levels.
     const deep = nested(66, (level) => level % 2 === 1);
     const spans = [
@@ -409,16 +410,23 @@ describe('decodeExportTraceProtobuf on values', () => {
       ),
     );
     expect(proto).toEqual(decodeExportTraceRequest({ resourceSpans: [{ scopeSpans: [{ spans }] }] }));
-    expect(proto.errors[0]?.message).toBe('value nested deeper than 64 levels');
-    expect(proto.spans.map((s) => s.spanId)).toEqual([SPAN_B]);
+    expect(proto.errors).toEqual([]);
+    expect(proto.spans.map((s) => [s.spanId, s.attributes.deep])).toEqual([
+      [SPAN_A, TOO_DEEP_TEXT],
+      [SPAN_B, undefined],
+    ]);
 
     const deeper = nested(2_000, () => true);
     const result = decodeExportTraceProtobuf(
       rawRequest([...spanBytes(), ...len(9, keyValue('a', deeper.bytes))], spanBytes()),
     );
-    const path = `${SPAN_PATH}[0].attributes[0].value${'.arrayValue.values[0]'.repeat(64)}`;
-    expect(result.errors).toEqual([{ path, message: 'value nested deeper than 64 levels' }]);
-    expect(result.spans).toHaveLength(1);
+    expect(result.errors).toEqual([]);
+    expect(result.spans.map((s) => s.attributes.a)).toEqual([TOO_DEEP_TEXT, undefined]);
+    const limit = nested(64, () => true);
+    const kept = decodeExportTraceProtobuf(
+      rawRequest([...spanBytes(), ...len(9, keyValue('a', limit.bytes))]),
+    );
+    expect(JSON.stringify(kept.spans[0]?.attributes.a)).toBe(`${'['.repeat(64)}"bottom"${']'.repeat(64)}`);
   });
 });
 
@@ -470,7 +478,7 @@ describe('decodeExportTraceProtobuf on bad spans', () => {
     expect(result.rejectedSpans).toBe(5);
   });
 
-  it('rejects a resource or scope with an invalid attribute with all its spans, keeping other resources', () => {
+  it('keeps a resource or scope whose attributes nest too deep, with its spans', () => {
     const deep = keyValue('deep', nested(70, () => true).bytes);
     const span = len(2, spanBytes());
     const badSpan = len(2, spanBytes({ traceId: Buffer.alloc(1) }));
@@ -479,15 +487,15 @@ describe('decodeExportTraceProtobuf on bad spans', () => {
       [...len(2, [...len(1, [...len(3, deep), ...len(3, deep)]), ...span, ...badSpan]), ...len(2, span)],
     ];
     const result = decodeExportTraceProtobuf(new Uint8Array(resourceSpans.flatMap((r) => len(1, r))));
-    expect(result.errors.map((e) => e.path.replace(/(\.arrayValue\.values\[0\])+/, '...'))).toEqual([
-      'resourceSpans[0].resource.attributes[0].value...',
-      'resourceSpans[1].scopeSpans[0].scope.attributes[0].value...',
-    ]);
-    expect(result.rejectedSpans).toBe(5);
-    expect(result.spans).toHaveLength(1);
+    // Only the span with a one-byte trace id is rejected.
+    expect(result.errors.map((e) => e.path)).toEqual(['resourceSpans[1].scopeSpans[0].spans[1].traceId']);
+    expect(result.rejectedSpans).toBe(1);
+    expect(result.spans).toHaveLength(5);
+    expect(result.spans[0]?.resource).toEqual({ deep: TOO_DEEP_TEXT });
+    expect(result.spans[3]?.scope.attributes).toEqual({ deep: TOO_DEEP_TEXT });
   });
 
-  it('keeps reading a span, event or link after its first invalid attribute', () => {
+  it('keeps reading a span, event or link after an attribute nested too deep', () => {
     const deep = keyValue('deep', nested(70, () => true).bytes);
     const twice = (field: number) => [...len(field, deep), ...len(field, deep)];
     const event = len(11, [...twice(3), ...len(3, keyValue('ok', len(1, [0x61])))]);
@@ -499,12 +507,13 @@ describe('decodeExportTraceProtobuf on bad spans', () => {
       spanBytes(),
     ];
     const result = decodeExportTraceProtobuf(rawRequest(...spans));
-    expect(result.errors.map((e) => e.path.replace(/(\.arrayValue\.values\[0\])+/, '...'))).toEqual([
-      `${SPAN_PATH}[0].events[0].attributes[0].value...`,
-      `${SPAN_PATH}[1].links[0].attributes[0].value...`,
-      `${SPAN_PATH}[2].attributes[0].value...`,
+    expect(result.errors).toEqual([]);
+    expect(result.spans.map((s) => [s.events[0]?.attributes, s.links[0]?.attributes, s.attributes])).toEqual([
+      [{ deep: TOO_DEEP_TEXT, ok: 'a' }, undefined, {}],
+      [undefined, { deep: TOO_DEEP_TEXT }, {}],
+      [undefined, undefined, { deep: TOO_DEEP_TEXT }],
+      [undefined, undefined, {}],
     ]);
-    expect(result.spans).toHaveLength(1);
   });
 
   it('reads legacy instrumentation_library_spans only when there are no scope_spans', () => {

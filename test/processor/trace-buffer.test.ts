@@ -1,6 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { type BufferedTrace, DecisionCache, TraceBuffer } from '../../src/processor/trace-buffer.js';
+import { DecisionCache } from '../../src/processor/decision-cache.js';
+import { type BufferedTrace, TraceBuffer } from '../../src/processor/trace-buffer.js';
 
 const op = fc.oneof(
   { weight: 6, arbitrary: fc.record({ kind: fc.constant('span' as const), trace: fc.nat(20) }) },
@@ -87,5 +88,66 @@ describe('DecisionCache', () => {
     cache.set('b', false);
     cache.set('c', true);
     expect([cache.get('a'), cache.get('b'), cache.get('c'), cache.size]).toEqual([undefined, false, true, 2]);
+  });
+
+  it('remembers each decision for its window after it was made, then forgets it', () => {
+    const cache = new DecisionCache({ capacity: 10, windowMs: 100 });
+    cache.set('a', true, 0);
+    cache.set('b', false, 50);
+    cache.expire(99);
+    expect([cache.get('a'), cache.get('b')]).toEqual([true, false]);
+    cache.expire(100);
+    expect([cache.get('a'), cache.get('b')]).toEqual([undefined, false]);
+    // A later decision expires the old ones too.
+    cache.set('c', true, 151);
+    expect([cache.get('b'), cache.get('c'), cache.size, cache.forgottenEarly]).toEqual([
+      undefined,
+      true,
+      1,
+      0,
+    ]);
+  });
+
+  it('counts the decisions it forgets before their window to stay under the cap', () => {
+    const cache = new DecisionCache({ capacity: 3, windowMs: 1_000 });
+    for (const [n, id] of ['a', 'b', 'c', 'd', 'e'].entries()) cache.set(id, true, n);
+    expect([cache.get('a'), cache.get('b'), cache.get('c'), cache.size, cache.forgottenEarly]).toEqual([
+      undefined,
+      undefined,
+      true,
+      3,
+      2,
+    ]);
+  });
+
+  it('agrees with a list of decisions, through growth, wrap-around, repeats and expiry', () => {
+    fc.assert(
+      fc.property(
+        fc.integer({ min: 1, max: 300 }),
+        fc.integer({ min: 1, max: 50 }),
+        fc.array(fc.record({ id: fc.nat(400), kept: fc.boolean(), step: fc.nat(3) }), { maxLength: 1_000 }),
+        (capacity, windowMs, operations) => {
+          const cache = new DecisionCache({ capacity, windowMs });
+          // The model: ids in the order first decided, with when and what.
+          let model: { id: string; at: number; kept: boolean }[] = [];
+          let now = 0;
+          for (const { id, kept, step } of operations) {
+            now += step;
+            model = model.filter((entry) => entry.at > now - windowMs);
+            const key = String(id);
+            const known = model.find((entry) => entry.id === key);
+            if (known) known.kept = kept;
+            else {
+              if (model.length === capacity) model.shift();
+              model.push({ id: key, at: now, kept });
+            }
+            cache.set(key, kept, now);
+            expect(cache.size).toBe(model.length);
+          }
+          for (const entry of model) expect(cache.get(entry.id)).toBe(entry.kept);
+        },
+      ),
+      { numRuns: 300 },
+    );
   });
 });

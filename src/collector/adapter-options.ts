@@ -1,0 +1,61 @@
+/** The collector adapter's options and statistics. */
+import type { SpanExporter } from '@opentelemetry/sdk-trace';
+import type { SpanRecord } from '../model/span-record.js';
+import type { TraceBuffer } from '../processor/trace-buffer.js';
+import type { Judgement, JudgeOptions } from '../processor/trace-judge.js';
+import type { ForwardQueue, ForwardQueueOptions } from './forward-queue.js';
+import type { Losses } from './losses.js';
+
+/** Which received spans go on to the next hop beside the evaluation spans. */
+export type ForwardSpans = 'none' | 'sampled' | 'all';
+
+/** Options of a `TraceAdapter`. */
+export interface AdapterOptions extends JudgeOptions {
+  /**
+   * When a trace is judged: `waitAfterRootMs` after its root span arrived (default 2,000), at most
+   * `waitMs` after its first span (default 30,000). Its id is remembered `lateWindowMs` after that
+   * (default 600,000), so its late spans follow its decision; a span of a trace not known that
+   * ended more than `waitMs + lateWindowMs` ago is dropped as `late_unknown`, not judged again.
+   */
+  decision?: { waitMs?: number; waitAfterRootMs?: number; lateWindowMs?: number };
+  /**
+   * Caps: traces (default 10,000), spans per trace (default 10,000), spans in all (default
+   * 1,000,000), and the heap the buffered traces hold, as estimated by processor/held-bytes.ts
+   * (default 512 MiB or half the V8 heap limit, whichever is less): at or over it, requests are
+   * refused until judging frees room, so it is passed by one request at most. Spans of chat
+   * traces carry whole histories: a count of spans alone does not bound memory. Judged trace ids
+   * remembered at once (default 1,000,000, about 80 bytes each).
+   */
+  limits?: {
+    maxTraces?: number;
+    maxSpansPerTrace?: number;
+    maxSpans?: number;
+    maxBufferedBytes?: number;
+    maxJudgedTraceIds?: number;
+  };
+  /** Received spans forwarded: none, those of traces kept by risk sampling, or all (default none). */
+  forwardSpans?: ForwardSpans;
+  /** The next hop; without one, findings go only to reports, logs and metrics. */
+  exporter?: SpanExporter;
+  queue?: ForwardQueueOptions;
+  /** Where what could not be delivered is counted (default: a ledger of its own, `losses`). */
+  losses?: Losses;
+  /** How often due traces are looked for (default 100 ms). */
+  sweepIntervalMs?: number;
+  /** Told of each judged trace with its spans (to store the traces worth promoting to fixtures). */
+  onJudged?: (spans: readonly SpanRecord[], judgement: Judgement) => void;
+}
+
+/** What the adapter holds and has done. */
+export interface AdapterStats {
+  bufferedTraces: number;
+  bufferedSpans: number;
+  /** The heap the buffered spans hold, as estimated for `limits.maxBufferedBytes`. */
+  bufferedBytes: number;
+  judgedTraces: number;
+  lateSpans: number;
+  /** Judged trace ids forgotten before `decision.lateWindowMs` to stay under `limits.maxJudgedTraceIds`. */
+  decisionsForgottenEarly: number;
+  dropped: ReturnType<TraceBuffer<unknown>['droppedCounts']>;
+  forward?: ReturnType<ForwardQueue['counts']>;
+}
