@@ -54,7 +54,7 @@ import {
   TracerProvider,
 } from '@opentelemetry/sdk-trace';
 import { type Report, type TrajectoryProcessor, trajectoryProcessor } from '../src/index.js';
-import type { Judgement, TraceJudge } from '../src/processor/trace-judge.js';
+import type { Judgement, TraceJudge } from '../src/judging/trace-judge.js';
 
 const TOOLS = ['search_kb', 'get_order', 'get_refund_policy', 'issue_refund', 'send_confirmation'];
 

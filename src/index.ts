@@ -40,6 +40,17 @@ export {
 } from './collector/otlp-json.js';
 export { type EvaluateOptions, evaluate } from './evaluate/evaluate.js';
 export type { OutcomeResult } from './evaluate/outcome-hooks.js';
+export type { EvaluationEvent } from './judging/evaluation-events.js';
+export { REDACTED, type RedactionOptions, type RedactionSetting } from './judging/redact.js';
+export type { SamplingDecision, SamplingOptions, SamplingReason } from './judging/risk-sampler.js';
+export type { DropReason } from './judging/trace-buffer.js';
+export type {
+  EvaluationLoggerProvider,
+  Judgement,
+  JudgeOptions,
+  JudgingFailure,
+  ScenarioInput,
+} from './judging/trace-judge.js';
 export type { JsonValue } from './model/json.js';
 export type {
   AssertionResult,
@@ -77,18 +88,7 @@ export type { Convention, SpanReading } from './normalizers/convention.js';
 export { CONVENTIONS } from './normalizers/conventions.js';
 export { groupByTrace, normalizeSpans, normalizeTrace } from './normalizers/normalize.js';
 export { trajectoryFromTypedEvents } from './normalizers/typed-events.js';
-export type { EvaluationEvent } from './processor/evaluation-events.js';
 export { fromReadableSpan } from './processor/readable-span.js';
-export { REDACTED, type RedactionOptions, type RedactionSetting } from './processor/redact.js';
-export type { SamplingDecision, SamplingOptions, SamplingReason } from './processor/risk-sampler.js';
-export type { DropReason } from './processor/trace-buffer.js';
-export type {
-  EvaluationLoggerProvider,
-  Judgement,
-  JudgeOptions,
-  JudgingFailure,
-  ScenarioInput,
-} from './processor/trace-judge.js';
 export {
   type AppThreadOptions,
   type ProcessorLimits,

@@ -1,8 +1,8 @@
 /** The collector adapter's options and statistics. */
 import type { SpanExporter } from '@opentelemetry/sdk-trace';
+import type { TraceBuffer } from '../judging/trace-buffer.js';
+import type { Judgement, JudgeOptions } from '../judging/trace-judge.js';
 import type { SpanRecord } from '../model/span-record.js';
-import type { TraceBuffer } from '../processor/trace-buffer.js';
-import type { Judgement, JudgeOptions } from '../processor/trace-judge.js';
 import type { ForwardQueue, ForwardQueueOptions } from './forward-queue.js';
 import type { Losses } from './losses.js';
 
@@ -20,7 +20,7 @@ export interface AdapterOptions extends JudgeOptions {
   decision?: { waitMs?: number; waitAfterRootMs?: number; lateWindowMs?: number };
   /**
    * Caps: traces (default 10,000), spans per trace (default 10,000), spans in all (default
-   * 1,000,000), and the heap the buffered traces hold, as estimated by processor/held-bytes.ts
+   * 1,000,000), and the heap the buffered traces hold, as estimated by judging/held-bytes.ts
    * (default 512 MiB or half the V8 heap limit, whichever is less): at or over it, requests are
    * refused until judging frees room, so it is passed by one request at most. Spans of chat
    * traces carry whole histories: a count of spans alone does not bound memory. Judged trace ids

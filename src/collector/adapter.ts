@@ -8,9 +8,8 @@
  */
 import { diag } from '@opentelemetry/api';
 import type { ReadableSpan } from '@opentelemetry/sdk-trace';
-import type { Attributes, ScopeRecord, SpanRecord } from '../model/span-record.js';
-import { DecisionCache } from '../processor/decision-cache.js';
-import { evaluationSpanOf } from '../processor/evaluation-span.js';
+import { DecisionCache } from '../judging/decision-cache.js';
+import { evaluationSpanOf } from '../judging/evaluation-span.js';
 import {
   BYTES_PER_CHAR,
   defaultMaxBufferedBytes,
@@ -18,12 +17,13 @@ import {
   heldBytes,
   sharedBytes,
   TRACE_BYTES,
-} from '../processor/held-bytes.js';
-import { LaterOnce } from '../processor/later-once.js';
-import { samplingAttributes } from '../processor/risk-sampler.js';
-import { type BufferedTrace, TraceBuffer } from '../processor/trace-buffer.js';
-import { type Judgement, TraceJudge } from '../processor/trace-judge.js';
-import { WaitingTraces } from '../processor/waiting-traces.js';
+} from '../judging/held-bytes.js';
+import { LaterOnce } from '../judging/later-once.js';
+import { samplingAttributes } from '../judging/risk-sampler.js';
+import { type BufferedTrace, TraceBuffer } from '../judging/trace-buffer.js';
+import { type Judgement, TraceJudge } from '../judging/trace-judge.js';
+import { WaitingTraces } from '../judging/waiting-traces.js';
+import type { Attributes, ScopeRecord, SpanRecord } from '../model/span-record.js';
 import type { AdapterOptions, AdapterStats, ForwardSpans } from './adapter-options.js';
 import { admit, notKept } from './admission.js';
 import { ContinuedTexts, TraceTexts } from './continued-texts.js';

@@ -6,8 +6,9 @@
  * good (partial success): a retry of the same request would be refused for ever. Spans of traces
  * the adapter no longer knows that ended too long ago to be anything but late are set apart.
  */
+
+import type { TraceBufferLimits } from '../judging/trace-buffer.js';
 import type { SpanRecord } from '../model/span-record.js';
-import type { TraceBufferLimits } from '../processor/trace-buffer.js';
 import type { IngestResult } from './ingest.js';
 
 /** What the adapter has room for now, and at most. */

@@ -19,8 +19,8 @@ import { OTLPTraceExporter as ProtobufTraceExporter } from '@opentelemetry/expor
 import { MeterProvider, type MetricReader, PeriodicExportingMetricReader } from '@opentelemetry/sdk-metrics';
 import type { SpanExporter } from '@opentelemetry/sdk-trace';
 import { globSync } from 'tinyglobby';
+import { loadScenarios } from '../judging/trace-judge.js';
 import { type Report, scenarioLabel } from '../model/report.js';
-import { loadScenarios } from '../processor/trace-judge.js';
 import { parseScenario, type Scenario } from '../scenario/scenario.js';
 import { TraceAdapter } from './adapter.js';
 import type { AdapterConfig } from './config.js';

@@ -4,9 +4,9 @@
  * in order.
  */
 import { parentPort, workerData } from 'node:worker_threads';
+import { type EvaluatorOptions, type Judgement, TraceEvaluator } from '../judging/trace-evaluator.js';
 import type { JudgeBatch, JudgedBatch, WorkerReady } from './judge-worker.js';
 import { unpackTraces } from './span-pack.js';
-import { type EvaluatorOptions, type Judgement, TraceEvaluator } from './trace-evaluator.js';
 
 const evaluator = new TraceEvaluator(workerData as EvaluatorOptions);
 parentPort?.postMessage({ ready: true } satisfies WorkerReady);

@@ -8,9 +8,9 @@
 import { randomBytes } from 'node:crypto';
 import { Worker } from 'node:worker_threads';
 import { diag } from '@opentelemetry/api';
+import { type EvaluatorOptions, isLoadedScenario, type Judgement } from '../judging/trace-evaluator.js';
 import { DEFAULTS } from './processor-options.js';
 import type { SpanPack } from './span-pack.js';
-import { type EvaluatorOptions, isLoadedScenario, type Judgement } from './trace-evaluator.js';
 
 /** A worker that dies this many times in a row without answering is not started again. */
 const MAX_FAILED_STARTS = 3;

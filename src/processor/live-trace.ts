@@ -1,8 +1,8 @@
 /** The processor's state per buffered trace, and the span checks it decides by. */
 import type { ReadableSpan } from '@opentelemetry/sdk-trace';
+import type { BufferedTrace } from '../judging/trace-buffer.js';
+import type { Judgement } from '../judging/trace-judge.js';
 import { mayBeAgentSpan } from './agent-span-filter.js';
-import type { BufferedTrace } from './trace-buffer.js';
-import type { Judgement } from './trace-judge.js';
 
 /** Per-trace state beside the buffered spans. */
 export interface LiveTrace {

@@ -3,7 +3,7 @@
  * and whether their local root ended. Tiny per trace (no spans held), so it can follow every
  * request of an app; capped all the same, and what it stops following is counted.
  */
-import { DecisionCache } from './decision-cache.js';
+import { DecisionCache } from '../judging/decision-cache.js';
 
 /** What is known of a trace no convention has claimed yet. */
 export interface OpenTrace {

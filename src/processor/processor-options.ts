@@ -1,9 +1,9 @@
 /** The processor's options, caps and statistics, with their defaults. */
 import type { SpanProcessor } from '@opentelemetry/sdk-trace';
+import { defaultMaxBufferedBytes } from '../judging/held-bytes.js';
+import type { TraceBuffer } from '../judging/trace-buffer.js';
+import type { JudgeOptions } from '../judging/trace-judge.js';
 import type { Report } from '../model/report.js';
-import { defaultMaxBufferedBytes } from './held-bytes.js';
-import type { TraceBuffer } from './trace-buffer.js';
-import type { JudgeOptions } from './trace-judge.js';
 
 /** Caps and waits of the processor. */
 export interface ProcessorLimits {

@@ -8,12 +8,16 @@
  */
 import { type Context, diag } from '@opentelemetry/api';
 import type { ReadableSpan, Span, SpanProcessor } from '@opentelemetry/sdk-trace';
+import { DecisionCache } from '../judging/decision-cache.js';
+import { evaluationSpanOf, SDK_SPAN_VIEW } from '../judging/evaluation-span.js';
+import { HeldBytes, heldBytes } from '../judging/held-bytes.js';
+import { LaterOnce } from '../judging/later-once.js';
+import { samplingAttributes, stamped } from '../judging/risk-sampler.js';
+import { TraceBuffer } from '../judging/trace-buffer.js';
+import { type Judgement, JudgementSinks, TraceJudge } from '../judging/trace-judge.js';
+import { WaitingTraces } from '../judging/waiting-traces.js';
 import type { SpanRecord } from '../model/span-record.js';
 import { warnOfSecondApiCopy } from './api-copies.js';
-import { DecisionCache } from './decision-cache.js';
-import { evaluationSpanOf, SDK_SPAN_VIEW } from './evaluation-span.js';
-import { HeldBytes, heldBytes } from './held-bytes.js';
-import { LaterOnce } from './later-once.js';
 import { type Buffered, incompleteReason, isAgentSpan, isLocalRoot, type LiveTrace } from './live-trace.js';
 import { type OpenTrace, OpenTraces } from './open-traces.js';
 import {
@@ -24,10 +28,6 @@ import {
   withDefaults,
 } from './processor-options.js';
 import { fromEndingSpan, fromReadableSpan } from './readable-span.js';
-import { samplingAttributes, stamped } from './risk-sampler.js';
-import { TraceBuffer } from './trace-buffer.js';
-import { type Judgement, JudgementSinks, TraceJudge } from './trace-judge.js';
-import { WaitingTraces } from './waiting-traces.js';
 import { WorkerDrain } from './worker-drain.js';
 
 export type {

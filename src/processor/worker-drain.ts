@@ -1,10 +1,10 @@
 /** The processor's side of judging on a worker thread: posting waiting traces, taking judgements back. */
 import type { ReadableSpan } from '@opentelemetry/sdk-trace';
+import { type EvaluatorOptions, type Judgement, TraceEvaluator } from '../judging/trace-evaluator.js';
+import type { WaitingTraces } from '../judging/waiting-traces.js';
 import { type TraceToJudge, WorkerJudge, workerEvaluatorOptions } from './judge-worker.js';
 import { type Buffered, incompleteReason } from './live-trace.js';
 import { packTraces } from './span-pack.js';
-import { type EvaluatorOptions, type Judgement, TraceEvaluator } from './trace-evaluator.js';
-import type { WaitingTraces } from './waiting-traces.js';
 
 /** What the processor does with a trace whose judgement is back, or whose batch was lost. */
 export interface WorkerOutcomes {

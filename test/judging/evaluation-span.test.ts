@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { newSpanId } from '../../src/processor/evaluation-span.js';
+import { newSpanId } from '../../src/judging/evaluation-span.js';
 
 describe('newSpanId', () => {
   it('gives valid, distinct span ids across refills of its pool', () => {

@@ -1,9 +1,9 @@
 import { readdirSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { evaluate } from '../../src/evaluate/evaluate.js';
+import { REDACTED, Redactor } from '../../src/judging/redact.js';
 import type { Report } from '../../src/model/report.js';
 import { capturedJson } from '../../src/normalizers/attributes.js';
-import { REDACTED, Redactor } from '../../src/processor/redact.js';
 import { parseScenario } from '../../src/scenario/scenario.js';
 import { fixture, trajectoryOf } from '../helpers/fixtures.js';
 import { buildTrajectory } from '../helpers/trajectory.js';
@@ -63,7 +63,7 @@ describe('Redactor', () => {
   });
 
   it('leaks no captured string of at least 3 characters over every fixture against a scenario quoting arguments', () => {
-    const files = readdirSync(new URL('../spans/', import.meta.url)).filter((f) => f.endsWith('.otlp.json'));
+    const files = readdirSync(new URL('../spans', import.meta.url)).filter((f) => f.endsWith('.otlp.json'));
     const quoting = parseScenario(
       {
         id: 'quote-everything',

@@ -1,13 +1,8 @@
 import type { ReadableSpan } from '@opentelemetry/sdk-trace-base';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
+import { RiskSampler, type SampledTrace, stamped, traceIdFraction } from '../../src/judging/risk-sampler.js';
 import type { Report } from '../../src/model/report.js';
-import {
-  RiskSampler,
-  type SampledTrace,
-  stamped,
-  traceIdFraction,
-} from '../../src/processor/risk-sampler.js';
 
 const hex32 = fc.stringMatching(/^[0-9a-f]{32}$/);
 

@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { DecisionCache } from '../../src/processor/decision-cache.js';
-import { type BufferedTrace, TraceBuffer } from '../../src/processor/trace-buffer.js';
+import { DecisionCache } from '../../src/judging/decision-cache.js';
+import { type BufferedTrace, TraceBuffer } from '../../src/judging/trace-buffer.js';
 
 const op = fc.oneof(
   { weight: 6, arbitrary: fc.record({ kind: fc.constant('span' as const), trace: fc.nat(20) }) },
