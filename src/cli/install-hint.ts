@@ -9,7 +9,7 @@ import { basename, dirname, isAbsolute, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 /** The folder of the running toolpath package (src/cli and dist/cli sit at the same depth). */
-export const TOOLPATH_ROOT = fileURLToPath(new URL('../..', import.meta.url));
+export const TOOLPATH_ROOT = fileURLToPath(new URL('../../', import.meta.url));
 
 const SECTIONS = [
   ['devDependencies', '-D '],

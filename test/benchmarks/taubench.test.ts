@@ -13,7 +13,7 @@ import type { Trajectory } from '../../src/model/trajectory.js';
 import gold from './taubench-airline-gold.json' with { type: 'json' };
 import { type GoldTask, scenarioOf, WRITE_TOOLS } from './taubench-scenarios.js';
 
-const CORPUS = new URL('../../../shared/corpus/taubench', import.meta.url);
+const CORPUS = new URL('../../../shared/corpus/taubench/', import.meta.url);
 const tasks = gold.tasks as GoldTask[];
 const verdicts = JSON.parse(readFileSync(new URL('verdicts.json', CORPUS), 'utf8')) as Record<
   string,

@@ -13,7 +13,7 @@ import { describe, expect, it } from 'vitest';
 import { CHROMIUM_NAMES, findChromium, isCI } from '../helpers/chromium.js';
 import { temporaryDir } from '../helpers/temporary-dir.js';
 
-const REPO = fileURLToPath(new URL('../..', import.meta.url));
+const REPO = fileURLToPath(new URL('../../', import.meta.url));
 const NONE = () => undefined;
 
 /** A file at `dir/name`, executable unless said otherwise. */

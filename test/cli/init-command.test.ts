@@ -14,8 +14,8 @@ import { scenarioJsonSchema } from '../../src/cli/schema-command.js';
 import { loadScenarioFile } from '../../src/scenario/scenario.js';
 import { captureIO, runCli } from '../helpers/cli.js';
 
-const REPO = fileURLToPath(new URL('../..', import.meta.url));
-const SPANS = fileURLToPath(new URL('../spans', import.meta.url));
+const REPO = fileURLToPath(new URL('../../', import.meta.url));
+const SPANS = fileURLToPath(new URL('../spans/', import.meta.url));
 const TARGETS = [
   'toolpath/scenario.yaml',
   'toolpath/scenario.schema.json',

@@ -235,7 +235,7 @@ describe('pass^k over traces grouped by gate.trialsBy', () => {
   });
 
   it('reads it from a root-span attribute, and counts the trials that have none', async () => {
-    const spans = new URL('../spans', import.meta.url).pathname;
+    const spans = new URL('../spans/', import.meta.url).pathname;
     const worked = [
       'refund-right-amount',
       'refund-wrong-amount',

@@ -18,7 +18,7 @@ import { temporaryDir } from '../helpers/temporary-dir.js';
 /** The one piece of the browser's window the tests use. */
 type StyleWindow = { getComputedStyle(element: unknown): { borderTopColor: string } };
 
-const SPANS = new URL('../spans', import.meta.url);
+const SPANS = new URL('../spans/', import.meta.url);
 let dir: string;
 let browser: Browser;
 

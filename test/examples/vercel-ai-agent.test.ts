@@ -11,7 +11,7 @@ import { gunzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { decodeExportTraceRequest, parseOtlpJsonText, type SpanRecord } from '../../src/index.js';
 
-const REPO = fileURLToPath(new URL('../..', import.meta.url));
+const REPO = fileURLToPath(new URL('../../', import.meta.url));
 const EXAMPLE = 'examples/vercel-ai-agent/agent.ts';
 
 interface Received {

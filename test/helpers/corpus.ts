@@ -4,7 +4,7 @@ import { fileURLToPath } from 'node:url';
 import { readStoredTraces } from '../../src/cli/read-traces.js';
 import type { SpanRecord } from '../../src/model/span-record.js';
 
-const CORPUS = new URL('../../../shared/corpus/realworld', import.meta.url);
+const CORPUS = new URL('../../../shared/corpus/realworld/', import.meta.url);
 
 /** Every trace file of the corpus, as paths relative to it. */
 export const CORPUS_FILES = [

@@ -14,7 +14,7 @@ import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 
 const exec = promisify(execFile);
-export const REPO = fileURLToPath(new URL('../..', import.meta.url));
+export const REPO = fileURLToPath(new URL('../../', import.meta.url));
 
 /** The folders made here; the suite removes them (a project's node_modules takes longer than a default hook). */
 const made: string[] = [];

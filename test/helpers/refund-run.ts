@@ -132,7 +132,7 @@ export async function captureRefundRun(conversations = REFUND_RUN): Promise<Refu
 }
 
 /** Where the recorded run is. */
-export const REFUND_RUN_DIR = new URL('../spans/refund-run', import.meta.url);
+export const REFUND_RUN_DIR = new URL('../spans/refund-run/', import.meta.url);
 
 /** The recorded run's files (absolute paths), in order. */
 export async function refundRunFiles(): Promise<string[]> {

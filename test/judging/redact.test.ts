@@ -63,7 +63,7 @@ describe('Redactor', () => {
   });
 
   it('leaks no captured string of at least 3 characters over every fixture against a scenario quoting arguments', () => {
-    const files = readdirSync(new URL('../spans', import.meta.url)).filter((f) => f.endsWith('.otlp.json'));
+    const files = readdirSync(new URL('../spans/', import.meta.url)).filter((f) => f.endsWith('.otlp.json'));
     const quoting = parseScenario(
       {
         id: 'quote-everything',

@@ -14,7 +14,7 @@ import { CONVENTIONS } from '../../src/normalizers/conventions.js';
 import { normalizeSpans } from '../../src/normalizers/normalize.js';
 import { orderedPairs } from '../helpers/fixtures.js';
 
-const dir = new URL('../spans', import.meta.url);
+const dir = new URL('../spans/', import.meta.url);
 const fixtures = readdirSync(dir).filter((name) => name.endsWith('.otlp.json'));
 
 function trajectoryOf(name: string): Trajectory {

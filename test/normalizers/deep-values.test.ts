@@ -19,7 +19,7 @@ import { type AgentRun, type CallTiming, type ToolCall, Trajectory } from '../..
 import { groupByTrace, normalizeTrace } from '../../src/normalizers/normalize.js';
 import { parseScenarioText } from '../../src/scenario/scenario.js';
 
-const FIXTURES = fileURLToPath(new URL('../spans', import.meta.url));
+const FIXTURES = fileURLToPath(new URL('../spans/', import.meta.url));
 const DEPTH = 5_000;
 
 /** The example refund scenario for any agent, with argument checks of every mode and the efficiency rules. */

@@ -15,8 +15,8 @@ import type { AttributeValue, SpanRecord } from '../../src/model/span-record.js'
 import { groupByTrace, normalizeTrace } from '../../src/normalizers/normalize.js';
 import { parseScenarioText } from '../../src/scenario/scenario.js';
 
-const NORMALIZERS = fileURLToPath(new URL('../../src/normalizers', import.meta.url));
-const FIXTURES = fileURLToPath(new URL('../spans', import.meta.url));
+const NORMALIZERS = fileURLToPath(new URL('../../src/normalizers/', import.meta.url));
+const FIXTURES = fileURLToPath(new URL('../spans/', import.meta.url));
 const TRACE_ID = 'a'.repeat(32);
 
 /** Every short single-quoted literal in the normalizers: keys, prefixes, operation names, roles, fields. */

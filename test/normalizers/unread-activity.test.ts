@@ -293,7 +293,7 @@ describe('tool requests a turn holds unread', () => {
 });
 
 describe('no false alarm', () => {
-  const fixtures = readdirSync(new URL('../spans', import.meta.url)).filter(
+  const fixtures = readdirSync(new URL('../spans/', import.meta.url)).filter(
     (name) => name.endsWith('.otlp.json') || name.endsWith('.jsonl'),
   );
 

@@ -4,7 +4,9 @@ import { CONVENTIONS } from '../../src/normalizers/conventions.js';
 import { mayBeAgentSpan } from '../../src/processor/agent-span-filter.js';
 import { fixture } from '../helpers/fixtures.js';
 
-const files = readdirSync(new URL('../spans', import.meta.url)).filter((file) => file.endsWith('.otlp.json'));
+const files = readdirSync(new URL('../spans/', import.meta.url)).filter((file) =>
+  file.endsWith('.otlp.json'),
+);
 
 describe('mayBeAgentSpan (the fast path)', () => {
   it('never passes over a span some convention claims, in any captured fixture', () => {

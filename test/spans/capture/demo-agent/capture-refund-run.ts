@@ -7,7 +7,7 @@
 import { mkdir, writeFile } from 'node:fs/promises';
 import { captureRefundRun } from '../../../helpers/refund-run.js';
 
-const dir = new URL('../../refund-run', import.meta.url);
+const dir = new URL('../../refund-run/', import.meta.url);
 await mkdir(dir, { recursive: true });
 for (const { file, otlpJson } of await captureRefundRun()) {
   const path = new URL(file, dir);

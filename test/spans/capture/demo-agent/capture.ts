@@ -9,7 +9,7 @@ import { writeFile } from 'node:fs/promises';
 import { captureDemoTraces } from '../../../../src/demo/capture.js';
 import { captureConversations, SEED_000_CONVERSATIONS } from '../../../helpers/worked-evals.js';
 
-const dir = new URL('../..', import.meta.url);
+const dir = new URL('../../', import.meta.url);
 const demo = [...(await captureDemoTraces()), ...(await captureDemoTraces(SEED_000_CONVERSATIONS))];
 const worked = await captureConversations();
 const traces = [
