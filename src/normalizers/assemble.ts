@@ -15,12 +15,15 @@ import {
   newTurn,
   nodeAt,
   type RunNode,
+  STEP_MARK,
+  type StepNode,
   TURN_MARK,
   type TurnNode,
 } from './assembly-nodes.js';
 import { buildTrajectory } from './causal-edges.js';
 import type { Convention, SpanReading, ToolCallDraft } from './convention.js';
 import { CONVENTIONS, readSpan } from './conventions.js';
+import { linkDecisions } from './link-decisions.js';
 import { addRequestOnlyCalls, linkByCallId, linkByNameAndArguments } from './link-requests.js';
 import { SpanTree } from './span-tree.js';
 
@@ -55,6 +58,7 @@ export function assembleTrajectory(
   linkByCallId(assembly);
   linkByNameAndArguments(assembly);
   addRequestOnlyCalls(assembly);
+  linkDecisions(assembly, conventions);
   assignIds(assembly);
   return buildTrajectory(assembly);
 }
@@ -69,11 +73,13 @@ function collect(
   const marks: number[] = new Array(readings.length);
   for (let i = 0; i < readings.length; i++) {
     const kind = readings[i]?.kind;
-    marks[i] = kind === 'agent' ? AGENT_MARK : kind === 'turn' ? TURN_MARK : 0;
+    marks[i] = kind === 'agent' ? AGENT_MARK : kind === 'turn' ? TURN_MARK : kind === 'step' ? STEP_MARK : 0;
   }
   const runs = new Runs(tree, readings, marks);
   const nodeOfSpan: (CallNode | undefined)[] = new Array(spans.length).fill(undefined);
   const turnOfSpan: (TurnNode | undefined)[] = new Array(spans.length).fill(undefined);
+  const stepOfSpan: (StepNode | undefined)[] = new Array(spans.length).fill(undefined);
+  const steps: StepNode[] = [];
 
   // Tool spans nested in a tool span of the same tool (MCP client -> server, execute_tool ->
   // tools/call) are one call: merge inward spans into the outermost.
@@ -84,6 +90,17 @@ function collect(
     const reading = readings[index] as ContentReading;
     if (reading.kind === 'agent') {
       runs.of(index);
+    } else if (reading.kind === 'step') {
+      const step: StepNode = {
+        span,
+        spanIndex: index,
+        run: runs.of(index),
+        index: reading.index,
+        startVertex: -1,
+        endVertex: -1,
+      };
+      steps.push(step);
+      stepOfSpan[index] = step;
     } else if (reading.kind === 'turn') {
       const turn = newTurn(span, reading.turn, runs.of(index));
       turns.push(turn);
@@ -121,6 +138,8 @@ function collect(
     turnOfSpan,
     resolution: startResolution(spans),
     callsById: new Map(),
+    steps,
+    stepOfSpan,
   };
   for (const run of assembly.runs) finishRun(assembly, run);
   return assembly;
@@ -176,6 +195,7 @@ class Runs {
       calls: [],
       startVertex: -1,
       endVertex: -1,
+      handoffFrom: undefined,
     };
     if (agent === -1) this.#traceRun = run;
     else this.#byAgentSpan[agent] = run;
@@ -214,6 +234,7 @@ function mergeInto(node: CallNode, inner: ToolCallDraft, span: SpanRecord): void
   if (!draft.args.captured) draft.args = inner.args;
   if (!draft.result.captured) draft.result = inner.result;
   if (draft.outcome.status === 'no_result') draft.outcome = inner.outcome;
+  if (draft.handoff === undefined && inner.handoff !== undefined) draft.handoff = inner.handoff;
 }
 
 /** Whether the items are in this order already (then a stable sort would leave them as they are). */

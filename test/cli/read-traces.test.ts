@@ -195,7 +195,7 @@ describe('readStoredTraces errors', () => {
       'events.json: [1].id: must not be empty',
       'events.json: [2].args: expected an object; got nothing',
       'events.json: [3].ok: expected boolean, got string',
-      'events.json: [4].kind: expected "call" or "result", got "answer"',
+      'events.json: [4].kind: expected "call", "result" or "decision", got "answer"',
       'events.json: [5].output: expected an object; got an empty list',
     ]);
   });
