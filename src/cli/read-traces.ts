@@ -47,7 +47,7 @@ const MAX_ERRORS = 100;
 const NOTHING_FOUND = 'no spans or events found';
 const EXPECTED_FORMATS =
   'expected OTLP JSON (an object with "resourceSpans", or an array of them), Collector file-exporter ' +
-  'JSON lines, or an array of typed events ({"kind": "call" | "result", ...})';
+  'JSON lines, or an array of typed events ({"kind": "call" | "result" | "decision", ...})';
 
 /** Reads one stored file's text; `source` (a path, or `-`) is only used to label errors. */
 export function readStoredTraces(text: string, source: string): ReadResult {

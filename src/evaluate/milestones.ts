@@ -122,7 +122,7 @@ function reachOf(trajectory: Trajectory, milestone: Milestone | undefined): Foun
     if (milestone.outcome !== 'any') {
       if (outcome.status === 'no_result') doubt = 'it never reported a result';
       else if (outcome.status !== milestone.outcome) {
-        misses.push({ call, why: outcome.status === 'ok' ? 'it succeeded' : `it failed${errorOf(call)}` });
+        misses.push({ call, why: missedBecause(call) });
         continue;
       }
     }
@@ -310,6 +310,14 @@ function unknownMilestones(
     `unknown milestone ${[...new Set(unknown)].join(', ')}; defined: ${defined}`,
     [],
   );
+}
+
+/** Why a call whose outcome is not the milestone's misses it. */
+function missedBecause(call: ToolCall): string {
+  const status = call.outcome.status;
+  if (status === 'ok') return 'it succeeded';
+  if (status === 'not_executed') return 'it was not executed (a decision denied it or held it for approval)';
+  return `it failed${errorOf(call)}`;
 }
 
 /** ` (TimeoutError: upstream timed out)` for a failed call, '' otherwise. */
