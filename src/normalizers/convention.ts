@@ -37,6 +37,12 @@ export interface RequestedCall {
   callId?: string;
   tool: string;
   args: Captured<JsonValue>;
+  /**
+   * How the call ended, for a server-side call whose request item records it (a hosted tool's
+   * `status`, a hosted MCP call's `output` or `error`); a call no span records is otherwise taken
+   * to have no result.
+   */
+  ended?: { outcome: CallOutcome; result: Captured<JsonValue> };
 }
 
 /** A tool result an LLM turn was shown in its input (a `tool_call_response` part or equivalent). */

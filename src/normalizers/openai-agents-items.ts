@@ -169,7 +169,29 @@ function hostedCall(item: JsonObject): RequestedCall | undefined {
   const id = idOf(item.call_id) ?? idOf(item.id);
   const call: RequestedCall = { tool, args: hostedArguments(item) };
   if (id) call.callId = id;
+  // A custom tool runs in the app (its Function span says how it ended); the others on the server.
+  const ended = type === 'custom_tool_call' ? undefined : hostedEnd(item);
+  if (ended) call.ended = ended;
   return call;
+}
+
+/**
+ * How a server-side call ended, by its item: `error` set, or `status` failed, is an error;
+ * `completed` (or no status but an output) is ok, with its output when the item carries one;
+ * any other status (in progress, searching, incomplete) has no result yet.
+ */
+function hostedEnd(item: JsonObject): RequestedCall['ended'] {
+  const output = item.output ?? item.results ?? item.result;
+  const result: Captured<JsonValue> =
+    output === undefined || output === null
+      ? { captured: false }
+      : { captured: true, value: contentValue(output) };
+  if ((item.error !== undefined && item.error !== null) || item.status === 'failed') {
+    const message = typeof item.error === 'string' ? item.error : undefined;
+    return { outcome: message ? { status: 'error', message } : { status: 'error' }, result };
+  }
+  const done = item.status === 'completed' || (item.status === undefined && result.captured);
+  return done ? { outcome: { status: 'ok' }, result } : undefined;
 }
 
 function hostedArguments(item: JsonObject): Captured<JsonValue> {

@@ -14,7 +14,7 @@ import type { SpanReading } from '../../src/normalizers/convention.js';
 import { normalizeSpans } from '../../src/normalizers/normalize.js';
 import { defaultHandoffTool, openAiAgentsLogfire } from '../../src/normalizers/openai-agents-logfire.js';
 import { parseScenario } from '../../src/scenario/scenario.js';
-import { orderedPairs, trajectoryOf } from '../helpers/fixtures.js';
+import { fixture, orderedPairs, trajectoryOf } from '../helpers/fixtures.js';
 import { spanRecord } from '../helpers/spans.js';
 
 const CORPUS = new URL('../../../shared/corpus/realworld/openai-agents-logfire/', import.meta.url);
@@ -182,6 +182,55 @@ const functionSpan = (attributes: Attributes, fields: Parameters<typeof spanReco
   attributes: { 'logfire.msg_template': 'Function: {name}', 'gen_ai.system': 'openai', ...attributes },
 });
 
+/** A fixture converted from an older release's snapshot (test/spans/capture/logfire-openai-agents.ts). */
+const olderRelease = (name: string) => trajectoryOf(fixture(`logfire-openai-agents-${name}`));
+
+describe("older logfire releases: no Turn spans, a run's spans under its agent span", () => {
+  it('responses-handoff: the same reading as the corpus trace, without steps', () => {
+    const trajectory = olderRelease('responses-handoff');
+    expect(trajectory.issues).toEqual([]);
+    expect(
+      trajectory.calls.map((call) => [call.tool, call.callId, call.outcome.status, call.agentName]),
+    ).toEqual([
+      ['random_number', 'call_vwqy7HyGGnNht9NNfxMnnouY', 'ok', 'agent1'],
+      ['transfer_to_agent2', 'call_oEA0MnUXCwKevx8txteoopNL', 'ok', 'agent1'],
+    ]);
+    expect(orderedPairs(trajectory)).toEqual([]);
+    const agent2 = trajectory.agents.find((run) => run.name === 'agent2');
+    expect(trajectory.calls[1]?.handoff?.targetRunId).toBe(agent2?.id);
+    expect(trajectory.turns.map((turn) => turn.issued.length)).toEqual([2, 0]);
+  });
+
+  it('file-search: a hosted tool is a call, once, though the next run is shown it again', () => {
+    const trajectory = olderRelease('file-search');
+    expect(trajectory.issues).toEqual([]);
+    expect(reading(trajectory)).toEqual([
+      {
+        tool: 'file_search',
+        callId: 'fs_67ceff3ab5b081919945a1b5a1185949',
+        args: captured({ queries: ['Who made Logfire?'] }),
+        result: { captured: false },
+        outcome: { status: 'ok' },
+        agent: 'agent',
+        turnSpan: '0000000000000005',
+        convention: 'openai-agents-logfire',
+      },
+    ]);
+    // Two Runner.run calls in one trace: two runs of the agent, one turn each.
+    expect(trajectory.agents.filter((run) => run.name === 'agent').map((run) => run.turns.length)).toEqual([
+      1, 1,
+    ]);
+  });
+
+  it('chat-completion: a plain answer is one turn and no call', () => {
+    const trajectory = olderRelease('chat-completion');
+    expect(trajectory.calls).toEqual([]);
+    expect(trajectory.turns).toEqual([
+      expect.objectContaining({ model: 'gpt-4o', usage: { inputTokens: 11, outputTokens: 8 }, issued: [] }),
+    ]);
+  });
+});
+
 describe('openai-agents-logfire spans', () => {
   it('a tool that failed without an exception event takes its message from the SDK error', () => {
     const call = readCall(
@@ -271,10 +320,17 @@ describe('openai-agents-logfire spans', () => {
         }),
       },
     });
+    const ok = { outcome: { status: 'ok' } };
     expect(turn.requested).toEqual([
-      { tool: 'file_search', callId: 'fs_1', args: captured({ queries: ['Who made Logfire?'] }) },
+      {
+        tool: 'file_search',
+        callId: 'fs_1',
+        args: captured({ queries: ['Who made Logfire?'] }),
+        // A server-side call: its item says it completed; no result was recorded.
+        ended: { ...ok, result: { captured: false } },
+      },
       { tool: 'get_order', callId: 'call_1', args: captured({ id: 'A-1' }) },
-      { tool: 'roll', callId: 'mcp_1', args: captured({ sides: 6 }) },
+      { tool: 'roll', callId: 'mcp_1', args: captured({ sides: 6 }), ended: { ...ok, result: captured(4) } },
     ]);
     expect(turn.model).toBe('gpt-4o');
   });
@@ -320,7 +376,12 @@ describe('openai-agents-logfire spans', () => {
     });
     expect(turn.requested).toEqual([
       { tool: 'later', callId: 'c1', args: captured({ y: 2 }) },
-      { tool: 'web_search', callId: 'ws_1', args: captured({ action: { query: 'x' } }) },
+      {
+        tool: 'web_search',
+        callId: 'ws_1',
+        args: captured({ action: { query: 'x' } }),
+        ended: { outcome: { status: 'ok' }, result: { captured: false } },
+      },
     ]);
     expect(turn.shown).toEqual([{ callId: 'c0', result: captured({ x: 1 }) }]);
     expect(turn.historyLength).toBe(3);
