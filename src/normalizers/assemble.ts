@@ -28,6 +28,8 @@ import { addRequestOnlyCalls, linkByCallId, linkByNameAndArguments } from './lin
 import { SpanTree } from './span-tree.js';
 
 const ROOT_RUN = 'run:trace';
+/** The step of each span, for a trace without steps (shared: never written). */
+const NO_STEPS: readonly (StepNode | undefined)[] = [];
 
 /** A reading that puts something in the trajectory (structure-only spans are skipped). */
 type ContentReading = Exclude<SpanReading, { kind: 'structure' }>;
@@ -78,7 +80,8 @@ function collect(
   const runs = new Runs(tree, readings, marks);
   const nodeOfSpan: (CallNode | undefined)[] = new Array(spans.length).fill(undefined);
   const turnOfSpan: (TurnNode | undefined)[] = new Array(spans.length).fill(undefined);
-  const stepOfSpan: (StepNode | undefined)[] = new Array(spans.length).fill(undefined);
+  // Made at the first step: most conventions have none.
+  let stepOfSpan: (StepNode | undefined)[] | undefined;
   const steps: StepNode[] = [];
 
   // Tool spans nested in a tool span of the same tool (MCP client -> server, execute_tool ->
@@ -100,6 +103,7 @@ function collect(
         endVertex: -1,
       };
       steps.push(step);
+      stepOfSpan ??= new Array(spans.length).fill(undefined);
       stepOfSpan[index] = step;
     } else if (reading.kind === 'turn') {
       const turn = newTurn(span, reading.turn, runs.of(index));
@@ -139,7 +143,7 @@ function collect(
     resolution: startResolution(spans),
     callsById: new Map(),
     steps,
-    stepOfSpan,
+    stepOfSpan: stepOfSpan ?? NO_STEPS,
   };
   for (const run of assembly.runs) finishRun(assembly, run);
   return assembly;

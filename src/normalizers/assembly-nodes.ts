@@ -111,7 +111,7 @@ export interface Assembly {
   /** Step spans, in arrival order; empty for conventions without them. */
   steps: StepNode[];
   /** Per span, its step node (step spans). */
-  stepOfSpan: (StepNode | undefined)[];
+  stepOfSpan: readonly (StepNode | undefined)[];
 }
 
 /** An agent span. */

@@ -11,15 +11,21 @@ import type { Convention, DecisionDraft, ToolCallDraft } from './convention.js';
 
 const OUTCOMES: ReadonlySet<string> = new Set<DecisionOutcome>(['allow', 'deny', 'require_approval']);
 
+/** The conventions of a list that read decisions, found once per list (lists are not changed once in use). */
+const readersOf = new WeakMap<readonly Convention[], readonly Convention[]>();
+
 /** Reads every span's decisions through the conventions and links each to its call. */
 export function linkDecisions(assembly: Assembly, conventions: readonly Convention[]): void {
+  let readers = readersOf.get(conventions);
+  if (!readers) {
+    readers = conventions.filter((convention) => convention.readDecisions !== undefined);
+    readersOf.set(conventions, readers);
+  }
+  if (readers.length === 0) return;
   const spans = assembly.tree.spans;
-  let readers: Convention[] | undefined;
   for (let index = 0; index < spans.length; index++) {
     const span = spans[index];
     if (!span || span.events.length === 0) continue;
-    readers ??= conventions.filter((convention) => convention.readDecisions !== undefined);
-    if (readers.length === 0) return;
     for (const convention of readers) {
       const drafts = convention.readDecisions?.(span);
       if (!drafts) continue;
