@@ -128,7 +128,7 @@ function handoffTarget(assembly: Assembly, node: CallNode, name: string): RunNod
   for (const run of assembly.runs) {
     if (run.name !== name || !run.span) continue;
     if (run.spanIndex !== -1 && enclosingCall(assembly, run.spanIndex) === node) return run;
-    if (isLineOf(node.run, run) || run.handoffFrom) continue;
+    if (isLineOf(node.run, run, assembly.runs.length) || run.handoffFrom) continue;
     const runStart = run.span.startTimeUnixNano;
     if (start !== undefined && runStart + assembly.resolution <= start) continue;
     if (!best || runStart < (best.span as NonNullable<RunNode['span']>).startTimeUnixNano) best = run;
@@ -136,9 +136,13 @@ function handoffTarget(assembly: Assembly, node: CallNode, name: string): RunNod
   return best;
 }
 
-/** Whether `run` is `of` or one of its enclosing runs (a handoff never goes back up its own line). */
-function isLineOf(of: RunNode, run: RunNode): boolean {
-  for (let current: RunNode | undefined = of; current; current = current.parent)
+/**
+ * Whether `run` is `of` or one of its enclosing runs (a handoff never goes back up its own line).
+ * At most `runs` steps up: parent ids that loop make runs whose parents loop.
+ */
+function isLineOf(of: RunNode, run: RunNode, runs: number): boolean {
+  let current: RunNode | undefined = of;
+  for (let steps = 0; current && steps <= runs; steps++, current = current.parent)
     if (current === run) return true;
   return false;
 }

@@ -123,6 +123,22 @@ describe('the GenAI transfer refinement', () => {
     const [call] = read([triage, transfer]).calls;
     expect(call?.handoff).toEqual({ targetName: 'billing' });
   });
+  it("ends on agent spans that are each other's parents (a producer's loop of parent ids)", () => {
+    const a = agentSpan('a', { start: 0, end: 5 });
+    const b = agentSpan('b', { start: 0, end: 5, parentSpanId: a.spanId });
+    a.parentSpanId = b.spanId;
+    const transfer = toolSpan('transfer_to_c', {
+      parentSpanId: a.spanId,
+      start: 1,
+      end: 2,
+      extra: { 'gen_ai.transfer.target.name': 'c' },
+    });
+    const c = agentSpan('c', { start: 3, end: 4 });
+    const trajectory = read([a, b, transfer, c]);
+    expect(trajectory.calls[0]?.handoff?.targetRunId).toBe(
+      trajectory.agents.find((run) => run.name === 'c')?.id,
+    );
+  });
 });
 
 describe('gen_ai.tool.call.decision', () => {
