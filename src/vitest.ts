@@ -312,6 +312,7 @@ function trajectoryLines(trajectory: Trajectory): string[] {
 
 function outcomeText({ outcome }: ToolCall): string {
   if (outcome.status === 'error') return outcome.errorType ? `error ${outcome.errorType}` : 'error';
+  if (outcome.status === 'not_executed') return 'not executed';
   return outcome.status === 'no_result' ? 'no result' : 'ok';
 }
 

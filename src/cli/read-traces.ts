@@ -47,7 +47,7 @@ const MAX_ERRORS = 100;
 const NOTHING_FOUND = 'no spans or events found';
 const EXPECTED_FORMATS =
   'expected OTLP JSON (an object with "resourceSpans", or an array of them), Collector file-exporter ' +
-  'JSON lines, or an array of typed events ({"kind": "call" | "result", ...})';
+  'JSON lines, or an array of typed events ({"kind": "call" | "result" | "decision", ...})';
 
 /** Reads one stored file's text; `source` (a path, or `-`) is only used to label errors. */
 export function readStoredTraces(text: string, source: string): ReadResult {
@@ -156,8 +156,17 @@ const resultEvent = z.strictObject({
   ok: z.boolean(),
   output: jsonObject,
 });
-const typedEvents = z.array(z.discriminatedUnion('kind', [callEvent, resultEvent]));
-const FIELDS_OF = { call: 'kind, id, tool, args', result: 'kind, callId, ok, output' } as const;
+const decisionEvent = z.strictObject({
+  kind: z.literal('decision'),
+  callId: nonEmptyString,
+  outcome: z.enum(['allow', 'deny', 'require_approval']),
+});
+const typedEvents = z.array(z.discriminatedUnion('kind', [callEvent, resultEvent, decisionEvent]));
+const FIELDS_OF = {
+  call: 'kind, id, tool, args',
+  result: 'kind, callId, ok, output',
+  decision: 'kind, callId, outcome',
+} as const;
 
 function readTypedEvents(document: unknown[], source: string): ReadResult {
   const errors = new ErrorList(source);
@@ -171,7 +180,10 @@ function readTypedEvents(document: unknown[], source: string): ReadResult {
   return { source, input: { format: 'typed-events', events }, errors: errors.done() };
 }
 
-/** Ids join results to calls: each call id is unique, and each result answers one earlier call, once. */
+/**
+ * Ids join results and decisions to calls: each call id is unique, each result answers one
+ * earlier call, once, and each decision names an earlier call.
+ */
 function checkCallIds(events: readonly TypedEvent[], errors: ErrorList): void {
   const calls = new Map<string, number>();
   const results = new Map<string, number>();
@@ -181,6 +193,11 @@ function checkCallIds(events: readonly TypedEvent[], errors: ErrorList): void {
       if (first !== undefined)
         errors.add(`[${index}].id`, `call id "${event.id}" is already used by [${first}]`);
       else calls.set(event.id, index);
+      return;
+    }
+    if (event.kind === 'decision') {
+      if (!calls.has(event.callId))
+        errors.add(`[${index}].callId`, `no earlier call has id "${event.callId}"`);
       return;
     }
     const answered = results.get(event.callId);
@@ -208,14 +225,16 @@ function issueMessage(issue: z.core.$ZodIssue, document: unknown): string {
       return issue.origin === 'string' ? 'must not be empty' : issue.message;
     case 'unrecognized_keys': {
       const kind =
-        isObject(value) && (value.kind === 'call' || value.kind === 'result') ? value.kind : undefined;
+        isObject(value) && (value.kind === 'call' || value.kind === 'result' || value.kind === 'decision')
+          ? value.kind
+          : undefined;
       const fields = kind ? `; a ${kind} has ${FIELDS_OF[kind]}` : '';
       const keys = issue.keys.map((key) => JSON.stringify(key)).join(', ');
       return `unknown field${issue.keys.length > 1 ? 's' : ''} ${keys}${fields}`;
     }
     case 'invalid_union':
       if (issue.discriminator === 'kind') {
-        return `expected "call" or "result", got ${value === undefined ? 'nothing' : JSON.stringify(value)}`;
+        return `expected "call", "result" or "decision", got ${value === undefined ? 'nothing' : JSON.stringify(value)}`;
       }
       return `expected a JSON value, got ${typeName(value)}`;
     default:

@@ -93,7 +93,7 @@ export function renderViewPage(
 <header>
 <h1>${escapeHtml(title)}</h1>
 <p class="meta">trace <code>${escapeHtml(trajectory.traceId)}</code> · ${escapeHtml(options.source)} · ${trajectory.calls.length} calls · ${trajectory.turns.length} turns ${verdicts}</p>
-<p class="legend"><span class="swatch ok">ok</span> <span class="swatch error">error</span> <span class="swatch no_result">no result</span>${reports.length > 0 ? ' <span class="swatch flagged">named by a finding <span class="marker">⚑</span></span>' : ''} · hover or click a call for its arguments and result</p>
+<p class="legend"><span class="swatch ok">ok</span> <span class="swatch error">error</span> <span class="swatch no_result">no result</span>${trajectory.calls.some((call) => call.outcome.status === 'not_executed') ? ' <span class="swatch not_executed">not executed</span>' : ''}${reports.length > 0 ? ' <span class="swatch flagged">named by a finding <span class="marker">⚑</span></span>' : ''} · hover or click a call for its arguments and result</p>
 </header>
 <main>
 ${drawn.html}
@@ -137,7 +137,9 @@ function callDetails(call: ToolCall, flagged: Map<string, Finding[]>): CallDetai
 
 function outcomeText(call: ToolCall): string {
   const outcome = call.outcome;
-  if (outcome.status !== 'error') return outcome.status === 'ok' ? 'ok' : 'no result';
+  if (outcome.status === 'ok') return 'ok';
+  if (outcome.status === 'not_executed') return 'not executed';
+  if (outcome.status === 'no_result') return 'no result';
   return ['error', outcome.errorType, outcome.message].filter(Boolean).join(': ');
 }
 
@@ -326,6 +328,7 @@ aside section{background:#fff;border:1px solid #d0d7de;border-radius:6px;padding
 .ok{border-color:#1a7f37;background:#dafbe1}
 .error{border-color:#cf222e;background:#ffebe9}
 .no_result{border-color:#8c959f;background:#eaeef2;border-style:dashed}
+.not_executed{border-color:#8c959f;background:#fff;border-style:dotted;color:#57606a}
 .flagged{box-shadow:0 0 0 3px #bf8700}
 .marker{position:absolute;top:-9px;right:-9px;background:#bf8700;color:#fff;border-radius:50%;width:18px;height:18px;font-size:11px;display:flex;align-items:center;justify-content:center}
 .swatch .marker{position:static}

@@ -40,7 +40,7 @@ export function outcomeAdjective(required: OutcomeRequirement | undefined): stri
 
 /**
  * How a call ended, as a reason says it: `it succeeded`, `it failed (TimeoutError: upstream)`,
- * `it never reported a result`, or for any other status `its outcome was "not_executed"`.
+ * `it never reported a result`, `it was not executed (...)`.
  */
 export function describeOutcome(call: ToolCall): string {
   const { outcome } = call;
@@ -55,6 +55,8 @@ export function describeOutcome(call: ToolCall): string {
     }
     case 'no_result':
       return 'it never reported a result';
+    case 'not_executed':
+      return 'it was not executed (a decision denied it or held it for approval)';
     default:
       return `its outcome was ${JSON.stringify((outcome as { status: string }).status)}`;
   }

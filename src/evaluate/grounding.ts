@@ -11,7 +11,7 @@
  * an array field.
  */
 import type { JsonValue } from '../model/json.js';
-import { type ToolCall, type Trajectory, unreadable } from '../model/trajectory.js';
+import { reportedBack, type ToolCall, type Trajectory, unreadable } from '../model/trajectory.js';
 import type { GroundingRule } from '../scenario/native.js';
 import { GroundingSources } from './grounding-sources.js';
 import { type PathHit, readPath } from './json-path.js';
@@ -196,7 +196,7 @@ class Grounder {
             (source) => holderSet.has(source) || this.#sources.contains(source, value),
           )
         : holders;
-    const holding = candidates.filter((source) => source !== call && source.outcome.status !== 'no_result');
+    const holding = candidates.filter((source) => source !== call && reportedBack(source));
     for (const source of holding) {
       if (source.outcome.status === 'ok' && trajectory.concurrent(source, call)) {
         const when =

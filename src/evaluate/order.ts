@@ -141,6 +141,8 @@ function beforeName(index: number): string {
  * error outcome does not show the effect did not happen (a timeout after the message went out),
  * so a hard gate must not open because the tool reported an error. The cost: retrying a failed
  * terminal tool is flagged too. Calls issued in the same turn as the terminal call are not after it.
+ * A terminal call that was not executed (denied, or held for approval) handed nothing away: it
+ * is no gate, though calls after a real one count whatever their outcome.
  */
 export function checkTerminal(precedence: Precedence, tools: readonly string[]): RuleResult {
   const { trajectory } = precedence;
@@ -150,7 +152,8 @@ export function checkTerminal(precedence: Precedence, tools: readonly string[]):
   /** The positions of the terminal calls. */
   const gates: number[] = [];
   for (let position = 0; position < listing.length; position++) {
-    if (terminal.has((listing[position] as ToolCall).tool)) gates.push(position);
+    const call = listing[position] as ToolCall;
+    if (terminal.has(call.tool) && call.outcome.status !== 'not_executed') gates.push(position);
   }
   // A call after two terminal calls is listed once, under the first: it is after both. So is a
   // terminal call after another, and everything after it is after the first one too.

@@ -229,6 +229,9 @@ function unordered(call: ToolCall, alongside: readonly ToolCall[]): string {
   if (call.outcome.status === 'no_result') {
     return `${call.tool} (call ${call.id}) never reported a result, so ${others} did not come after it`;
   }
+  if (call.outcome.status === 'not_executed') {
+    return `${call.tool} (call ${call.id}) was not executed, so ${others} did not come after it`;
+  }
   const sameTurn = call.turnId !== undefined && alongside.every((other) => other.turnId === call.turnId);
   const how = sameTurn ? 'concurrently, in the same turn' : 'concurrently';
   return `${call.tool} (call ${call.id}) and ${others} happened ${how}, not one after the other`;

@@ -57,11 +57,44 @@ function withinDepth(value: Captured<JsonValue>): Captured<JsonValue> {
   return value.parseError === undefined && nestedDeeperThan(value.value) ? tooDeep() : value;
 }
 
-/** How a tool call ended. `no_result` means the call never reported back (span left open, no result event). */
+/**
+ * How a tool call ended. `no_result`: the call never reported back (span left open, no result
+ * event), so whether it ran is unknown. `not_executed`: a pre-execution decision denied it or held
+ * it for approval, and no execution of it was recorded: it did not run. Neither reported a
+ * result: nothing to ground on, not an error, not ok.
+ */
 export type CallOutcome =
   | { status: 'ok' }
   | { status: 'error'; errorType?: string; message?: string }
-  | { status: 'no_result' };
+  | { status: 'no_result' }
+  | { status: 'not_executed' };
+
+/** What a pre-execution decision (`gen_ai.tool.call.decision`) said of a call. */
+export type DecisionOutcome = 'allow' | 'deny' | 'require_approval';
+
+/** One pre-execution decision on a tool call, as recorded. */
+export interface ToolCallDecision {
+  outcome: DecisionOutcome;
+  /** The span that recorded the decision, when it came from a span. */
+  spanId?: string;
+  /** When it was recorded (ns); for typed events, the event's position. */
+  time?: bigint;
+}
+
+/**
+ * A call that hands control to another agent (a handoff, the GenAI transfer refinement). The
+ * target's run, when the trace holds it, comes after the call.
+ */
+export interface Handoff {
+  /** The agent control went to (`gen_ai.transfer.target.name`, the SDK's `to_agent`). */
+  targetName: string;
+  /** `gen_ai.transfer.target.type`, e.g. `agent`. */
+  targetType?: string;
+  /** `gen_ai.transfer.mode`: `pass_control` or `return_to_caller`. */
+  mode?: string;
+  /** The target's agent run in this trajectory, when one was found after the call. */
+  targetRunId?: string;
+}
 
 /** One tool invocation and its result. */
 export interface ToolCall {
@@ -83,6 +116,13 @@ export interface ToolCall {
   turnId?: string;
   /** The convention the call was read from (e.g. `otel-genai`, `typed-events`). */
   convention: string;
+  /**
+   * Pre-execution decisions recorded for this call (allow, deny, require_approval), in the order
+   * they were recorded; absent when none was. Approval gates read them.
+   */
+  decisions?: ToolCallDecision[];
+  /** Set when the call is a handoff: it passed control to another agent. */
+  handoff?: Handoff;
 }
 
 /** One LLM generation: the calls it asked for and the results it had been shown. */
@@ -131,6 +171,8 @@ export interface AgentRun {
   parentRunId?: string;
   /** The tool call that started this run (agent as a tool), when there is one. */
   parentCallId?: string;
+  /** The handoff call that passed control to this run, when the trace records one. */
+  handoffCallId?: string;
   /** Ids of this run's turns, in order. */
   turns: string[];
   /** Ids of the calls this run's turns issued (or that ran under it without a turn). */
@@ -233,12 +275,11 @@ export class Trajectory {
 
   /**
    * The results `call` could have seen: every call that happened before it and reported back
-   * (ok or error), in causal order. Grounding rules look for argument values here.
+   * (ok or error; not one that never reported or never ran), in causal order. Grounding rules
+   * look for argument values here.
    */
   resultsVisibleTo(call: ToolCall): ToolCall[] {
-    return this.calls.filter(
-      (earlier) => earlier.outcome.status !== 'no_result' && this.happensBefore(earlier, call),
-    );
+    return this.calls.filter((earlier) => reportedBack(earlier) && this.happensBefore(earlier, call));
   }
 
   /** The agent runs started from a run (sub-agents, handoff targets); the top-level runs for undefined. */
@@ -297,6 +338,12 @@ function boundDepth(calls: readonly ToolCall[], issues: TrajectoryIssue[]): Traj
     if (call.result.captured && call.result.tooDeep) report(call, 'result');
   }
   return bounded;
+}
+
+/** The call reported a result, ok or error: one that never reported back or never ran did not. */
+export function reportedBack(call: Pick<ToolCall, 'outcome'>): boolean {
+  const status = call.outcome.status;
+  return status === 'ok' || status === 'error';
 }
 
 /** Milliseconds with microsecond precision; dividing as bigint first keeps long spans exact. */

@@ -20,5 +20,15 @@ export interface TypedResultEvent {
   output: { [key: string]: JsonValue };
 }
 
+/**
+ * A pre-execution decision on the call with id `callId` (the GenAI `gen_ai.tool.call.decision`
+ * event): `deny` or `require_approval` without a result after it means the call did not run.
+ */
+export interface TypedDecisionEvent {
+  kind: 'decision';
+  callId: string;
+  outcome: 'allow' | 'deny' | 'require_approval';
+}
+
 /** One event of a typed trace, in the order it happened. */
-export type TypedEvent = TypedCallEvent | TypedResultEvent;
+export type TypedEvent = TypedCallEvent | TypedResultEvent | TypedDecisionEvent;

@@ -16,18 +16,23 @@ import {
   newTurn,
   nodeAt,
   type RunNode,
+  STEP_MARK,
+  type StepNode,
   TURN_MARK,
   type TurnNode,
 } from './assembly-nodes.js';
 import { buildTrajectory } from './causal-edges.js';
 import type { Convention, SpanReading, ToolCallDraft } from './convention.js';
 import { CONVENTIONS, readSpan } from './conventions.js';
+import { linkDecisions } from './link-decisions.js';
 import { addRequestOnlyCalls, linkByCallId, linkByNameAndArguments } from './link-requests.js';
 import { mergeSameGeneration } from './same-generation.js';
 import { SpanTree } from './span-tree.js';
 import { unreadOnlyTrajectory, unreadToolActivity } from './unread-activity.js';
 
 const ROOT_RUN = 'run:trace';
+/** The step of each span, for a trace without steps (shared: never written). */
+const NO_STEPS: readonly (StepNode | undefined)[] = [];
 
 /** A reading that puts something in the trajectory (structure-only spans are skipped). */
 type ContentReading = Exclude<SpanReading, { kind: 'structure' }>;
@@ -84,6 +89,7 @@ export function readTrace(
   addRequestOnlyCalls(assembly);
   const unread = unreadToolActivity(assembly, unclaimed);
   if (unread) assembly.issues.push(unread);
+  linkDecisions(assembly, conventions);
   assignIds(assembly);
   return { trajectory: buildTrajectory(assembly), tree, assembly };
 }
@@ -98,11 +104,14 @@ function collect(
   const marks: number[] = new Array(readings.length);
   for (let i = 0; i < readings.length; i++) {
     const kind = readings[i]?.kind;
-    marks[i] = kind === 'agent' ? AGENT_MARK : kind === 'turn' ? TURN_MARK : 0;
+    marks[i] = kind === 'agent' ? AGENT_MARK : kind === 'turn' ? TURN_MARK : kind === 'step' ? STEP_MARK : 0;
   }
   const runs = new Runs(tree, readings, marks);
   const nodeOfSpan: (CallNode | undefined)[] = new Array(spans.length).fill(undefined);
   const turnOfSpan: (TurnNode | undefined)[] = new Array(spans.length).fill(undefined);
+  // Made at the first step: most conventions have none.
+  let stepOfSpan: (StepNode | undefined)[] | undefined;
+  const steps: StepNode[] = [];
 
   // Tool spans nested in a tool span of the same tool (MCP client -> server, execute_tool ->
   // tools/call) are one call: merge inward spans into the outermost.
@@ -113,6 +122,18 @@ function collect(
     const reading = readings[index] as ContentReading;
     if (reading.kind === 'agent') {
       runs.of(index);
+    } else if (reading.kind === 'step') {
+      const step: StepNode = {
+        span,
+        spanIndex: index,
+        run: runs.of(index),
+        index: reading.index,
+        startVertex: -1,
+        endVertex: -1,
+      };
+      steps.push(step);
+      stepOfSpan ??= new Array(spans.length).fill(undefined);
+      stepOfSpan[index] = step;
     } else if (reading.kind === 'turn') {
       // A turn span right inside another turn's span is the same generation (same-generation.ts).
       const outer = nodeAt(
@@ -160,6 +181,8 @@ function collect(
     turnOfSpan,
     resolution: startResolution(spans),
     callsById: new Map(),
+    steps,
+    stepOfSpan: stepOfSpan ?? NO_STEPS,
   };
   for (const run of assembly.runs) finishRun(assembly, run);
   return assembly;
@@ -215,6 +238,7 @@ class Runs {
       calls: [],
       startVertex: -1,
       endVertex: -1,
+      handoffFrom: undefined,
     };
     if (agent === -1) this.#traceRun = run;
     else this.#byAgentSpan[agent] = run;
@@ -253,6 +277,7 @@ function mergeInto(node: CallNode, inner: ToolCallDraft, span: SpanRecord): void
   if (!draft.args.captured) draft.args = inner.args;
   if (!draft.result.captured) draft.result = inner.result;
   if (draft.outcome.status === 'no_result') draft.outcome = inner.outcome;
+  if (draft.handoff === undefined && inner.handoff !== undefined) draft.handoff = inner.handoff;
 }
 
 /** Whether the items are in this order already (then a stable sort would leave them as they are). */

@@ -5,7 +5,7 @@
  * regrown) property store.
  */
 import type { SpanRecord } from '../model/span-record.js';
-import type { TrajectoryIssue } from '../model/trajectory.js';
+import type { ToolCallDecision, TrajectoryIssue } from '../model/trajectory.js';
 import type { ToolCallDraft, TurnDraft } from './convention.js';
 import type { SpanTree } from './span-tree.js';
 
@@ -27,6 +27,12 @@ export interface CallNode {
   shownTo?: TurnNode;
   /** The turns its consumption edges go to, once consumption is linked (see link-consumption). */
   consumers?: TurnNode[];
+  /** The step it is in, once steps are linked (see step-edges). */
+  step?: StepNode;
+  /** The run this call handed control to (a handoff), once handoffs are linked (see step-edges). */
+  handoffTarget?: RunNode;
+  /** Its pre-execution decisions, once they are linked (see link-decisions). */
+  decisions?: ToolCallDecision[];
 }
 
 /** An LLM turn under assembly. */
@@ -69,6 +75,21 @@ export interface RunNode {
   /** Its start and end nodes in the causal graph, once that is built. */
   startVertex: number;
   endVertex: number;
+  /** The handoff call that passed control to it, once handoffs are linked. */
+  handoffFrom?: CallNode;
+}
+
+/** A step span under assembly: one model turn of a run and the calls it asked for. */
+export interface StepNode {
+  span: SpanRecord;
+  /** Its span's position in the trace's SpanTree (its arrival position). */
+  spanIndex: number;
+  run: RunNode;
+  /** The step's number, where the convention gives one. */
+  index: number | undefined;
+  /** Its start and end nodes in the causal graph, once that is built. */
+  startVertex: number;
+  endVertex: number;
 }
 
 /** Everything assembly found, for the causal graph. Spans are known by their SpanTree position. */
@@ -89,6 +110,10 @@ export interface Assembly {
   resolution: bigint;
   /** The call nodes carrying each call id, in call order; filled once ids are final (assignIds). */
   callsById: Map<string, CallNode[]>;
+  /** Step spans, in arrival order; empty for conventions without them. */
+  steps: StepNode[];
+  /** Per span, its step node (step spans). */
+  stepOfSpan: readonly (StepNode | undefined)[];
 }
 
 /** An agent span. */
@@ -97,6 +122,8 @@ export const AGENT_MARK = 1;
 export const TURN_MARK = 2;
 /** A span a call node holds: set as nodes are made, for merging looks only at calls made before. */
 export const CALL_MARK = 4;
+/** A step span. */
+export const STEP_MARK = 8;
 
 /** A call node for the span at `spanIndex` (none, -1: a call only a turn's request records). */
 export function newCall(
@@ -117,6 +144,9 @@ export function newCall(
     vertex: -1,
     shownTo: undefined,
     consumers: undefined,
+    step: undefined,
+    handoffTarget: undefined,
+    decisions: undefined,
   };
 }
 
@@ -140,6 +170,16 @@ export function newTurn(span: SpanRecord, draft: TurnDraft, run: RunNode): TurnN
 /** The call node whose span is nearest above this span (a call nested in a call), if any. */
 export function enclosingCall(assembly: Assembly, spanIndex: number): CallNode | undefined {
   return nodeAt(assembly.nodeOfSpan, assembly.tree.nearestAncestor(spanIndex, assembly.marks, CALL_MARK));
+}
+
+/**
+ * The step a span is in: its nearest step ancestor, when no agent span comes between (a
+ * sub-agent's spans are in the sub-agent's steps, not the caller's).
+ */
+export function enclosingStep(assembly: Assembly, spanIndex: number): StepNode | undefined {
+  if (assembly.steps.length === 0 || spanIndex === -1) return undefined;
+  const at = assembly.tree.nearestAncestor(spanIndex, assembly.marks, STEP_MARK | AGENT_MARK);
+  return at === -1 ? undefined : assembly.stepOfSpan[at];
 }
 
 /** The node of the span at `index`; undefined for -1 (no such span). */

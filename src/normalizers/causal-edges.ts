@@ -20,6 +20,7 @@ import {
 } from './assembly-nodes.js';
 import { rootOf, toAgentRun, toToolCall, toTurn } from './finish-nodes.js';
 import { linkConsumption } from './link-consumption.js';
+import { addStepEdges, linkHandoffs } from './step-edges.js';
 
 /** Builds the graph over the assembled pieces and wraps everything into a Trajectory. */
 export function buildTrajectory(assembly: Assembly): Trajectory {
@@ -53,6 +54,9 @@ export function buildTrajectory(assembly: Assembly): Trajectory {
   for (const node of assembly.calls)
     if (node.consumers) for (const turn of node.consumers) graph.addEdgeBetween(node.vertex, turn.vertex);
   addNestingEdges(assembly, graph);
+  // Structure before clocks: steps and handoffs order what time alone could not.
+  addStepEdges(assembly, graph);
+  linkHandoffs(assembly, graph);
   for (const run of assembly.runs) addTimeChain(assembly, run, graph);
 
   for (const [from, to] of graph.droppedEdges()) {
@@ -154,12 +158,15 @@ interface ChainItem {
  */
 function addTimeChain(assembly: Assembly, run: RunNode, graph: TraceGraph): void {
   if (!hasTimeOrdered(assembly, run)) return;
-  const turnless = run.calls.filter((node) => !node.issuer && node.span);
+  // A call in a step is ordered by its step, which takes its place on the clock.
+  const turnless = run.calls.filter((node) => !node.issuer && node.span && !node.step);
   const childRuns = assembly.runs.filter((child) => child.parent === run && !child.parentCall && child.span);
+  const steps = assembly.steps.filter((step) => step.run === run);
   const items: ChainItem[] = [
     ...run.turns.map((turn) => spanItem(turn.span, turn.vertex, turn.vertex)),
     ...turnless.map((node) => spanItem(node.span as SpanRecord, node.vertex, node.vertex)),
     ...childRuns.map((child) => spanItem(child.span as SpanRecord, child.startVertex, child.endVertex)),
+    ...steps.map((step) => spanItem(step.span, step.startVertex, step.endVertex)),
   ];
   const resolution = assembly.resolution;
   const ends = new Map<bigint, number[]>();

@@ -4,7 +4,7 @@
  */
 import type { JsonValue } from '../model/json.js';
 import type { SpanRecord } from '../model/span-record.js';
-import type { CallOutcome, Captured, TokenUsage } from '../model/trajectory.js';
+import type { CallOutcome, Captured, Handoff, TokenUsage } from '../model/trajectory.js';
 
 /** A tool call as one convention reads it from one tool span, before ids and order are assigned. */
 export interface ToolCallDraft {
@@ -15,6 +15,21 @@ export interface ToolCallDraft {
   outcome: CallOutcome;
   agentName?: string;
   convention: string;
+  /** Set when the span records a handoff (transfer of control to another agent). */
+  handoff?: Omit<Handoff, 'targetRunId'>;
+}
+
+/**
+ * A pre-execution decision on a call (`gen_ai.tool.call.decision`), as read from one span event;
+ * assembly puts it on the call it names.
+ */
+export interface DecisionDraft {
+  /** As recorded: `allow`, `deny` or `require_approval` when well formed (anything else is reported). */
+  outcome: string;
+  callId?: string;
+  tool?: string;
+  time: bigint;
+  convention: string;
 }
 
 /** A tool call an LLM turn asked for (a `tool_call` part or the convention's equivalent). */
@@ -22,6 +37,12 @@ export interface RequestedCall {
   callId?: string;
   tool: string;
   args: Captured<JsonValue>;
+  /**
+   * How the call ended, for a server-side call whose request item records it (a hosted tool's
+   * `status`, a hosted MCP call's `output` or `error`); a call no span records is otherwise taken
+   * to have no result.
+   */
+  ended?: { outcome: CallOutcome; result: Captured<JsonValue> };
 }
 
 /** A tool result an LLM turn was shown in its input (a `tool_call_response` part or equivalent). */
@@ -53,12 +74,16 @@ export interface TurnDraft {
 
 /**
  * What a span is, to the trajectory. `structure` claims a span as neither call, turn nor agent
- * (a convention's bookkeeping span that a lower-precedence convention would misread).
+ * (a convention's bookkeeping span that a lower-precedence convention would misread). `step`
+ * holds one step of its agent run: a model turn and the tool calls it asked for. A run's steps
+ * follow one another (everything in one happened before anything in the next), in the order of
+ * `index` where the convention numbers them, else of their times, else of arrival.
  */
 export type SpanReading =
   | { kind: 'tool'; call: ToolCallDraft }
   | { kind: 'turn'; turn: TurnDraft }
   | { kind: 'agent'; name?: string; convention: string }
+  | { kind: 'step'; index?: number; convention: string }
   | { kind: 'structure'; convention: string };
 
 /**
@@ -84,4 +109,9 @@ export interface Convention {
   marks?: ConventionMarks;
   /** Reads the span if this convention claims it; undefined otherwise. Pure, never throws. */
   read(span: SpanRecord): SpanReading | undefined;
+  /**
+   * The pre-execution decisions a span's events record, whatever the span is (a decision may sit
+   * on an agent, chat or application span). Asked only of spans with events. Pure, never throws.
+   */
+  readDecisions?(span: SpanRecord): DecisionDraft[] | undefined;
 }

@@ -9,6 +9,7 @@ import { googleAdk } from './google-adk.js';
 import { langfuse } from './langfuse.js';
 import { langsmith } from './langsmith.js';
 import { mastra } from './mastra.js';
+import { openAiAgentsLogfire } from './openai-agents-logfire.js';
 import { openInference } from './openinference.js';
 import { openllmetry } from './openllmetry.js';
 import { otelGenAi } from './otel-genai.js';
@@ -24,7 +25,9 @@ export const CONVENTIONS: readonly Convention[] = [
   // Traceloop rewrites Vercel AI SDK spans (moves ai.toolCall.args to its own keys): before vercelAi.
   openllmetry,
   langsmith,
-  // Frameworks that also set some gen_ai.* keys but keep the content under their own.
+  // Frameworks that also set some gen_ai.* keys but keep the content under their own. logfire's
+  // Agents SDK spans carry `agent_name`, which pydantic-ai's convention takes as its mark.
+  openAiAgentsLogfire,
   googleAdk,
   mastra,
   strands,

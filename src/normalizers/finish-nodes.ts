@@ -22,7 +22,9 @@ export function toToolCall(node: CallNode): ToolCall {
     agentName !== undefined &&
     issuer &&
     span?.parentSpanId !== undefined &&
-    span.endTimeUnixNano !== undefined
+    span.endTimeUnixNano !== undefined &&
+    !node.decisions &&
+    !draft.handoff
   ) {
     return {
       id: node.id,
@@ -56,6 +58,11 @@ export function toToolCall(node: CallNode): ToolCall {
     if (span.parentSpanId !== undefined) call.parentSpanId = span.parentSpanId;
     call.startTimeUnixNano = span.startTimeUnixNano;
     if (span.endTimeUnixNano !== undefined) call.endTimeUnixNano = span.endTimeUnixNano;
+  }
+  if (node.decisions) call.decisions = node.decisions;
+  if (draft.handoff) {
+    call.handoff = { ...draft.handoff };
+    if (node.handoffTarget) call.handoff.targetRunId = node.handoffTarget.id;
   }
   return call;
 }
@@ -101,6 +108,7 @@ export function toAgentRun(run: RunNode): AgentRun {
   if (run.span) out.spanId = run.span.spanId;
   if (run.parent) out.parentRunId = run.parent.id;
   if (run.parentCall) out.parentCallId = run.parentCall.id;
+  if (run.handoffFrom) out.handoffCallId = run.handoffFrom.id;
   out.turns = run.turns.map(idOf);
   out.calls = run.calls.map(idOf);
   return out;

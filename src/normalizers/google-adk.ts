@@ -14,6 +14,7 @@ import type { SpanRecord } from '../model/span-record.js';
 import type { Captured } from '../model/trajectory.js';
 import { capturedJson, jsonAttribute, stringAttribute } from './attributes.js';
 import type { Convention, RequestedCall, ShownResult, SpanReading, ToolCallDraft } from './convention.js';
+import { transferOf } from './otel-genai.js';
 import { spanOutcome } from './span-outcome.js';
 
 /** Attribute keys and names of Google ADK JS telemetry that this normalizer reads. */
@@ -113,7 +114,14 @@ function readToolCall(span: SpanRecord, annotated: boolean): ToolCallDraft {
     result: notRecorded ? { captured: false } : jsonAttribute(attributes, ADK.toolResponse),
     outcome: spanOutcome(span),
     convention: GOOGLE_ADK,
+    ...handoffOf(attributes),
   };
+}
+
+/** The GenAI transfer refinement on an ADK tool span (`transfer_to_agent`), when recorded. */
+function handoffOf(attributes: SpanRecord['attributes']): Pick<ToolCallDraft, 'handoff'> {
+  const handoff = transferOf(attributes);
+  return handoff ? { handoff } : {};
 }
 
 /**

@@ -152,7 +152,10 @@ function fillResultsByTool(shown: readonly ShownResult[], issued: readonly (Call
     if (matches !== 1 || !node) continue;
     if (!node.draft.result.captured) node.draft.result = result.result;
     const outcome = node.draft.outcome;
-    if (result.isError && outcome.status !== 'ok' && !(outcome.status === 'error' && outcome.message)) {
+    if (
+      result.isError &&
+      (outcome.status === 'no_result' || (outcome.status === 'error' && !outcome.message))
+    ) {
       const errorType = outcome.status === 'error' ? outcome.errorType : undefined;
       node.draft.outcome = {
         status: 'error',

@@ -196,8 +196,8 @@ export function addRequestOnlyCalls(assembly: Assembly): void {
       const draft = { tool: request.tool } as ToolCallDraft;
       if (request.callId !== undefined) draft.callId = request.callId;
       draft.args = request.args;
-      draft.result = { captured: false };
-      draft.outcome = { status: 'no_result' };
+      draft.result = request.ended ? request.ended.result : { captured: false };
+      draft.outcome = request.ended ? request.ended.outcome : { status: 'no_result' };
       if (turn.run.name) draft.agentName = turn.run.name;
       draft.convention = turn.draft.convention;
       const node = newCall(undefined, -1, draft, turn.run);

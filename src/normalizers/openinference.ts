@@ -2,8 +2,9 @@
  * OpenInference (Arize; `@arizeai/openinference-*`): every span says what it is in
  * `openinference.span.kind`. TOOL spans carry `tool.name`, the arguments in `input.value` and the
  * result in `output.value`, and usually no call id; LLM spans flatten their messages into
- * `llm.input_messages.N.*` / `llm.output_messages.N.*`; AGENT spans are agent runs. CHAIN and the
- * other kinds are structure. Read from the real bridges for `@openai/agents` and LangChain.js
+ * `llm.input_messages.N.*` / `llm.output_messages.N.*`; AGENT spans are agent runs. The OpenAI
+ * Agents SDK bridges' `turn` CHAIN spans are steps (one model turn and its calls, in order); other
+ * CHAIN spans and the other kinds are structure. Read from the real bridges for `@openai/agents` and LangChain.js
  * (fixtures in test/spans/openinference-*; their quirks in test/spans/capture/openinference).
  */
 import type { JsonValue } from '../model/json.js';
@@ -53,6 +54,13 @@ const JSON_MIME = 'application/json';
 const OPENAI_AGENTS_SCOPE = '@arizeai/openinference-instrumentation-openai-agents';
 /** That bridge's `mcp_tools` span lists an MCP server's tools; it calls nothing. */
 const MCP_LIST_TOOLS = 'mcp_tools';
+/** The Python instrumentation for the OpenAI Agents SDK. */
+const OPENAI_AGENTS_PYTHON_SCOPE = 'openinference.instrumentation.openai_agents';
+/**
+ * Both bridges open a CHAIN span named `turn` per model turn of an agent run, holding the model
+ * call and the tool calls it asked for, one after another under the agent span.
+ */
+const TURN_CHAIN = 'turn';
 /** That bridge's handoff span: named `handoff to {agent}`, `tool.name` = `handoff_to_{agent}`. */
 const HANDOFF_SPAN = /^handoff( to |$)/;
 const HANDOFF_TOOL_PREFIX = 'handoff_to_';
@@ -73,11 +81,21 @@ export const openInference: Convention = {
         return readTurn(span);
       case 'AGENT':
         return isAgentsWorkflow(span) ? undefined : readAgent(span);
+      case 'CHAIN':
+        return isAgentsTurn(span) ? { kind: 'step', convention: OPENINFERENCE_CONVENTION } : undefined;
       default:
         return undefined;
     }
   },
 };
+
+/** A `turn` CHAIN span of an OpenAI Agents SDK bridge: one step of its agent run. */
+function isAgentsTurn(span: SpanRecord): boolean {
+  return (
+    span.name === TURN_CHAIN &&
+    (span.scope.name === OPENAI_AGENTS_SCOPE || span.scope.name === OPENAI_AGENTS_PYTHON_SCOPE)
+  );
+}
 
 function isToolListing(span: SpanRecord): boolean {
   return span.name === MCP_LIST_TOOLS && !(OPENINFERENCE.toolName in span.attributes);

@@ -7,10 +7,10 @@
  * Keys are our own constants: the published ones are deprecated since the GenAI conventions
  * moved repositories.
  */
-import type { SpanRecord } from '../model/span-record.js';
+import type { Attributes, SpanRecord } from '../model/span-record.js';
 import type { TokenUsage } from '../model/trajectory.js';
 import { jsonAttribute, stringAttribute } from './attributes.js';
-import type { Convention, SpanReading, ToolCallDraft, TurnDraft } from './convention.js';
+import type { Convention, DecisionDraft, SpanReading, ToolCallDraft, TurnDraft } from './convention.js';
 import { readHistory, readMessages, requestedCalls, unreadRequests } from './genai-messages.js';
 import { spanOutcome } from './span-outcome.js';
 
@@ -29,6 +29,11 @@ export const GENAI = {
   outputTokens: 'gen_ai.usage.output_tokens',
   mcpMethodName: 'mcp.method.name',
   jsonRpcRequestId: 'jsonrpc.request.id',
+  transferMode: 'gen_ai.transfer.mode',
+  transferTargetName: 'gen_ai.transfer.target.name',
+  transferTargetType: 'gen_ai.transfer.target.type',
+  decisionEvent: 'gen_ai.tool.call.decision',
+  decisionOutcome: 'gen_ai.tool.call.decision.outcome',
 } as const;
 
 /** The convention's name as it appears on ToolCalls. */
@@ -38,9 +43,15 @@ const EXECUTE_TOOL_PREFIX = 'execute_tool ';
 const INFERENCE = new Set(['chat', 'text_completion', 'generate_content']);
 const AGENT = new Set(['invoke_agent', 'invoke_workflow']);
 
-/** The OTel GenAI convention. */
+/**
+ * The OTel GenAI convention. Tool spans with the transfer refinement
+ * (`gen_ai.execute_tool.transfer.internal`: `gen_ai.transfer.mode`, `.target.name`,
+ * `.target.type`) are handoffs; `gen_ai.tool.call.decision` span events are decisions on the call
+ * they name.
+ */
 export const otelGenAi: Convention = {
   name: OTEL_GENAI,
+  readDecisions: readToolCallDecisions,
   read(span: SpanRecord): SpanReading | undefined {
     const operation = stringAttribute(span.attributes, GENAI.operationName);
     if (operation === 'execute_tool' || isMcpToolCall(span) || isNamedToolSpan(span, operation)) {
@@ -71,7 +82,8 @@ function isMcpToolCall(span: SpanRecord): boolean {
 /** Reads the tool call an `execute_tool` (or MCP `tools/call`) span records. */
 export function readGenAiToolCall(span: SpanRecord): ToolCallDraft {
   const attributes = span.attributes;
-  const tool = stringAttribute(attributes, GENAI.toolName) ?? toolFromName(span.name);
+  const handoff = transferOf(attributes);
+  const tool = stringAttribute(attributes, GENAI.toolName) ?? toolFromName(span.name, handoff?.targetName);
   const agentName = stringAttribute(attributes, GENAI.agentName);
   const callId = stringAttribute(attributes, GENAI.toolCallId);
   const args = jsonAttribute(attributes, GENAI.toolCallArguments);
@@ -83,13 +95,58 @@ export function readGenAiToolCall(span: SpanRecord): ToolCallDraft {
     ? { tool, callId, args, result, outcome, convention: OTEL_GENAI }
     : { tool, args, result, outcome, convention: OTEL_GENAI };
   if (agentName) call.agentName = agentName;
+  if (handoff) call.handoff = handoff;
   return call;
 }
 
-/** `execute_tool get_order` -> get_order; `tools/call get-weather` -> get-weather. */
-function toolFromName(name: string): string {
+/**
+ * `execute_tool get_order` -> get_order; `tools/call get-weather` -> get-weather; a transfer's
+ * `execute_tool transfer_to_billing billing` -> transfer_to_billing (the refinement appends the
+ * target's name).
+ */
+function toolFromName(name: string, target: string | undefined): string {
   const space = name.indexOf(' ');
-  return space === -1 ? name : name.slice(space + 1).trim();
+  const rest = space === -1 ? name : name.slice(space + 1).trim();
+  const suffix = target === undefined ? '' : ` ${target}`;
+  return suffix !== '' && rest.endsWith(suffix) && rest.length > suffix.length
+    ? rest.slice(0, -suffix.length).trim()
+    : rest;
+}
+
+/** The transfer refinement's handoff, when the span names a target. */
+export function transferOf(attributes: Attributes): ToolCallDraft['handoff'] {
+  const targetName = stringAttribute(attributes, GENAI.transferTargetName);
+  if (targetName === undefined) return undefined;
+  const handoff: NonNullable<ToolCallDraft['handoff']> = { targetName };
+  const targetType = stringAttribute(attributes, GENAI.transferTargetType);
+  const mode = stringAttribute(attributes, GENAI.transferMode);
+  if (targetType) handoff.targetType = targetType;
+  if (mode) handoff.mode = mode;
+  return handoff;
+}
+
+/**
+ * `gen_ai.tool.call.decision` events: the outcome, and the call they name by
+ * `gen_ai.tool.call.id` or `gen_ai.tool.name`.
+ */
+export function readToolCallDecisions(span: SpanRecord): DecisionDraft[] | undefined {
+  let decisions: DecisionDraft[] | undefined;
+  for (const event of span.events) {
+    if (event.name !== GENAI.decisionEvent) continue;
+    const outcome = event.attributes[GENAI.decisionOutcome];
+    const decision: DecisionDraft = {
+      outcome: typeof outcome === 'string' ? outcome.trim() : String(outcome),
+      time: event.timeUnixNano,
+      convention: OTEL_GENAI,
+    };
+    const callId = stringAttribute(event.attributes, GENAI.toolCallId);
+    const tool = stringAttribute(event.attributes, GENAI.toolName);
+    if (callId) decision.callId = callId;
+    if (tool) decision.tool = tool;
+    if (decisions) decisions.push(decision);
+    else decisions = [decision];
+  }
+  return decisions;
 }
 
 function readTurn(span: SpanRecord): SpanReading {

@@ -1,8 +1,9 @@
 /**
  * Typed call/result events (a list of `{kind:'call'}` and `{kind:'result'}` in the order they
- * happened) as a Trajectory. The list is its own clock: a call happened after another when it
- * was issued after that call's result arrived, so calls issued back to back before any result
- * are concurrent.
+ * happened, with `{kind:'decision'}` for pre-execution decisions) as a Trajectory. The list is
+ * its own clock: a call happened after another when it was issued after that call's result
+ * arrived, so calls issued back to back before any result are concurrent. A call denied or held
+ * for approval that never got a result did not run (`not_executed`).
  */
 import type { JsonValue } from '../model/json.js';
 import { type CallTiming, type ToolCall, Trajectory, type TrajectoryIssue } from '../model/trajectory.js';
@@ -49,6 +50,20 @@ export function trajectoryFromTypedEvents(
     }
     const call = calls.get(event.callId);
     const callTiming = timing.get(event.callId);
+    if (event.kind === 'decision') {
+      if (!call) {
+        issues.push({
+          kind: 'decision.unlinked',
+          message: `event ${index}: ${event.outcome} decision for call ${event.callId}, which was never issued before it`,
+          spanIds: [],
+        });
+        return;
+      }
+      const decision = { outcome: event.outcome, time: position };
+      if (call.decisions) call.decisions.push(decision);
+      else call.decisions = [decision];
+      return;
+    }
     if (!call || !callTiming) {
       issues.push({
         kind: 'result.orphan',
@@ -71,7 +86,10 @@ export function trajectoryFromTypedEvents(
   });
 
   for (const call of calls.values()) {
-    if (call.outcome.status === 'no_result') {
+    const last = call.decisions?.[call.decisions.length - 1]?.outcome;
+    if (call.outcome.status === 'no_result' && (last === 'deny' || last === 'require_approval')) {
+      call.outcome = { status: 'not_executed' };
+    } else if (call.outcome.status === 'no_result') {
       issues.push({
         kind: 'call.no_result',
         message: `call ${call.id} (${call.tool}) has no result`,

@@ -23,7 +23,7 @@ const KEY_PREFIXES = [
 /** Keys that identify a convention without a prefix (pydantic-ai's older spans). */
 const BARE_KEYS = new Set(['tool_arguments', 'tool_response', 'agent_name', 'model_request_parameters']);
 /** Instrumentation scopes whose every span is read by a convention. */
-const SCOPES = new Set(['pydantic-ai', 'gcp.vertex.agent']);
+const SCOPES = new Set(['pydantic-ai', 'gcp.vertex.agent', 'logfire.openai_agents']);
 /** Span names that mark an agent span even without attributes. */
 const NAME_PREFIXES = [
   'ai.',

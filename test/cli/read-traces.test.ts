@@ -175,7 +175,7 @@ describe('readStoredTraces errors', () => {
   it('explains a document that is not a trace', () => {
     const expected =
       'expected OTLP JSON (an object with "resourceSpans", or an array of them), Collector file-exporter JSON lines, ' +
-      'or an array of typed events ({"kind": "call" | "result", ...})';
+      'or an array of typed events ({"kind": "call" | "result" | "decision", ...})';
     expect(messages(readStoredTraces('{"data":[],"total":0}', 'x.json'))).toEqual([
       `x.json: ${expected}; got an object with keys "data", "total"`,
     ]);
@@ -203,7 +203,7 @@ describe('readStoredTraces errors', () => {
       'events.json: [1].id: must not be empty',
       'events.json: [2].args: expected an object; got nothing',
       'events.json: [3].ok: expected boolean, got string',
-      'events.json: [4].kind: expected "call" or "result", got "answer"',
+      'events.json: [4].kind: expected "call", "result" or "decision", got "answer"',
       'events.json: [5].output: expected an object; got an empty list',
     ]);
   });
@@ -223,6 +223,28 @@ describe('readStoredTraces errors', () => {
       'events.json: [4].callId: call "c1" already has a result at [3]',
     ]);
     expect(result.input?.format).toBe('typed-events');
+  });
+
+  it('reads decisions on earlier calls, and names a decision on no call or with another outcome', () => {
+    const good = [
+      { kind: 'call', id: 'c1', tool: 'issue_refund', args: {} },
+      { kind: 'decision', callId: 'c1', outcome: 'deny' },
+    ];
+    const read = readStoredTraces(JSON.stringify(good), 'events.json');
+    expect(read.errors).toEqual([]);
+    expect(read.input).toEqual({ format: 'typed-events', events: good });
+    const bad = [
+      { kind: 'decision', callId: 'c9', outcome: 'allow' },
+      { kind: 'call', id: 'c1', tool: 'issue_refund', args: {} },
+      { kind: 'decision', callId: 'c1', outcome: 'maybe' },
+      { kind: 'decision', callId: 'c1', outcome: 'deny', why: 'policy' },
+    ];
+    const messagesOf = messages(readStoredTraces(JSON.stringify(bad), 'events.json'));
+    expect(messagesOf).toHaveLength(2);
+    expect(messagesOf[0]).toMatch(/^events\.json: \[2\]\.outcome: .*allow.*deny.*require_approval/);
+    expect(messagesOf[1]).toBe('events.json: [3]: unknown field "why"; a decision has kind, callId, outcome');
+    const unknownCall = readStoredTraces(JSON.stringify(bad.slice(0, 2)), 'events.json');
+    expect(messages(unknownCall)).toEqual(['events.json: [0].callId: no earlier call has id "c9"']);
   });
 });
 

@@ -168,7 +168,7 @@ describe('sequence steps with an outcome', () => {
     };
     expect(reasonOf(exact, [refund({ outcome: notExecuted })]).reason).toBe(
       'matched 0 of 1 steps; diverged at step 1: expected issue_refund that succeeded, saw call c1: ' +
-        'its outcome was "not_executed"; expected a successful call',
+        'it was not executed (a decision denied it or held it for approval); expected a successful call',
     );
   });
 });
