@@ -56,9 +56,17 @@ export function intervalReach(dag: DagView, maxIntervals: number): IntervalReach
       if (own !== -1) callNumber[node] = finishedCalls++;
     }
   }
-  // The growing array's unused end is let go.
+  // Asked by node number from here on; the growing array's unused end is let go.
+  const byNode = new Int32Array(2 * nodes);
+  const numberOfNode = new Int32Array(nodes);
+  for (let r = 0; r < nodes; r++) {
+    const node = dag.byRank[r] as number;
+    byNode[2 * node] = lists.offset[r] as number;
+    byNode[2 * node + 1] = lists.count[r] as number;
+    numberOfNode[node] = callNumber[r] as number;
+  }
   const bounds = lists.used === lists.bounds.length ? lists.bounds : lists.bounds.slice(0, lists.used);
-  return new IntervalReach(dag.rankOf, bounds, lists.offset, lists.count, callNumber);
+  return new IntervalReach(bounds, byNode, numberOfNode, finishedCalls);
 }
 
 /** Each rank's children, as ranks, in one array, ascending (the walk takes them from the end). */
@@ -242,28 +250,19 @@ class IntervalLists {
 /** Happens-before questions on the interval lists. */
 export class IntervalReach implements CallReach {
   readonly #bounds: Int32Array;
-  readonly #offset: Int32Array;
-  readonly #count: Int32Array;
+  readonly #list: Int32Array;
   readonly #callNumber: Int32Array;
-  readonly #rankOf: readonly number[];
+  readonly #calls: number;
 
   /**
-   * By rank (`rankOf` maps node numbers to ranks): `bounds` holds every list's pairs low, high;
-   * rank k's list is `count[k]` pairs from `offset[k]`; `callNumber` is its call number, -1 for
-   * nodes that are not calls.
+   * By node number: `list` holds each node's offset into `bounds` and its count of pairs (low,
+   * high); `callNumber` its call number, -1 for nodes that are not calls; `calls` how many there are.
    */
-  constructor(
-    rankOf: readonly number[],
-    bounds: Int32Array,
-    offset: Int32Array,
-    count: Int32Array,
-    callNumber: Int32Array,
-  ) {
-    this.#rankOf = rankOf;
+  constructor(bounds: Int32Array, list: Int32Array, callNumber: Int32Array, calls: number) {
     this.#bounds = bounds;
-    this.#offset = offset;
-    this.#count = count;
+    this.#list = list;
     this.#callNumber = callNumber;
+    this.#calls = calls;
   }
 
   /** How many intervals all lists hold (shared lists once): for measuring. */
@@ -274,45 +273,85 @@ export class IntervalReach implements CallReach {
   reaches(from: number, to: number): boolean {
     // A node's own number is in its list; `from !== to` is the caller's, and no other node has it.
     if (from === to) return false;
-    const at = this.#rankOf[from] as number;
-    const number = this.#callNumber[this.#rankOf[to] as number] as number;
-    return contains(this.#bounds, this.#offset[at] as number, this.#count[at] as number, number);
+    const list = this.#list;
+    return contains(
+      this.#bounds,
+      list[2 * from] as number,
+      list[2 * from + 1] as number,
+      this.#callNumber[to] as number,
+    );
   }
 
   reachedByAny(from: readonly number[]): (to: number) => boolean {
+    const bounds = this.#bounds;
+    const list = this.#list;
+    const callNumber = this.#callNumber;
     // What each node reaches, without itself: its own number is the top of its list.
-    const pairs: [number, number][] = [];
+    let pairs = 0;
+    for (const node of from) pairs += list[2 * node + 1] as number;
+    const lows = new Int32Array(pairs);
+    const highs = new Int32Array(pairs);
+    pairs = 0;
     for (const node of from) {
-      const at = this.#rankOf[node] as number;
-      const base = this.#offset[at] as number;
-      const n = this.#count[at] as number;
-      const own = this.#callNumber[at] as number;
+      const base = list[2 * node] as number;
+      const n = list[2 * node + 1] as number;
+      const own = callNumber[node] as number;
       for (let i = 0; i < n; i++) {
-        const low = this.#bounds[base + 2 * i] as number;
-        let high = this.#bounds[base + 2 * i + 1] as number;
-        if (i === n - 1 && own !== -1) {
-          high = own - 1;
-          if (high < low) break;
-        }
-        pairs.push([low, high]);
+        const low = bounds[base + 2 * i] as number;
+        const high = i === n - 1 && own !== -1 ? own - 1 : (bounds[base + 2 * i + 1] as number);
+        if (high < low) continue;
+        lows[pairs] = low;
+        highs[pairs++] = high;
       }
     }
-    pairs.sort((x, y) => x[0] - y[0]);
-    const union: number[] = [];
-    for (const [low, high] of pairs) {
-      const last = union.length - 1;
-      if (last !== -1 && low <= (union[last] as number) + 1) {
-        if (high > (union[last] as number)) union[last] = high;
-      } else union.push(low, high);
-    }
-    const merged = Int32Array.from(union);
-    const callNumber = this.#callNumber;
-    const rankOf = this.#rankOf;
+    const covered =
+      pairs * 8 < this.#calls
+        ? sortedUnion(lows, highs, pairs)
+        : coveredCalls(lows, highs, pairs, this.#calls);
     return (to) => {
-      const number = callNumber[rankOf[to] ?? -1] ?? -1;
-      return number !== -1 && contains(merged, 0, merged.length / 2, number);
+      const number = callNumber[to] ?? -1;
+      return number !== -1 && covered(number);
     };
   }
+}
+
+/** A test for membership in the union of a few intervals: sorted and merged, then a binary search. */
+function sortedUnion(lows: Int32Array, highs: Int32Array, pairs: number): (number: number) => boolean {
+  const order = Array.from({ length: pairs }, (_, i) => i).sort(
+    (x, y) => (lows[x] as number) - (lows[y] as number),
+  );
+  const union: number[] = [];
+  for (const i of order) {
+    const low = lows[i] as number;
+    const high = highs[i] as number;
+    const last = union.length - 1;
+    if (last !== -1 && low <= (union[last] as number) + 1) {
+      if (high > (union[last] as number)) union[last] = high;
+    } else union.push(low, high);
+  }
+  const merged = Int32Array.from(union);
+  return (number) => contains(merged, 0, merged.length / 2, number);
+}
+
+/** A test for membership in the union of many intervals: one flag per call, by a running count of open intervals. */
+function coveredCalls(
+  lows: Int32Array,
+  highs: Int32Array,
+  pairs: number,
+  calls: number,
+): (number: number) => boolean {
+  const delta = new Int32Array(calls + 1);
+  for (let i = 0; i < pairs; i++) {
+    delta[lows[i] as number] = (delta[lows[i] as number] as number) + 1;
+    delta[(highs[i] as number) + 1] = (delta[(highs[i] as number) + 1] as number) - 1;
+  }
+  const flags = new Uint8Array(calls);
+  let open = 0;
+  for (let number = 0; number < calls; number++) {
+    open += delta[number] as number;
+    flags[number] = open > 0 ? 1 : 0;
+  }
+  return (number) => flags[number] === 1;
 }
 
 /** Whether `number` is in one of the `count` sorted intervals from `base`. */

@@ -229,11 +229,12 @@ function expectSameAnswers(
         throw new Error(`compare(${a}, ${b}) differs from the oracle`);
     }
   }
-  for (let set = 0; set < 4; set++) {
-    const ids = keys.filter(
-      (_, i) => (numbers[(i + set * 7) % numbers.length] as number) % (2 + set * 3) === 0,
-    );
-    if (set === 3) ids.push('not a node');
+  // Sets of every size: one node, a few (a sorted union), most (one flag per call), all of them.
+  const sets = [0, 1, 2, 3].map((set) =>
+    keys.filter((_, i) => (numbers[(i + set * 7) % numbers.length] as number) % (2 + set * 3) === 0),
+  );
+  sets.push([keys[(numbers[0] as number) % keys.length] as string], [...keys, 'not a node']);
+  for (const ids of sets) {
     const fastAfter = fast.afterAny(ids);
     const oracleAfter = oracle.afterAny(ids);
     for (const b of [...keys, 'not a node']) {
