@@ -94,7 +94,7 @@ function checkBefore(precedence: Precedence, constraint: BeforeConstraint, index
   const clauses = unwitnessed.slice(0, MAX_LISTED).map((call) => {
     const perTool = constraint.before.map((tool) => {
       const others = predecessors.filter((other) => other.tool === tool && other !== call);
-      mentioned.push(...others);
+      for (const other of others) mentioned.push(other);
       if (others.length === 0) {
         return call.tool === tool ? `${tool} was not called apart from it` : `${tool} was never called`;
       }
