@@ -18,7 +18,6 @@ import {
 } from './rule.js';
 import { checkExactToolSequence, checkToolSequence } from './tool-sequence.js';
 import { toolSet } from './tool-set.js';
-import { callPositions } from './trajectory-index.js';
 
 type BeforeConstraint = NonNullable<OrderSection['before']>[number];
 
@@ -222,21 +221,14 @@ function unreportedTerminal(
  */
 export class Precedence {
   readonly trajectory: Trajectory;
-  #positions: ReadonlyMap<ToolCall, number> | undefined;
 
   constructor(trajectory: Trajectory) {
     this.trajectory = trajectory;
   }
 
-  /** Each call's place in the listing, looked up on first use: the usual passing checks walk the listing instead. */
-  get #position(): ReadonlyMap<ToolCall, number> {
-    this.#positions ??= callPositions(this.trajectory);
-    return this.#positions;
-  }
-
   /** `a` comes before `b` in the causal listing (a topological order; concurrent calls by issue time). */
   listedBefore(a: ToolCall, b: ToolCall): boolean {
-    return (this.#position.get(a) ?? -1) < (this.#position.get(b) ?? -1);
+    return this.trajectory.listingRank(a) < this.trajectory.listingRank(b);
   }
 
   /** `a -> b`, with the cheap refusals first. */
@@ -260,9 +252,11 @@ export class Precedence {
     call: ToolCall,
     accept?: (candidate: ToolCall) => boolean,
   ): ToolCall | undefined {
-    const limit = this.#position.get(call) ?? -1;
+    const { trajectory } = this;
+    const limit = trajectory.listingRank(call);
     for (const candidate of candidates) {
-      if ((this.#position.get(candidate) ?? limit) >= limit) break;
+      const rank = trajectory.listingRank(candidate);
+      if ((rank === -1 ? limit : rank) >= limit) break;
       if ((accept === undefined || accept(candidate)) && this.before(candidate, call)) return candidate;
     }
     return undefined;

@@ -4,8 +4,11 @@
  * turns, positions on one clock (an event list's order).
  */
 import { BitsetReach, type CallReach, type DagView, MaskReach } from './call-reach.js';
+import { stampedNode, stampNode } from './graph-calls.js';
 import { intervalReach } from './interval-reach.js';
 import { earlier, NodeHeap } from './node-heap.js';
+
+export { type CallTiming, TimingOrder } from './timing-order.js';
 
 /** A strict partial order on call ids, plus a linear extension of it for listing calls. */
 export interface CausalOrder {
@@ -18,75 +21,23 @@ export interface CausalOrder {
    * every call costs no more than one pass (a sequence search asks it of whole layers).
    */
   afterAny(ids: readonly string[]): (id: string) => boolean;
+  /**
+   * `happensBefore(a.id, b.id)`, for an order that can answer from the call objects themselves
+   * without looking their ids up (a causal graph, for the calls it numbered).
+   */
+  happensBeforeCall?(a: CallKey, b: CallKey): boolean;
+  /** `afterAny(calls' ids)`, tested on call objects, for the same orders. */
+  afterAnyCall?(calls: readonly CallKey[]): (call: CallKey) => boolean;
+  /**
+   * The call's place in the causal listing (a number that only orders: not a position among
+   * the calls), -1 for a call not in the order; for the same orders.
+   */
+  listingRankOfCall?(call: CallKey): number;
 }
 
-/**
- * When a call was issued and when its result became available, on one ordering scale (positions
- * in an event list). `completedAt` absent: the call never reported back and orders nothing.
- */
-export interface CallTiming {
-  issuedAt: bigint;
-  completedAt?: bigint;
-}
-
-/** Happens-before from positions on one clock: b was issued once a's result was there. */
-export class TimingOrder implements CausalOrder {
-  constructor(private readonly timing: ReadonlyMap<string, CallTiming>) {}
-
-  happensBefore(a: string, b: string): boolean {
-    const before = this.#of(a);
-    const after = this.#of(b);
-    // Issued strictly earlier: two calls issued at the same position are never ordered, so the
-    // calls after a given call are always a suffix of the calls sorted by issue position.
-    return (
-      a !== b &&
-      before.completedAt !== undefined &&
-      before.issuedAt < after.issuedAt &&
-      before.completedAt <= after.issuedAt
-    );
-  }
-
-  compare(a: string, b: string): number {
-    const x = this.#of(a);
-    const y = this.#of(b);
-    if (x.issuedAt !== y.issuedAt) return x.issuedAt < y.issuedAt ? -1 : 1;
-    const xc = x.completedAt ?? -1n;
-    const yc = y.completedAt ?? -1n;
-    return xc === yc ? 0 : xc < yc ? -1 : 1;
-  }
-
-  afterAny(ids: readonly string[]): (id: string) => boolean {
-    // Sorted by issue position, with the earliest completion among the calls issued so far:
-    // b is after some a when a call issued before b had completed by the time b was issued.
-    const sorted = ids
-      .map((id) => this.#of(id))
-      .sort((x, y) => (x.issuedAt < y.issuedAt ? -1 : x.issuedAt > y.issuedAt ? 1 : 0));
-    const earliestDone: (bigint | undefined)[] = [];
-    let best: bigint | undefined;
-    for (const timing of sorted) {
-      if (timing.completedAt !== undefined && (best === undefined || timing.completedAt < best))
-        best = timing.completedAt;
-      earliestDone.push(best);
-    }
-    return (id) => {
-      const issued = this.#of(id).issuedAt;
-      let low = 0;
-      let high = sorted.length;
-      while (low < high) {
-        const middle = (low + high) >> 1;
-        if ((sorted[middle] as CallTiming).issuedAt < issued) low = middle + 1;
-        else high = middle;
-      }
-      const done = low === 0 ? undefined : earliestDone[low - 1];
-      return done !== undefined && done <= issued;
-    };
-  }
-
-  #of(id: string): CallTiming {
-    const timing = this.timing.get(id);
-    if (!timing) throw new Error(`no timing for call ${id}`);
-    return timing;
-  }
+/** What an order needs of a call object: its id. */
+export interface CallKey {
+  readonly id: string;
 }
 
 /**
@@ -236,6 +187,44 @@ export class CausalGraph implements CausalOrder {
     }
     const test = this.#reachability().reachedByAny(nodes);
     return (id) => test(this.#index.get(id) ?? -1);
+  }
+
+  /**
+   * Gives `call` (the call object of the node keyed `call.id`) the node's number, so questions
+   * about it go straight to the node: see graph-calls.ts. Returns the call.
+   */
+  numberCall<T extends CallKey>(call: T, node: number): T {
+    stampNode(call, this, node);
+    return call;
+  }
+
+  happensBeforeCall(a: CallKey, b: CallKey): boolean {
+    const from = this.#nodeOfCall(a);
+    const to = this.#nodeOfCall(b);
+    if (from === -1 || to === -1 || from === to) return false;
+    if (this.#callSlot[to] === -1) throw new Error(`${b.id} is not a call`);
+    return this.#reachability().reaches(from, to);
+  }
+
+  afterAnyCall(calls: readonly CallKey[]): (call: CallKey) => boolean {
+    const nodes: number[] = [];
+    for (const call of calls) {
+      const node = this.#nodeOfCall(call);
+      if (node !== -1) nodes.push(node);
+    }
+    const test = this.#reachability().reachedByAny(nodes);
+    return (call) => test(this.#nodeOfCall(call));
+  }
+
+  listingRankOfCall(call: CallKey): number {
+    const node = this.#nodeOfCall(call);
+    return node === -1 ? -1 : (this.#ranks()[node] as number);
+  }
+
+  /** The call's node: stamped on it by {@link numberCall}, else looked up by its id; -1 for none. */
+  #nodeOfCall(call: CallKey): number {
+    const stamped = stampedNode(this, call);
+    return stamped !== -1 ? stamped : (this.#index.get(call.id) ?? -1);
   }
 
   compare(a: string, b: string): number {

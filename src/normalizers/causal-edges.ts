@@ -65,7 +65,10 @@ export function buildTrajectory(assembly: Assembly): Trajectory {
   return new Trajectory({
     traceId: assembly.traceId,
     // Put in causal order here by node number, so the Trajectory need not sort them again by id.
-    calls: graph.inListingOrder(assembly.calls, vertexOf).map(toToolCall),
+    // Each carrying its node, so happens-before questions need no lookup by id.
+    calls: graph
+      .inListingOrder(assembly.calls, vertexOf)
+      .map((node) => graph.numberCall(toToolCall(node), node.vertex)),
     callsInOrder: true,
     order: graph,
     // Turns in causal order, like calls (spans arrive in any order).

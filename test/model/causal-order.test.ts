@@ -192,13 +192,19 @@ function shuffledEdges(builder: RecipeBuilder, numbers: readonly number[]): Reci
 
 /** Builds a graph by the recipe, through addNode, addLabelledNode and addEdgeBetween as the normalizer does. */
 function build<G extends CausalGraph | BitsetCausalGraph>(graph: G, recipe: Recipe): G {
+  nodeNumbers(graph, recipe);
+  return graph;
+}
+
+/** Adds the recipe's nodes and edges to the graph; each node's number, by its place in the recipe. */
+function nodeNumbers(graph: CausalGraph | BitsetCausalGraph, recipe: Recipe): number[] {
   const numbers = recipe.nodes.map((node) =>
     node.labelled
       ? graph.addLabelledNode(node.key, node.time)
       : graph.addNode(node.key, node.time, node.call),
   );
   for (const [from, to] of recipe.edges) graph.addEdgeBetween(numbers[from] as number, numbers[to] as number);
-  return graph;
+  return numbers;
 }
 
 /** Every answer both graphs give: happens-before and order of every pair of calls, afterAny of some sets, dropped edges. */
@@ -207,20 +213,29 @@ function expectSameAnswers(
   intervalBudget: number | undefined,
   numbers: readonly number[],
 ): void {
-  const fast = build(
-    new CausalGraph(undefined, intervalBudget === undefined ? {} : { intervalBudget }),
-    recipe,
-  );
+  const fast = new CausalGraph(undefined, intervalBudget === undefined ? {} : { intervalBudget });
+  const fastNumbers = nodeNumbers(fast, recipe);
   const oracle = build(new BitsetCausalGraph(), recipe);
   const keys = recipe.nodes.filter((node) => !node.labelled).map((node) => node.key);
   const calls = recipe.nodes.filter((node) => node.call && !node.labelled).map((node) => node.key);
+  // Call objects as the normalizer makes them, every other one numbered by the graph (the rest
+  // are looked up by id).
+  const objects = new Map<string, { id: string }>();
+  recipe.nodes.forEach((node, i) => {
+    if (node.labelled) return;
+    const object = { id: node.key };
+    objects.set(node.key, i % 2 === 0 ? fast.numberCall(object, fastNumbers[i] as number) : object);
+  });
+  const objectOf = (key: string) => objects.get(key) ?? { id: key };
   expect(fast.droppedEdges()).toEqual(oracle.droppedEdges());
   for (const a of keys) {
     for (const b of calls) {
-      if (fast.happensBefore(a, b) !== oracle.happensBefore(a, b))
-        throw new Error(
-          `happensBefore(${a}, ${b}): ${fast.happensBefore(a, b)}, the oracle says ${oracle.happensBefore(a, b)}`,
-        );
+      const expected = oracle.happensBefore(a, b);
+      if (
+        fast.happensBefore(a, b) !== expected ||
+        fast.happensBeforeCall(objectOf(a), objectOf(b)) !== expected
+      )
+        throw new Error(`happensBefore(${a}, ${b}) differs from the oracle's ${expected}`);
     }
   }
   for (const a of calls) {
@@ -236,13 +251,48 @@ function expectSameAnswers(
   sets.push([keys[(numbers[0] as number) % keys.length] as string], [...keys, 'not a node']);
   for (const ids of sets) {
     const fastAfter = fast.afterAny(ids);
+    const fastAfterCall = fast.afterAnyCall(ids.map(objectOf));
     const oracleAfter = oracle.afterAny(ids);
     for (const b of [...keys, 'not a node']) {
-      if (fastAfter(b) !== oracleAfter(b))
+      const expected = oracleAfter(b);
+      if (fastAfter(b) !== expected || fastAfterCall(objectOf(b)) !== expected)
         throw new Error(`afterAny([${ids}])(${b}) differs from the oracle`);
     }
   }
 }
+
+describe('a call object numbered by a graph', () => {
+  it('looks like any other object: equality, JSON, keys and spreading do not see its node', () => {
+    const graph = new CausalGraph();
+    const node = graph.addNode('c1', 0n, true);
+    const call = graph.numberCall({ id: 'c1', tool: 'search' }, node);
+    expect(call).toStrictEqual({ id: 'c1', tool: 'search' });
+    expect(JSON.stringify(call)).toBe('{"id":"c1","tool":"search"}');
+    expect(Reflect.ownKeys(call)).toEqual(['id', 'tool']);
+    expect(structuredClone(call)).toStrictEqual({ id: 'c1', tool: 'search' });
+  });
+
+  it('is looked up by id in another graph, also once that graph numbered it too', () => {
+    const first = new CausalGraph();
+    const second = new CausalGraph();
+    const a = { id: 'a' };
+    const b = { id: 'b' };
+    for (const graph of [first, second]) {
+      graph.addNode('b', 1n, true);
+      graph.addNode('a', 0n, true);
+    }
+    first.addEdge('a', 'b');
+    second.addEdge('b', 'a');
+    // Node numbers of `first`: b is 0, a is 1. Stamped with them, then with `second`'s.
+    first.numberCall(a, 1);
+    first.numberCall(b, 0);
+    expect(second.happensBeforeCall(b, a)).toBe(true);
+    second.numberCall(a, 1);
+    second.numberCall(b, 0);
+    expect([first.happensBeforeCall(a, b), first.happensBeforeCall(b, a)]).toEqual([true, false]);
+    expect([second.happensBeforeCall(a, b), second.happensBeforeCall(b, a)]).toEqual([false, true]);
+  });
+});
 
 describe('happens-before is the same as with one bitset per node', () => {
   for (const [shape, recipes] of Object.entries(shapes)) {
