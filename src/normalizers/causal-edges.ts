@@ -53,7 +53,8 @@ export function buildTrajectory(assembly: Assembly): Trajectory {
   for (const node of assembly.calls)
     if (node.consumers) for (const turn of node.consumers) graph.addEdgeBetween(node.vertex, turn.vertex);
   addNestingEdges(assembly, graph);
-  for (const run of assembly.runs) addTimeChain(assembly, run, graph);
+  const handoffs = handoffsByRun(assembly);
+  for (const run of assembly.runs) addTimeChain(assembly, run, graph, handoffs.get(run) ?? []);
 
   for (const [from, to] of graph.droppedEdges()) {
     assembly.issues.push({
@@ -155,10 +156,14 @@ interface ChainItem {
  * started in the same millisecond are never ordered. Linear in items: ends go to time points
  * chained in order, and each item hangs off the last point at or before its start.
  */
-function addTimeChain(assembly: Assembly, run: RunNode, graph: TraceGraph): void {
-  if (!hasTimeOrdered(assembly, run)) return;
+function addTimeChain(
+  assembly: Assembly,
+  run: RunNode,
+  graph: TraceGraph,
+  childRuns: readonly RunNode[],
+): void {
+  if (!hasTimeOrdered(run, childRuns)) return;
   const turnless = run.calls.filter((node) => !node.issuer && node.span);
-  const childRuns = assembly.runs.filter((child) => child.parent === run && !child.parentCall && child.span);
   const items: ChainItem[] = [
     ...run.turns.map((turn) => spanItem(turn.span, turn.vertex, turn.vertex)),
     ...turnless.map((node) => spanItem(node.span as SpanRecord, node.vertex, node.vertex)),
@@ -188,10 +193,25 @@ function addTimeChain(assembly: Assembly, run: RunNode, graph: TraceGraph): void
 }
 
 /** Whether the run has a call without a turn or a handoff to order: asked before any list is made. */
-function hasTimeOrdered(assembly: Assembly, run: RunNode): boolean {
+function hasTimeOrdered(run: RunNode, childRuns: readonly RunNode[]): boolean {
   for (const node of run.calls) if (!node.issuer && node.span) return true;
-  for (const child of assembly.runs) if (child.parent === run && !child.parentCall && child.span) return true;
-  return false;
+  return childRuns.length > 0;
+}
+
+/**
+ * Per run, the agent runs started directly under it (handoffs: no call started them), in the
+ * order of the runs: found in one pass, where asking every run of every run was quadratic in
+ * sub-agents.
+ */
+function handoffsByRun(assembly: Assembly): Map<RunNode, RunNode[]> {
+  const byParent = new Map<RunNode, RunNode[]>();
+  for (const child of assembly.runs) {
+    if (!child.parent || child.parentCall || !child.span) continue;
+    const list = byParent.get(child.parent);
+    if (list) list.push(child);
+    else byParent.set(child.parent, [child]);
+  }
+  return byParent;
 }
 
 function spanItem(span: SpanRecord, startVertex: number, endVertex: number): ChainItem {
