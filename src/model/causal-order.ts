@@ -58,7 +58,9 @@ export class CausalGraph implements CausalOrder {
   /** Per node, its bit in the reachability masks and sets: -1 for nodes that are not calls. */
   readonly #callSlot: number[];
   #nodes = 0;
-  readonly #index = new Map<string, number>();
+  /** Node numbers by key; keys of nodes added by {@link addUnindexedNode} go in on first need. */
+  readonly #keyed = new Map<string, number>();
+  #unindexed: number[] = [];
   /**
    * Edges as they come, one pair per edge in two shared arrays (an array per node was most of
    * what building a trace's graph allocated); made at the expected size, like the node arrays.
@@ -107,11 +109,34 @@ export class CausalGraph implements CausalOrder {
    * number when the key is already there).
    */
   addNode(key: string, time: bigint, isCall: boolean): number {
-    const existing = this.#index.get(key);
+    const existing = this.#index().get(key);
     if (existing !== undefined) return existing;
     const node = this.#newNode(key, time, isCall ? this.#calls++ : -1);
-    this.#index.set(key, node);
+    this.#index().set(key, node);
     return node;
+  }
+
+  /**
+   * Adds a node as {@link addNode} does, for a caller that knows its key is new: its key is
+   * indexed only when something first asks by key (with call objects numbered by
+   * {@link numberCall}, a trajectory's questions never do), so building the graph hashes no key.
+   */
+  addUnindexedNode(key: string, time: bigint, isCall: boolean): number {
+    const node = this.#newNode(key, time, isCall ? this.#calls++ : -1);
+    this.#unindexed.push(node);
+    return node;
+  }
+
+  /** The key index, with the keys of unindexed nodes put in first (the earliest node of a key wins). */
+  #index(): Map<string, number> {
+    if (this.#unindexed.length > 0) {
+      for (const node of this.#unindexed) {
+        const key = this.#keys[node] as string;
+        if (!this.#keyed.has(key)) this.#keyed.set(key, node);
+      }
+      this.#unindexed = [];
+    }
+    return this.#keyed;
   }
 
   /**
@@ -140,13 +165,13 @@ export class CausalGraph implements CausalOrder {
 
   /** Whether the node exists. */
   has(key: string): boolean {
-    return this.#index.has(key);
+    return this.#index().has(key);
   }
 
   /** Adds `from -> to`; unknown keys and self-loops are ignored. */
   addEdge(from: string, to: string): void {
-    const a = this.#index.get(from);
-    const b = this.#index.get(to);
+    const a = this.#index().get(from);
+    const b = this.#index().get(to);
     if (a !== undefined && b !== undefined) this.addEdgeBetween(a, b);
   }
 
@@ -172,8 +197,8 @@ export class CausalGraph implements CausalOrder {
   }
 
   happensBefore(a: string, b: string): boolean {
-    const from = this.#index.get(a);
-    const to = this.#index.get(b);
+    const from = this.#index().get(a);
+    const to = this.#index().get(b);
     if (from === undefined || to === undefined || from === to) return false;
     if (this.#callSlot[to] === -1) throw new Error(`${b} is not a call`);
     return this.#reachability().reaches(from, to);
@@ -182,11 +207,11 @@ export class CausalGraph implements CausalOrder {
   afterAny(ids: readonly string[]): (id: string) => boolean {
     const nodes: number[] = [];
     for (const id of ids) {
-      const node = this.#index.get(id);
+      const node = this.#index().get(id);
       if (node !== undefined) nodes.push(node);
     }
     const test = this.#reachability().reachedByAny(nodes);
-    return (id) => test(this.#index.get(id) ?? -1);
+    return (id) => test(this.#index().get(id) ?? -1);
   }
 
   /**
@@ -224,12 +249,12 @@ export class CausalGraph implements CausalOrder {
   /** The call's node: stamped on it by {@link numberCall}, else looked up by its id; -1 for none. */
   #nodeOfCall(call: CallKey): number {
     const stamped = stampedNode(this, call);
-    return stamped !== -1 ? stamped : (this.#index.get(call.id) ?? -1);
+    return stamped !== -1 ? stamped : (this.#index().get(call.id) ?? -1);
   }
 
   compare(a: string, b: string): number {
     const rank = this.#ranks();
-    return (rank[this.#index.get(a) ?? -1] ?? 0) - (rank[this.#index.get(b) ?? -1] ?? 0);
+    return (rank[this.#index().get(a) ?? -1] ?? 0) - (rank[this.#index().get(b) ?? -1] ?? 0);
   }
 
   /**
@@ -249,18 +274,20 @@ export class CausalGraph implements CausalOrder {
   #edgesBySource(): Adjacency {
     if (this.#adjacency) return this.#adjacency;
     const n = this.#nodes;
+    // Counted per source, summed into where each source's edges end, then filled from the last
+    // edge back, each source's place moving down to where its edges begin.
     const start: number[] = new Array(n + 1).fill(0);
     for (let e = 0; e < this.#edges; e++) {
-      const from = (this.#edgeFrom[e] as number) + 1;
+      const from = this.#edgeFrom[e] as number;
       start[from] = (start[from] as number) + 1;
     }
     for (let k = 1; k <= n; k++) start[k] = (start[k] as number) + (start[k - 1] as number);
-    const next = start.slice(0, n);
     const target: number[] = new Array(this.#edges);
-    for (let e = 0; e < this.#edges; e++) {
+    for (let e = this.#edges - 1; e >= 0; e--) {
       const from = this.#edgeFrom[e] as number;
-      target[next[from] as number] = this.#edgeTo[e] as number;
-      next[from] = (next[from] as number) + 1;
+      const at = (start[from] as number) - 1;
+      start[from] = at;
+      target[at] = this.#edgeTo[e] as number;
     }
     this.#adjacency = { start, target };
     return this.#adjacency;

@@ -196,13 +196,17 @@ function build<G extends CausalGraph | BitsetCausalGraph>(graph: G, recipe: Reci
   return graph;
 }
 
-/** Adds the recipe's nodes and edges to the graph; each node's number, by its place in the recipe. */
+/**
+ * Adds the recipe's nodes and edges to the graph; each node's number, by its place in the recipe.
+ * The recipes' keys are all different: some go in unindexed, as the normalizer adds calls.
+ */
 function nodeNumbers(graph: CausalGraph | BitsetCausalGraph, recipe: Recipe): number[] {
-  const numbers = recipe.nodes.map((node) =>
-    node.labelled
-      ? graph.addLabelledNode(node.key, node.time)
-      : graph.addNode(node.key, node.time, node.call),
-  );
+  const numbers = recipe.nodes.map((node, i) => {
+    if (node.labelled) return graph.addLabelledNode(node.key, node.time);
+    if (graph instanceof CausalGraph && i % 3 === 0)
+      return graph.addUnindexedNode(node.key, node.time, node.call);
+    return graph.addNode(node.key, node.time, node.call);
+  });
   for (const [from, to] of recipe.edges) graph.addEdgeBetween(numbers[from] as number, numbers[to] as number);
   return numbers;
 }
