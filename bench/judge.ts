@@ -15,6 +15,8 @@
  * the bytes each allocates per trace (V8's
  * sampling heap profiler, objects already collected included): in an app, what judging allocates
  * costs more than its CPU time, because every extra scavenge copies the app's in-flight spans.
+ * Budget (DESIGN.md): judging at most 1.5x JSON.parse of the JSON attributes the spans carry, on
+ * fresh traces; the aim is 1.25x.
  *
  *   npx tsx bench/judge.ts
  */
@@ -145,6 +147,12 @@ const row = (name: string, key: keyof typeof warm) =>
 row('JSON.parse of the JSON attributes (reference)', 'parse');
 row('normalizeTrace', 'normalize');
 row('TraceJudge.judge (normalize + evaluate + report)', 'judge');
+const judged = fresh.judge / fresh.parse;
+console.log(
+  `\nbudget (DESIGN.md): TraceJudge.judge at most 1.5x JSON.parse of the JSON attributes, fresh traces (aim 1.25x): ` +
+    `${judged.toFixed(2)}x, ${judged <= 1.5 ? 'met' : 'NOT MET'}${judged <= 1.25 ? ', aim met' : judged <= 1.5 ? ', aim not met' : ''}` +
+    `; the same ${TRACES} again: ${(warm.judge / warm.parse).toFixed(2)}x`,
+);
 
 /** Bytes allocated per call of `each` (sampled every 512 bytes; what GC already took counted too). */
 async function bytesPerTrace<T>(inputs: T[], each: (input: T) => void): Promise<number> {

@@ -104,7 +104,7 @@ function readRequests(requests: readonly unknown[], inArray: boolean, source: st
       return;
     }
     const decoded = decodeExportTraceRequest(request);
-    spans.push(...decoded.spans);
+    for (const span of decoded.spans) spans.push(span);
     for (const error of decoded.errors) errors.add(joinPath(prefix, error.path), error.message);
   });
   return finish(source, { format: 'otlp-json', spans }, errors);
@@ -128,7 +128,7 @@ function readJsonLines(lines: readonly NumberedLine[], source: string): ReadResu
       continue;
     }
     const decoded = decodeExportTraceRequest(request);
-    spans.push(...decoded.spans);
+    for (const span of decoded.spans) spans.push(span);
     for (const error of decoded.errors) errors.add(at, withPath(error));
   }
   return finish(source, { format: 'otlp-jsonl', spans }, errors);

@@ -216,7 +216,7 @@ function repeats(
       `${first.tool} was called ${times(group.length)} with identical arguments ${args} (${callIds(group)}): ` +
         `${repeated.length} ${repeated.length === 1 ? 'repeat' : 'repeats'} (${callIds(repeated)}), at most ${max} allowed`,
     );
-    involved.push(...group);
+    for (const call of group) involved.push(call);
   }
   if (problems.length > 0) return fail(rule, DIMENSION, rule, capList(problems, '; '), involved);
   const unknown = blindTools(trajectory, found, () => true);

@@ -171,7 +171,8 @@ function requires(
       }
       const earlier =
         doubt.size === 0 ? [] : calls.filter((other) => doubt.has(other) && precedence.before(other, call));
-      involved.push(call, ...earlier);
+      involved.push(call);
+      for (const other of earlier) involved.push(other);
       if (reach.doubt === undefined && earlier.length === 0) {
         // Described only for the calls the reason lists; the rest are counted.
         if (violating >= MAX_LISTED) {
@@ -179,7 +180,7 @@ function requires(
           continue;
         }
         const others = calls.filter((other) => other !== call);
-        involved.push(...others);
+        for (const other of others) involved.push(other);
         const seen =
           others.length === 0
             ? `was never reached${missed(found.of(prerequisite).misses)}`

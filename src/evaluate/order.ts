@@ -18,7 +18,6 @@ import {
 } from './rule.js';
 import { checkExactToolSequence, checkToolSequence } from './tool-sequence.js';
 import { toolSet } from './tool-set.js';
-import { callPositions } from './trajectory-index.js';
 
 type BeforeConstraint = NonNullable<OrderSection['before']>[number];
 
@@ -94,7 +93,7 @@ function checkBefore(precedence: Precedence, constraint: BeforeConstraint, index
   const clauses = unwitnessed.slice(0, MAX_LISTED).map((call) => {
     const perTool = constraint.before.map((tool) => {
       const others = predecessors.filter((other) => other.tool === tool && other !== call);
-      mentioned.push(...others);
+      for (const other of others) mentioned.push(other);
       if (others.length === 0) {
         return call.tool === tool ? `${tool} was not called apart from it` : `${tool} was never called`;
       }
@@ -225,21 +224,14 @@ function unreportedTerminal(
  */
 export class Precedence {
   readonly trajectory: Trajectory;
-  #positions: ReadonlyMap<ToolCall, number> | undefined;
 
   constructor(trajectory: Trajectory) {
     this.trajectory = trajectory;
   }
 
-  /** Each call's place in the listing, looked up on first use: the usual passing checks walk the listing instead. */
-  get #position(): ReadonlyMap<ToolCall, number> {
-    this.#positions ??= callPositions(this.trajectory);
-    return this.#positions;
-  }
-
   /** `a` comes before `b` in the causal listing (a topological order; concurrent calls by issue time). */
   listedBefore(a: ToolCall, b: ToolCall): boolean {
-    return (this.#position.get(a) ?? -1) < (this.#position.get(b) ?? -1);
+    return this.trajectory.listingRank(a) < this.trajectory.listingRank(b);
   }
 
   /** `a -> b`, with the cheap refusals first. */
@@ -263,9 +255,11 @@ export class Precedence {
     call: ToolCall,
     accept?: (candidate: ToolCall) => boolean,
   ): ToolCall | undefined {
-    const limit = this.#position.get(call) ?? -1;
+    const { trajectory } = this;
+    const limit = trajectory.listingRank(call);
     for (const candidate of candidates) {
-      if ((this.#position.get(candidate) ?? limit) >= limit) break;
+      const rank = trajectory.listingRank(candidate);
+      if ((rank === -1 ? limit : rank) >= limit) break;
       if ((accept === undefined || accept(candidate)) && this.before(candidate, call)) return candidate;
     }
     return undefined;

@@ -1,6 +1,5 @@
 /**
- * Lookups every rule family asks of a trajectory (the calls of a tool, a call's place in the
- * causal listing), built once per evaluation and shared by every family. A Trajectory never
+ * Lookups every rule family asks of a trajectory (the calls of a tool), built once per evaluation and shared by every family. A Trajectory never
  * changes once built, so the index never goes stale.
  *
  * The index of the one trajectory being evaluated is held in a single slot, not a WeakMap: a
@@ -15,8 +14,6 @@ interface TrajectoryIndex {
   readonly trajectory: Trajectory;
   /** The calls of each tool, in causal order. */
   byTool: Map<string, ToolCall[]>;
-  /** Each call's position in `trajectory.calls` (the causal listing), built on first use. */
-  positions?: Map<ToolCall, number>;
 }
 
 let current: TrajectoryIndex | undefined;
@@ -44,17 +41,4 @@ export function releaseIndex(trajectory: Trajectory): void {
  */
 export function callsOfTool(trajectory: Trajectory, tool: string): readonly ToolCall[] {
   return indexOf(trajectory).byTool.get(tool) ?? NO_CALLS;
-}
-
-/** Each call's position in the causal listing (`trajectory.calls`). */
-export function callPositions(trajectory: Trajectory): ReadonlyMap<ToolCall, number> {
-  const index = indexOf(trajectory);
-  if (!index.positions) {
-    const positions = new Map<ToolCall, number>();
-    const { calls } = trajectory;
-    for (let position = 0; position < calls.length; position++)
-      positions.set(calls[position] as ToolCall, position);
-    index.positions = positions;
-  }
-  return index.positions;
 }

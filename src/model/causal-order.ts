@@ -3,7 +3,12 @@
  * turns and calls (what a turn issued, what results it had been shown), or, for sources with no
  * turns, positions on one clock (an event list's order).
  */
+import { BitsetReach, type CallReach, type DagView, MaskReach } from './call-reach.js';
+import { stampedNode, stampNode } from './graph-calls.js';
+import { intervalReach } from './interval-reach.js';
 import { earlier, NodeHeap } from './node-heap.js';
+
+export { type CallTiming, TimingOrder } from './timing-order.js';
 
 /** A strict partial order on call ids, plus a linear extension of it for listing calls. */
 export interface CausalOrder {
@@ -16,125 +21,86 @@ export interface CausalOrder {
    * every call costs no more than one pass (a sequence search asks it of whole layers).
    */
   afterAny(ids: readonly string[]): (id: string) => boolean;
+  /**
+   * `happensBefore(a.id, b.id)`, for an order that can answer from the call objects themselves
+   * without looking their ids up (a causal graph, for the calls it numbered).
+   */
+  happensBeforeCall?(a: CallKey, b: CallKey): boolean;
+  /** `afterAny(calls' ids)`, tested on call objects, for the same orders. */
+  afterAnyCall?(calls: readonly CallKey[]): (call: CallKey) => boolean;
+  /**
+   * The call's place in the causal listing (a number that only orders: not a position among
+   * the calls), -1 for a call not in the order; for the same orders.
+   */
+  listingRankOfCall?(call: CallKey): number;
 }
 
-/**
- * When a call was issued and when its result became available, on one ordering scale (positions
- * in an event list). `completedAt` absent: the call never reported back and orders nothing.
- */
-export interface CallTiming {
-  issuedAt: bigint;
-  completedAt?: bigint;
-}
-
-/** Happens-before from positions on one clock: b was issued once a's result was there. */
-export class TimingOrder implements CausalOrder {
-  constructor(private readonly timing: ReadonlyMap<string, CallTiming>) {}
-
-  happensBefore(a: string, b: string): boolean {
-    const before = this.#of(a);
-    const after = this.#of(b);
-    // Issued strictly earlier: two calls issued at the same position are never ordered, so the
-    // calls after a given call are always a suffix of the calls sorted by issue position.
-    return (
-      a !== b &&
-      before.completedAt !== undefined &&
-      before.issuedAt < after.issuedAt &&
-      before.completedAt <= after.issuedAt
-    );
-  }
-
-  compare(a: string, b: string): number {
-    const x = this.#of(a);
-    const y = this.#of(b);
-    if (x.issuedAt !== y.issuedAt) return x.issuedAt < y.issuedAt ? -1 : 1;
-    const xc = x.completedAt ?? -1n;
-    const yc = y.completedAt ?? -1n;
-    return xc === yc ? 0 : xc < yc ? -1 : 1;
-  }
-
-  afterAny(ids: readonly string[]): (id: string) => boolean {
-    // Sorted by issue position, with the earliest completion among the calls issued so far:
-    // b is after some a when a call issued before b had completed by the time b was issued.
-    const sorted = ids
-      .map((id) => this.#of(id))
-      .sort((x, y) => (x.issuedAt < y.issuedAt ? -1 : x.issuedAt > y.issuedAt ? 1 : 0));
-    const earliestDone: (bigint | undefined)[] = [];
-    let best: bigint | undefined;
-    for (const timing of sorted) {
-      if (timing.completedAt !== undefined && (best === undefined || timing.completedAt < best))
-        best = timing.completedAt;
-      earliestDone.push(best);
-    }
-    return (id) => {
-      const issued = this.#of(id).issuedAt;
-      let low = 0;
-      let high = sorted.length;
-      while (low < high) {
-        const middle = (low + high) >> 1;
-        if ((sorted[middle] as CallTiming).issuedAt < issued) low = middle + 1;
-        else high = middle;
-      }
-      const done = low === 0 ? undefined : earliestDone[low - 1];
-      return done !== undefined && done <= issued;
-    };
-  }
-
-  #of(id: string): CallTiming {
-    const timing = this.timing.get(id);
-    if (!timing) throw new Error(`no timing for call ${id}`);
-    return timing;
-  }
+/** What an order needs of a call object: its id. */
+export interface CallKey {
+  readonly id: string;
 }
 
 /**
  * A DAG over calls, turns and any other events the normalizer needs, with reachability between
- * calls. Edges say "could have caused". Reachability is computed once, lazily, as one bitset of
- * reachable calls per node (a bit mask when there are at most 32 calls), in reverse topological
- * order: O((nodes + edges) x calls / 32).
+ * calls. Edges say "could have caused". Reachability is computed once, lazily: a bit mask per
+ * node when there are at most 32 calls; else sorted intervals of calls per node, linear in the
+ * graph on chains of turns, parallel groups, nested sub-agents and traces one after another
+ * (interval-reach.ts); a DAG whose intervals outgrow their budget falls back to one bitset per
+ * node, O((nodes + edges) x calls / 32).
  */
 export class CausalGraph implements CausalOrder {
   /**
-   * Per node: its key or label, its time, its latest out-edge and its call slot. Made at the
-   * expected size (see the constructor), so places past {@link #nodes} may be empty.
+   * Per node: its key or label, its time and its call slot. Made at the expected size (see the
+   * constructor), so places past {@link #nodes} may be empty.
    */
   readonly #keys: string[];
   readonly #time: bigint[];
-  readonly #lastOut: number[];
-  /** Per node, its bit in the reachability sets: -1 for nodes that are not calls. */
+  /** Per node, its bit in the reachability masks and sets: -1 for nodes that are not calls. */
   readonly #callSlot: number[];
   #nodes = 0;
-  readonly #index = new Map<string, number>();
+  /** Node numbers by key; keys of nodes added by {@link addUnindexedNode} go in on first need. */
+  readonly #keyed = new Map<string, number>();
+  #unindexed: number[] = [];
   /**
-   * Out-edges as one linked list per node in shared arrays: per node its latest edge (above),
-   * per edge its target and the node's edge before it (-1 ends a list). An array per node was
-   * most of what building a trace's graph allocated. A dropped edge keeps its place with target
-   * -1. Made at the expected size, like the node arrays.
+   * Edges as they come, one pair per edge in two shared arrays (an array per node was most of
+   * what building a trace's graph allocated); made at the expected size, like the node arrays.
    */
-  readonly #edgeTarget: number[];
-  readonly #previousOut: number[];
+  readonly #edgeFrom: number[];
+  readonly #edgeTo: number[];
   #edges = 0;
   #calls = 0;
+  /**
+   * The edges by source, built once they are all there: one walk reads a node's out-edges side
+   * by side, where following a list through the edges in the order they came jumps across all of
+   * them. A dropped edge keeps its place with target -1.
+   */
+  #adjacency: Adjacency | undefined;
   /**
    * Per node, its place in the causal listing. Plain arrays for per-trace sizes: a typed array
    * of a few dozen entries still costs a backing store of its own.
    */
   #rank: number[] | undefined;
-  #reach: Int32Array | Uint32Array[] | undefined;
+  #reach: CallReach | undefined;
   readonly #dropped: [string, string][] = [];
+  readonly #intervalBudget: number | undefined;
 
   /**
    * `expected`: about how many nodes and edges there will be, so the graph's arrays are made at
    * that size instead of grown (an array grown by push is reallocated at every half again, from
-   * 17 places). Any number may be added all the same.
+   * 17 places). Any number may be added all the same. `intervalBudget`: how many intervals the
+   * reachability lists may hold in all before falling back to bitsets (a knob for tests; by
+   * default 16 per node, and 1,024 whatever the size).
    */
-  constructor(expected: { nodes: number; edges: number } = { nodes: 0, edges: 0 }) {
+  constructor(
+    expected: { nodes: number; edges: number } = { nodes: 0, edges: 0 },
+    { intervalBudget }: { intervalBudget?: number } = {},
+  ) {
+    this.#intervalBudget = intervalBudget;
     this.#keys = new Array(expected.nodes);
     this.#time = new Array(expected.nodes);
-    this.#lastOut = new Array(expected.nodes);
     this.#callSlot = new Array(expected.nodes);
-    this.#edgeTarget = new Array(expected.edges);
-    this.#previousOut = new Array(expected.edges);
+    this.#edgeFrom = new Array(expected.edges);
+    this.#edgeTo = new Array(expected.edges);
   }
 
   /**
@@ -143,11 +109,34 @@ export class CausalGraph implements CausalOrder {
    * number when the key is already there).
    */
   addNode(key: string, time: bigint, isCall: boolean): number {
-    const existing = this.#index.get(key);
+    const existing = this.#index().get(key);
     if (existing !== undefined) return existing;
     const node = this.#newNode(key, time, isCall ? this.#calls++ : -1);
-    this.#index.set(key, node);
+    this.#index().set(key, node);
     return node;
+  }
+
+  /**
+   * Adds a node as {@link addNode} does, for a caller that knows its key is new: its key is
+   * indexed only when something first asks by key (with call objects numbered by
+   * {@link numberCall}, a trajectory's questions never do), so building the graph hashes no key.
+   */
+  addUnindexedNode(key: string, time: bigint, isCall: boolean): number {
+    const node = this.#newNode(key, time, isCall ? this.#calls++ : -1);
+    this.#unindexed.push(node);
+    return node;
+  }
+
+  /** The key index, with the keys of unindexed nodes put in first (the earliest node of a key wins). */
+  #index(): Map<string, number> {
+    if (this.#unindexed.length > 0) {
+      for (const node of this.#unindexed) {
+        const key = this.#keys[node] as string;
+        if (!this.#keyed.has(key)) this.#keyed.set(key, node);
+      }
+      this.#unindexed = [];
+    }
+    return this.#keyed;
   }
 
   /**
@@ -163,39 +152,39 @@ export class CausalGraph implements CausalOrder {
     const node = this.#nodes++;
     this.#keys[node] = key;
     this.#time[node] = time;
-    this.#lastOut[node] = -1;
     this.#callSlot[node] = callSlot;
+    this.#changed();
+    return node;
+  }
+
+  #changed(): void {
+    this.#adjacency = undefined;
     this.#rank = undefined;
     this.#reach = undefined;
-    return node;
   }
 
   /** Whether the node exists. */
   has(key: string): boolean {
-    return this.#index.has(key);
+    return this.#index().has(key);
   }
 
   /** Adds `from -> to`; unknown keys and self-loops are ignored. */
   addEdge(from: string, to: string): void {
-    const a = this.#index.get(from);
-    const b = this.#index.get(to);
+    const a = this.#index().get(from);
+    const b = this.#index().get(to);
     if (a !== undefined && b !== undefined) this.addEdgeBetween(a, b);
   }
 
   /**
-   * Adds `from -> to` between node numbers from {@link addNode}; self-loops are ignored. The
-   * normalizer's way in: no key to look up per edge.
+   * Adds `from -> to` between node numbers from {@link addNode}; self-loops and numbers of nodes
+   * not added are ignored. The normalizer's way in: no key to look up per edge.
    */
   addEdgeBetween(from: number, to: number): void {
-    // Empty for a node not added: its places are made but not filled.
-    const last = this.#lastOut[from];
-    if (from === to || last === undefined) return;
+    if (from === to || !(from >= 0 && from < this.#nodes && to >= 0 && to < this.#nodes)) return;
     const edge = this.#edges++;
-    this.#lastOut[from] = edge;
-    this.#edgeTarget[edge] = to;
-    this.#previousOut[edge] = last;
-    this.#rank = undefined;
-    this.#reach = undefined;
+    this.#edgeFrom[edge] = from;
+    this.#edgeTo[edge] = to;
+    if (this.#adjacency) this.#changed();
   }
 
   /**
@@ -208,44 +197,64 @@ export class CausalGraph implements CausalOrder {
   }
 
   happensBefore(a: string, b: string): boolean {
-    const from = this.#index.get(a);
-    const to = this.#index.get(b);
+    const from = this.#index().get(a);
+    const to = this.#index().get(b);
     if (from === undefined || to === undefined || from === to) return false;
-    const slot = this.#callSlot[to] as number;
-    if (slot === -1) throw new Error(`${b} is not a call`);
-    const reach = this.#reachability();
-    if (reach instanceof Int32Array) return ((reach[from] as number) & (1 << slot)) !== 0;
-    const bits = reach[from] as Uint32Array;
-    return ((bits[slot >>> 5] as number) & (1 << (slot & 31))) !== 0;
+    if (this.#callSlot[to] === -1) throw new Error(`${b} is not a call`);
+    return this.#reachability().reaches(from, to);
   }
 
   afterAny(ids: readonly string[]): (id: string) => boolean {
-    const reach = this.#reachability();
-    if (reach instanceof Int32Array) {
-      let union = 0;
-      for (const id of ids) {
-        const node = this.#index.get(id);
-        if (node !== undefined) union |= reach[node] as number;
-      }
-      return (id) => {
-        const slot = this.#callSlot[this.#index.get(id) ?? -1] ?? -1;
-        return slot !== -1 && (union & (1 << slot)) !== 0;
-      };
-    }
-    const union = new Uint32Array(Math.max(1, Math.ceil(this.#calls / 32)));
+    const nodes: number[] = [];
     for (const id of ids) {
-      const bits = reach[this.#index.get(id) ?? -1];
-      if (bits) for (let w = 0; w < union.length; w++) union[w] = (union[w] as number) | (bits[w] as number);
+      const node = this.#index().get(id);
+      if (node !== undefined) nodes.push(node);
     }
-    return (id) => {
-      const slot = this.#callSlot[this.#index.get(id) ?? -1] ?? -1;
-      return slot !== -1 && ((union[slot >>> 5] as number) & (1 << (slot & 31))) !== 0;
-    };
+    const test = this.#reachability().reachedByAny(nodes);
+    return (id) => test(this.#index().get(id) ?? -1);
+  }
+
+  /**
+   * Gives `call` (the call object of the node keyed `call.id`) the node's number, so questions
+   * about it go straight to the node: see graph-calls.ts. Returns the call.
+   */
+  numberCall<T extends CallKey>(call: T, node: number): T {
+    stampNode(call, this, node);
+    return call;
+  }
+
+  happensBeforeCall(a: CallKey, b: CallKey): boolean {
+    const from = this.#nodeOfCall(a);
+    const to = this.#nodeOfCall(b);
+    if (from === -1 || to === -1 || from === to) return false;
+    if (this.#callSlot[to] === -1) throw new Error(`${b.id} is not a call`);
+    return this.#reachability().reaches(from, to);
+  }
+
+  afterAnyCall(calls: readonly CallKey[]): (call: CallKey) => boolean {
+    const nodes: number[] = [];
+    for (const call of calls) {
+      const node = this.#nodeOfCall(call);
+      if (node !== -1) nodes.push(node);
+    }
+    const test = this.#reachability().reachedByAny(nodes);
+    return (call) => test(this.#nodeOfCall(call));
+  }
+
+  listingRankOfCall(call: CallKey): number {
+    const node = this.#nodeOfCall(call);
+    return node === -1 ? -1 : (this.#ranks()[node] as number);
+  }
+
+  /** The call's node: stamped on it by {@link numberCall}, else looked up by its id; -1 for none. */
+  #nodeOfCall(call: CallKey): number {
+    const stamped = stampedNode(this, call);
+    return stamped !== -1 ? stamped : (this.#index().get(call.id) ?? -1);
   }
 
   compare(a: string, b: string): number {
     const rank = this.#ranks();
-    return (rank[this.#index.get(a) ?? -1] ?? 0) - (rank[this.#index.get(b) ?? -1] ?? 0);
+    return (rank[this.#index().get(a) ?? -1] ?? 0) - (rank[this.#index().get(b) ?? -1] ?? 0);
   }
 
   /**
@@ -261,16 +270,40 @@ export class CausalGraph implements CausalOrder {
     return items;
   }
 
+  /** The out-edges by source (a counting sort of the edges, in the order they came). */
+  #edgesBySource(): Adjacency {
+    if (this.#adjacency) return this.#adjacency;
+    const n = this.#nodes;
+    // Counted per source, summed into where each source's edges end, then filled from the last
+    // edge back, each source's place moving down to where its edges begin.
+    const start: number[] = new Array(n + 1).fill(0);
+    for (let e = 0; e < this.#edges; e++) {
+      const from = this.#edgeFrom[e] as number;
+      start[from] = (start[from] as number) + 1;
+    }
+    for (let k = 1; k <= n; k++) start[k] = (start[k] as number) + (start[k - 1] as number);
+    const target: number[] = new Array(this.#edges);
+    for (let e = this.#edges - 1; e >= 0; e--) {
+      const from = this.#edgeFrom[e] as number;
+      const at = (start[from] as number) - 1;
+      start[from] = at;
+      target[at] = this.#edgeTo[e] as number;
+    }
+    this.#adjacency = { start, target };
+    return this.#adjacency;
+  }
+
   /**
    * A topological order, earliest time first among ready nodes. Edges that would close a cycle
    * (possible only with contradictory input, e.g. reused call ids) are dropped and recorded.
    */
   #ranks(): number[] {
     if (this.#rank) return this.#rank;
+    const { start, target } = this.#edgesBySource();
     const n = this.#nodes;
     const indegree: number[] = new Array(n).fill(0);
     for (let e = 0; e < this.#edges; e++) {
-      const t = this.#edgeTarget[e] as number;
+      const t = target[e] as number;
       if (t !== -1) indegree[t] = (indegree[t] as number) + 1;
     }
     const rank: number[] = new Array(n).fill(-1);
@@ -285,8 +318,8 @@ export class CausalGraph implements CausalOrder {
         this.#dropEdgesInto(node, rank);
       }
       rank[node] = next++;
-      for (let e = this.#lastOut[node] as number; e !== -1; e = this.#previousOut[e] as number) {
-        const t = this.#edgeTarget[e] as number;
+      for (let e = start[node] as number; e < (start[node + 1] as number); e++) {
+        const t = target[e] as number;
         if (t === -1) continue;
         indegree[t] = (indegree[t] as number) - 1;
         if (indegree[t] === 0 && rank[t] === -1) ready.push(t);
@@ -304,12 +337,13 @@ export class CausalGraph implements CausalOrder {
   }
 
   #dropEdgesInto(node: number, rank: readonly number[]): void {
+    const { start, target } = this.#edgesBySource();
     for (let from = 0; from < this.#nodes; from++) {
       if (rank[from] !== -1) continue;
       let dropped = false;
-      for (let e = this.#lastOut[from] as number; e !== -1; e = this.#previousOut[e] as number) {
-        if (this.#edgeTarget[e] !== node) continue;
-        this.#edgeTarget[e] = -1;
+      for (let e = start[from] as number; e < (start[from + 1] as number); e++) {
+        if (target[e] !== node) continue;
+        target[e] = -1;
         dropped = true;
       }
       if (dropped) this.#dropped.push([this.#keys[from] as string, this.#keys[node] as string]);
@@ -317,53 +351,43 @@ export class CausalGraph implements CausalOrder {
   }
 
   /**
-   * Per node, the calls it reaches: one bit mask per node in one array when there are at most 32
-   * calls (most traces: no array per node), else one bitset per node.
+   * Which calls each node reaches, worked out on the first question: bit masks for at most 32
+   * calls, else interval lists, else (a DAG unlike the shapes agents make) bitsets.
    */
-  #reachability(): Int32Array | Uint32Array[] {
+  #reachability(): CallReach {
     if (this.#reach) return this.#reach;
     const rank = this.#ranks();
     const n = this.#nodes;
     const byRank: number[] = new Array(n).fill(0);
     for (let i = 0; i < n; i++) byRank[rank[i] as number] = i;
-    this.#reach = this.#calls <= 32 ? this.#reachMasks(byRank) : this.#reachSets(byRank);
+    const { start, target } = this.#edgesBySource();
+    const dag: DagView = {
+      nodes: n,
+      calls: this.#calls,
+      start,
+      target,
+      callSlot: this.#callSlot,
+      byRank,
+      rankOf: rank,
+    };
+    this.#reach =
+      this.#calls <= 32
+        ? new MaskReach(dag)
+        : (intervalReach(dag, this.#intervalBudget ?? INTERVALS_PER_NODE * n + MIN_INTERVALS) ??
+          new BitsetReach(dag));
     return this.#reach;
   }
-
-  #reachMasks(byRank: readonly number[]): Int32Array {
-    const reach = new Int32Array(byRank.length);
-    for (let r = byRank.length - 1; r >= 0; r--) {
-      const node = byRank[r] as number;
-      let mask = 0;
-      for (let e = this.#lastOut[node] as number; e !== -1; e = this.#previousOut[e] as number) {
-        const t = this.#edgeTarget[e] as number;
-        if (t === -1) continue;
-        const slot = this.#callSlot[t] as number;
-        if (slot !== -1) mask |= 1 << slot;
-        mask |= reach[t] as number;
-      }
-      reach[node] = mask;
-    }
-    return reach;
-  }
-
-  #reachSets(byRank: readonly number[]): Uint32Array[] {
-    const n = byRank.length;
-    const words = Math.ceil(this.#calls / 32);
-    const reach: Uint32Array[] = new Array(n);
-    for (let r = n - 1; r >= 0; r--) {
-      const node = byRank[r] as number;
-      const bits = new Uint32Array(words);
-      for (let e = this.#lastOut[node] as number; e !== -1; e = this.#previousOut[e] as number) {
-        const t = this.#edgeTarget[e] as number;
-        if (t === -1) continue;
-        const slot = this.#callSlot[t] as number;
-        if (slot !== -1) bits[slot >>> 5] = (bits[slot >>> 5] as number) | (1 << (slot & 31));
-        const inner = reach[t] as Uint32Array;
-        for (let w = 0; w < words; w++) bits[w] = (bits[w] as number) | (inner[w] as number);
-      }
-      reach[node] = bits;
-    }
-    return reach;
-  }
 }
+
+/** Out-edges by source: node k's targets are `target[start[k] .. start[k + 1] - 1]`, -1 where dropped. */
+interface Adjacency {
+  start: number[];
+  target: number[];
+}
+
+/**
+ * The interval lists' budget: per node on average (a node nested this deep in parallel branches
+ * is far past the shapes agents make), and whatever the graph's size.
+ */
+const INTERVALS_PER_NODE = 16;
+const MIN_INTERVALS = 1024;

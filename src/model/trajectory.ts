@@ -228,6 +228,8 @@ export class Trajectory {
   readonly #order: CausalOrder;
   /** Made on first use: most evaluations never ask for a call by id. */
   #byId: Map<string, ToolCall> | undefined;
+  /** Each call's place in `calls`, made on first use where the order cannot rank a call itself. */
+  #positions: Map<ToolCall, number> | undefined;
 
   constructor(init: TrajectoryInit) {
     this.traceId = init.traceId;
@@ -256,7 +258,9 @@ export class Trajectory {
    * Two calls issued together (one turn, a parallel batch) are never ordered.
    */
   happensBefore(a: ToolCall, b: ToolCall): boolean {
-    return a !== b && this.#order.happensBefore(a.id, b.id);
+    if (a === b) return false;
+    const order = this.#order;
+    return order.happensBeforeCall ? order.happensBeforeCall(a, b) : order.happensBefore(a.id, b.id);
   }
 
   /**
@@ -264,8 +268,27 @@ export class Trajectory {
    * the causal graph (one OR of reachability sets), then O(1) per question.
    */
   afterAny(calls: readonly ToolCall[]): (call: ToolCall) => boolean {
-    const test = this.#order.afterAny(calls.map((call) => call.id));
+    const order = this.#order;
+    if (order.afterAnyCall) return order.afterAnyCall(calls);
+    const test = order.afterAny(calls.map((call) => call.id));
     return (call) => test(call.id);
+  }
+
+  /**
+   * A number that orders this trajectory's calls as {@link calls} lists them (the causal listing),
+   * -1 for a call not in it: asked of the order where it can answer from the call itself, else
+   * by the call's place in `calls`.
+   */
+  listingRank(call: ToolCall): number {
+    const rank = this.#order.listingRankOfCall?.(call);
+    if (rank !== undefined) return rank;
+    if (!this.#positions) {
+      const positions = new Map<ToolCall, number>();
+      for (let position = 0; position < this.calls.length; position++)
+        positions.set(this.calls[position] as ToolCall, position);
+      this.#positions = positions;
+    }
+    return this.#positions.get(call) ?? -1;
   }
 
   /** Neither call happened before the other. */

@@ -16,6 +16,7 @@ import {
   type CallNode,
   enclosingCall,
   type RunNode,
+  type StepNode,
   type TurnNode,
 } from './assembly-nodes.js';
 import { rootOf, toAgentRun, toToolCall, toTurn } from './finish-nodes.js';
@@ -33,7 +34,7 @@ export function buildTrajectory(assembly: Assembly): Trajectory {
   }
   for (const turn of assembly.turns)
     turn.vertex = graph.addInternal(`\u0000${turn.id}`, turn.span.startTimeUnixNano);
-  for (const node of assembly.calls) node.vertex = graph.addNode(node.id, callTime(node), true);
+  for (const node of assembly.calls) node.vertex = graph.addCall(node.id, callTime(node));
 
   for (const run of assembly.runs) {
     const turns = run.turns;
@@ -57,7 +58,10 @@ export function buildTrajectory(assembly: Assembly): Trajectory {
   // Structure before clocks: steps and handoffs order what time alone could not.
   addStepEdges(assembly, graph);
   linkHandoffs(assembly, graph);
-  for (const run of assembly.runs) addTimeChain(assembly, run, graph);
+  const handoffs = handoffsByRun(assembly);
+  const steps = stepsByRun(assembly);
+  for (const run of assembly.runs)
+    addTimeChain(assembly, run, graph, handoffs.get(run) ?? [], steps.get(run) ?? []);
 
   for (const [from, to] of graph.droppedEdges()) {
     assembly.issues.push({
@@ -69,7 +73,10 @@ export function buildTrajectory(assembly: Assembly): Trajectory {
   return new Trajectory({
     traceId: assembly.traceId,
     // Put in causal order here by node number, so the Trajectory need not sort them again by id.
-    calls: graph.inListingOrder(assembly.calls, vertexOf).map(toToolCall),
+    // Each carrying its node, so happens-before questions need no lookup by id.
+    calls: graph
+      .inListingOrder(assembly.calls, vertexOf)
+      .map((node) => graph.numberCall(toToolCall(node), node.vertex)),
     callsInOrder: true,
     order: graph,
     // Turns in causal order, like calls (spans arrive in any order).
@@ -93,6 +100,8 @@ const vertexOf = (node: { vertex: number }): number => node.vertex;
  */
 class TraceGraph extends CausalGraph {
   readonly #collides: boolean;
+  /** Every call's node id is its own call id, so no two call keys are alike. */
+  readonly #ownIds: boolean;
 
   constructor(assembly: Assembly) {
     const { runs, turns, calls } = assembly;
@@ -105,6 +114,16 @@ class TraceGraph extends CausalGraph {
     this.#collides =
       assembly.calls.some((node) => node.id.charCodeAt(0) === 0) ||
       assembly.runs.some((run) => run.span?.spanId === 'trace');
+    this.#ownIds = !this.#collides && calls.every((node) => node.id === node.draft.callId);
+  }
+
+  /**
+   * Adds a call's node. Where no two call keys can be alike, its key is left for the graph to
+   * index if anything asks by key (the trajectory's questions go by call object): one hash less
+   * per call.
+   */
+  addCall(key: string, time: bigint): number {
+    return this.#ownIds ? this.addUnindexedNode(key, time, true) : this.addNode(key, time, true);
   }
 
   /** Adds a node for something that is not a call (a turn, a run's start or end, a time point). */
@@ -156,12 +175,16 @@ interface ChainItem {
  * started in the same millisecond are never ordered. Linear in items: ends go to time points
  * chained in order, and each item hangs off the last point at or before its start.
  */
-function addTimeChain(assembly: Assembly, run: RunNode, graph: TraceGraph): void {
-  if (!hasTimeOrdered(assembly, run)) return;
+function addTimeChain(
+  assembly: Assembly,
+  run: RunNode,
+  graph: TraceGraph,
+  childRuns: readonly RunNode[],
+  steps: readonly StepNode[],
+): void {
+  if (!hasTimeOrdered(run, childRuns)) return;
   // A call in a step is ordered by its step, which takes its place on the clock.
   const turnless = run.calls.filter((node) => !node.issuer && node.span && !node.step);
-  const childRuns = assembly.runs.filter((child) => child.parent === run && !child.parentCall && child.span);
-  const steps = assembly.steps.filter((step) => step.run === run);
   const items: ChainItem[] = [
     ...run.turns.map((turn) => spanItem(turn.span, turn.vertex, turn.vertex)),
     ...turnless.map((node) => spanItem(node.span as SpanRecord, node.vertex, node.vertex)),
@@ -192,10 +215,36 @@ function addTimeChain(assembly: Assembly, run: RunNode, graph: TraceGraph): void
 }
 
 /** Whether the run has a call without a turn or a handoff to order: asked before any list is made. */
-function hasTimeOrdered(assembly: Assembly, run: RunNode): boolean {
+function hasTimeOrdered(run: RunNode, childRuns: readonly RunNode[]): boolean {
   for (const node of run.calls) if (!node.issuer && node.span) return true;
-  for (const child of assembly.runs) if (child.parent === run && !child.parentCall && child.span) return true;
-  return false;
+  return childRuns.length > 0;
+}
+
+/**
+ * Per run, the agent runs started directly under it (handoffs: no call started them), in the
+ * order of the runs: found in one pass, where asking every run of every run was quadratic in
+ * sub-agents.
+ */
+function handoffsByRun(assembly: Assembly): Map<RunNode, RunNode[]> {
+  const byParent = new Map<RunNode, RunNode[]>();
+  for (const child of assembly.runs) {
+    if (!child.parent || child.parentCall || !child.span) continue;
+    const list = byParent.get(child.parent);
+    if (list) list.push(child);
+    else byParent.set(child.parent, [child]);
+  }
+  return byParent;
+}
+
+/** Per run, its steps (the OpenAI Agents SDK's turn spans), in one pass. */
+function stepsByRun(assembly: Assembly): Map<RunNode, StepNode[]> {
+  const byRun = new Map<RunNode, StepNode[]>();
+  for (const step of assembly.steps) {
+    const list = byRun.get(step.run);
+    if (list) list.push(step);
+    else byRun.set(step.run, [step]);
+  }
+  return byRun;
 }
 
 function spanItem(span: SpanRecord, startVertex: number, endVertex: number): ChainItem {
