@@ -17,7 +17,7 @@ function judge(file: string, gate: Record<string, unknown>) {
     'refund.yaml',
   );
   const report = evaluate(trajectory, scenario);
-  return { report, finding: report.findings.find((finding) => finding.rule === 'safety.approval') };
+  return { report, finding: report.findings.find((finding) => finding.rule.startsWith('safety.approval')) };
 }
 
 const BY_DECISION = { tool: 'issue_refund' };
@@ -46,7 +46,7 @@ describe('safety.approval on recorded decisions (the GenAI convention’s docume
     const report = evaluate(trajectory, scenario);
     expect(report.verdict).toBe('fail');
     expect(report.findings[0]).toMatchObject({
-      rule: 'safety.approval',
+      rule: 'safety.approval.denied',
       severity: 'hard',
       calls: ['call_refund'],
     });
@@ -57,7 +57,7 @@ describe('safety.approval on recorded decisions (the GenAI convention’s docume
 
   it('a refund the deny held never ran: the gate passes', () => {
     const { report } = judge('sdk-genai-decision-denied-held', BY_DECISION);
-    expect(report.findings.filter((finding) => finding.rule === 'safety.approval')).toEqual([]);
+    expect(report.findings.filter((finding) => finding.rule.startsWith('safety.approval'))).toEqual([]);
     expect(trajectoryOf(fixture('sdk-genai-decision-denied-held')).call('call_refund')?.outcome).toEqual({
       status: 'not_executed',
     });

@@ -198,7 +198,7 @@ describe('milestones.never against every way the unknowns could have turned out'
         const status = statusOf(trajectory, { milestones: { define: { m: defined }, never: ['m'] } });
         // A call may reach m: in no world, in some, or in all (its worlds are independent of the others').
         const reaches = trajectory.calls.map((call) => {
-          if (!defined.tool.includes(call.tool)) return [false];
+          if (!(defined.tool as readonly string[]).includes(call.tool)) return [false];
           const statuses = call.outcome.status === 'no_result' ? ['ok', 'error'] : [call.outcome.status];
           const values = !call.args.captured ? [0, 1] : [(call.args.value as { v: number }).v];
           return statuses.flatMap((outcome) =>

@@ -6,7 +6,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { evaluate } from '../../src/evaluate/evaluate.js';
-import type { Trajectory } from '../../src/model/trajectory.js';
+import { type Trajectory, UNREAD_TOOL_ACTIVITY } from '../../src/model/trajectory.js';
 import { normalizeTrace } from '../../src/normalizers/normalize.js';
 import { parseScenario } from '../../src/scenario/scenario.js';
 import { corpusSpans } from '../helpers/corpus.js';
@@ -188,5 +188,17 @@ describe('the corpus: pxi-turn-subagent', () => {
     // The sub-agent's bash calls and the parent's call_subagent are in different runs' turns.
     const across = judge(trajectory, { order: { together: [['call_subagent', 'bash']] } });
     expect(across.report.verdict).toBe('fail');
+  });
+});
+
+describe('where the trace shows tool activity toolpath could not read', () => {
+  const unread = [{ kind: UNREAD_TOOL_ACTIVITY, message: 'span x looks like a tool span', spanIds: ['x'] }];
+
+  it('a turn over the limit stays over it; a missing partner may be among the unread calls', () => {
+    const trajectory = buildTrajectory([['a', 'b', 'c'], 'get_order'], { issues: unread });
+    const over = judge(trajectory, { efficiency: { maxCallsPerTurn: 2 } });
+    expect(over.byName['efficiency.maxCallsPerTurn']?.status).toBe('fail');
+    const alone = buildTrajectory(['get_order', 'get_refund_policy'], { issues: unread });
+    expect(judge(alone, TOGETHER).byName['order.together[0]']?.status).toBe('inconclusive');
   });
 });
