@@ -54,17 +54,20 @@ export function checkApproval(trajectory: Trajectory, gate: ApprovalGate): RuleR
   const doubts: string[] = [];
   const involved = new Set<ToolCall>();
   const approved: ToolCall[] = [];
-  const violate = (clause: string, ...about: ToolCall[]) => {
-    if (violating++ < MAX_LISTED) violations.push(clause);
-    for (const call of about) involved.add(call);
+  /** Only the clauses a reason shows are written; the rest are counted. */
+  const violate = (clause: () => string, about: ToolCall) => {
+    if (violating++ < MAX_LISTED) violations.push(clause());
+    involved.add(about);
   };
-  const doubt = (clause: string, ...about: ToolCall[]) => {
-    doubts.push(clause);
+  const doubt = (clause: () => string, ...about: ToolCall[]) => {
+    doubts.push(doubts.length < MAX_LISTED ? clause() : '');
     for (const call of about) involved.add(call);
   };
   // Read once, for the calls that need them: most traces approve every call.
   let unlinked: readonly TrajectoryIssue[] | undefined;
   let decided: boolean | undefined;
+  const unreported = byCalls.filter((other) => other.outcome.status === 'no_result');
+  let byCallsInvolved = false;
 
   for (const call of calls) {
     const { status } = call.outcome;
@@ -74,7 +77,7 @@ export function checkApproval(trajectory: Trajectory, gate: ApprovalGate): RuleR
     if (deny) {
       const where = deny.spanId === undefined ? '' : ` (span ${deny.spanId})`;
       denied++;
-      violate(`${callName(call)} ran after a deny decision${where}: ${ranHow(call)}`, call);
+      violate(() => `${callName(call)} ran after a deny decision${where}: ${ranHow(call)}`, call);
       continue;
     }
     if (status === 'error') continue;
@@ -93,33 +96,42 @@ export function checkApproval(trajectory: Trajectory, gate: ApprovalGate): RuleR
     // Not approved: say why, or why that cannot be told.
     unlinked ??= trajectory.issues.filter((issue) => UNLINKED_DECISIONS.has(issue.kind));
     decided ??= unlinked.length > 0 || trajectory.calls.some((other) => other.decisions !== undefined);
-    const pending = byCalls.filter(
+    const pending = unreported.filter(
       (other) =>
-        other.outcome.status === 'no_result' &&
-        precedence.listedBefore(other, call) &&
-        !(other.turnId !== undefined && other.turnId === call.turnId),
+        precedence.listedBefore(other, call) && !(other.turnId !== undefined && other.turnId === call.turnId),
     );
-    const why = unapproved(precedence, call, by, byCalls);
+    const why = () => unapproved(precedence, call, by, byCalls);
     if (status === 'no_result') {
       doubt(
-        `${callName(call)} ran ${why}; it never reported a result, so whether it succeeded cannot be told`,
+        () =>
+          `${callName(call)} ran ${why()}; it never reported a result, so whether it succeeded cannot be told`,
         call,
       );
     } else if (pending.length > 0) {
-      const named = pending.map(callName).join(', ');
-      doubt(`${callName(call)} succeeded after ${named}, which never reported a result`, call, ...pending);
-    } else if (unlinked.length > 0) {
-      const spans = unlinked.flatMap((issue) => issue.spanIds).join(', ');
+      const named = () => capList(pending.map(callName));
       doubt(
-        `${callName(call)} succeeded ${why}, but the trace holds decisions that are on no call (spans ${spans}): one may have allowed it`,
+        () => `${callName(call)} succeeded after ${named()}, which never reported a result`,
+        call,
+        ...pending,
+      );
+    } else if (unlinked.length > 0) {
+      const spans = capList(unlinked.flatMap((issue) => issue.spanIds));
+      doubt(
+        () =>
+          `${callName(call)} succeeded ${why()}, but the trace holds decisions that are on no call (spans ${spans}): one may have allowed it`,
         call,
       );
     } else if (by.length === 0 && !decided) {
       doubt(
-        `${callName(call)} succeeded, but the trace records no tool call decisions at all and the gate names no approving tool (by), so whether it was approved cannot be told`,
+        () =>
+          `${callName(call)} succeeded, but the trace records no tool call decisions at all and the gate names no approving tool (by), so whether it was approved cannot be told`,
         call,
       );
-    } else violate(`${callName(call)} succeeded ${why}`, call, ...byCalls);
+    } else {
+      violate(() => `${callName(call)} succeeded ${why()}`, call);
+      if (!byCallsInvolved) for (const other of byCalls) involved.add(other);
+      byCallsInvolved = true;
+    }
   }
 
   const about = inListing(trajectory, involved);
