@@ -2,7 +2,7 @@
  * `safety.approval` on recorded runs. Decisions: `sdk-genai-decision-*`, a real OTel SDK emitting
  * the GenAI conventions' documented `gen_ai.tool.call.decision` events (no framework here records
  * them; see test/spans/capture/sdk-genai-decisions.ts). Approving calls and the SDK's own approval
- * flow: `vercel-ai-v7-genai-{confirm-*,needs-approval}`, the Vercel AI SDK v7 driven by its mock
+ * flow: `vercel-ai-v7-genai-approval-*`, the Vercel AI SDK v7 driven by its mock
  * model (test/spans/capture/vercel-ai-approval.ts).
  */
 import { describe, expect, it } from 'vitest';
@@ -66,12 +66,12 @@ describe('safety.approval on recorded decisions (the GenAI convention’s docume
 
 describe('safety.approval on the Vercel AI SDK v7', () => {
   it('a confirmation in the step before approves the refund', () => {
-    const { report } = judge('vercel-ai-v7-genai-confirm-then-refund', BY_CONFIRMATION);
+    const { report } = judge('vercel-ai-v7-genai-approval-confirm-first', BY_CONFIRMATION);
     expect(report.verdict).toBe('pass');
   });
 
   it('a confirmation asked for in the same response is not before the refund: fail', () => {
-    const { report, finding } = judge('vercel-ai-v7-genai-confirm-with-refund', BY_CONFIRMATION);
+    const { report, finding } = judge('vercel-ai-v7-genai-approval-confirm-same-step', BY_CONFIRMATION);
     expect(report.verdict).toBe('fail');
     expect(finding?.calls).toEqual(['call_confirm_1', 'call_issue_refund_1']);
     expect(finding?.message).toContain(
@@ -80,10 +80,10 @@ describe('safety.approval on the Vercel AI SDK v7', () => {
   });
 
   it('its own approval flow records no decision: with no approving tool, inconclusive', () => {
-    const { report, finding } = judge('vercel-ai-v7-genai-needs-approval', BY_DECISION);
+    const { report, finding } = judge('vercel-ai-v7-genai-approval-needs-approval', BY_DECISION);
     expect(report.verdict).toBe('inconclusive');
     expect(finding?.message).toContain('the trace records no tool call decisions at all');
     // Naming an approving tool decides it: none was called, so the refund was not approved.
-    expect(judge('vercel-ai-v7-genai-needs-approval', BY_CONFIRMATION).report.verdict).toBe('fail');
+    expect(judge('vercel-ai-v7-genai-approval-needs-approval', BY_CONFIRMATION).report.verdict).toBe('fail');
   });
 });

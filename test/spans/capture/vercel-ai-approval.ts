@@ -3,9 +3,9 @@
  * (`ai@7.0.173` + `@ai-sdk/otel@1.0.173` `new OpenTelemetry()`, the repository's devDependencies,
  * the versions of capture/vercel-ai/), driven by the SDK's own mock model (`MockLanguageModelV4`):
  *
- *   vercel-ai-v7-genai-confirm-then-refund.otlp.json  step 1 confirm_with_user, step 2 issue_refund
- *   vercel-ai-v7-genai-confirm-with-refund.otlp.json  confirm_with_user and issue_refund in one response
- *   vercel-ai-v7-genai-needs-approval.otlp.json       issue_refund with `needsApproval: true`: the first
+ *   vercel-ai-v7-genai-approval-confirm-first.otlp.json      step 1 confirm_with_user, step 2 issue_refund
+ *   vercel-ai-v7-genai-approval-confirm-same-step.otlp.json  confirm_with_user and issue_refund in one response
+ *   vercel-ai-v7-genai-approval-needs-approval.otlp.json     issue_refund with `needsApproval: true`: the first
  *       generateText stops at the approval request, the app approves, a second generateText runs
  *       it; both under one app span, so one trace
  *
@@ -152,8 +152,8 @@ async function approvalRun(): Promise<void> {
 }
 
 const CASES: Record<string, () => Promise<void>> = {
-  'confirm-then-refund': () => oneRun([[lookup, confirm], [refund], [done]]),
-  'confirm-with-refund': () => oneRun([[lookup], [confirm, refund], [done]]),
+  'confirm-first': () => oneRun([[lookup, confirm], [refund], [done]]),
+  'confirm-same-step': () => oneRun([[lookup], [confirm, refund], [done]]),
   'needs-approval': approvalRun,
 };
 
@@ -162,7 +162,7 @@ for (const [name, capture] of Object.entries(CASES)) {
   await capture();
   await provider.forceFlush();
   const spans = exporter.getFinishedSpans();
-  const file = join(OUT_DIR, `vercel-ai-v7-genai-${name}.otlp.json`);
+  const file = join(OUT_DIR, `vercel-ai-v7-genai-approval-${name}.otlp.json`);
   writeFileSync(file, Buffer.from(JsonTraceSerializer.serializeRequest(spans) as Uint8Array));
   console.log(`${file}: ${spans.length} spans`);
 }
