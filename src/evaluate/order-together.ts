@@ -8,8 +8,8 @@ import { callIds, MAX_LISTED } from './outcome.js';
 import { fail, NO_CALLS, pass, type RuleResult, undecided } from './rule.js';
 import { distinctTools } from './tool-set.js';
 
-/** How a call stands to one other tool of its group. */
-type Together = 'together' | 'apart' | 'unknown';
+/** Tools of a group at most (bits of a mask), as the schema has it. */
+const MAX_GROUP = 30;
 
 /**
  * One group (`order.together[i]`, dimension order, hard by default). Where every tool of the group
@@ -22,61 +22,74 @@ export function checkTogether(trajectory: Trajectory, group: readonly string[], 
   const rule = 'order.together';
   const name = `${rule}[${index}]`;
   const tools = distinctTools(group);
-  const byTool = new Map<string, ToolCall[]>();
-  for (const tool of tools) byTool.set(tool, []);
-  for (const call of trajectory.calls) byTool.get(call.tool)?.push(call);
-  for (const calls of byTool.values()) if (calls.length === 0) return pass(rule, 'order', name, NO_CALLS);
-
-  /** Per turn, the group's tools asked for in it. */
-  const toolsOfTurn = new Map<string, Set<string>>();
+  // Each tool of the group is a bit of a mask: the schema allows at most MAX_GROUP tools.
+  const bitOf = new Map<string, number>();
+  tools.slice(0, MAX_GROUP).forEach((tool, position) => {
+    bitOf.set(tool, 1 << position);
+  });
+  const full = (1 << bitOf.size) - 1;
+  /** Per turn, the group's tools asked for in it, as bits. */
+  const inTurn = new Map<string, number>();
   /** The group's tools with a call whose turn is not recorded. */
-  const turnless = new Set<string>();
+  let turnless = 0;
+  let called = 0;
   const grouped: ToolCall[] = [];
   for (const call of trajectory.calls) {
-    if (!byTool.has(call.tool)) continue;
+    const bit = bitOf.get(call.tool);
+    if (bit === undefined) continue;
     grouped.push(call);
-    if (call.turnId === undefined) {
-      turnless.add(call.tool);
-      continue;
-    }
-    let inTurn = toolsOfTurn.get(call.turnId);
-    if (!inTurn) {
-      inTurn = new Set();
-      toolsOfTurn.set(call.turnId, inTurn);
-    }
-    inTurn.add(call.tool);
+    called |= bit;
+    if (call.turnId === undefined) turnless |= bit;
+    else inTurn.set(call.turnId, (inTurn.get(call.turnId) ?? 0) | bit);
   }
-  const standing = (call: ToolCall, other: string): Together => {
-    if (call.turnId !== undefined && toolsOfTurn.get(call.turnId)?.has(other)) return 'together';
-    return call.turnId === undefined || turnless.has(other) ? 'unknown' : 'apart';
-  };
+  if (called !== full) return pass(rule, 'order', name, NO_CALLS);
 
   let violating = 0;
   const clauses: string[] = [];
-  const involved = new Set<ToolCall>();
-  const doubtful: ToolCall[] = [];
+  /** The tools some call was asked for without, as bits. */
+  let missed = 0;
+  const offending = new Set<ToolCall>();
+  let doubtful = false;
+  /** Per missing tool, where its calls were asked for: the same in every clause that names it. */
+  const whereAsked = new Map<string, string>();
   for (const call of grouped) {
-    const others = tools.filter((tool) => tool !== call.tool);
-    const apart = others.filter((other) => standing(call, other) === 'apart');
-    if (apart.length > 0) {
-      violating++;
-      involved.add(call);
-      for (const other of apart) for (const mate of byTool.get(other) as ToolCall[]) involved.add(mate);
-      if (clauses.length < MAX_LISTED) {
-        const where = apart.map((other) => `${other} in ${turnsOf(byTool.get(other) as ToolCall[])}`);
-        clauses.push(
-          `${call.tool} (call ${call.id}) was asked for in turn ${call.turnId} without ${apart.join(' or ')} (asked for ${where.join(', ')})`,
-        );
-      }
-    } else if (others.some((other) => standing(call, other) === 'unknown')) doubtful.push(call);
+    const bit = bitOf.get(call.tool) as number;
+    const present = call.turnId === undefined ? bit : (inTurn.get(call.turnId) as number);
+    if (present === full) continue;
+    // A missing tool is surely apart when this call's turn is known and no call of it lacks one.
+    const apart = call.turnId === undefined ? 0 : full & ~present & ~turnless;
+    if (apart === 0) {
+      doubtful = true;
+      continue;
+    }
+    violating++;
+    offending.add(call);
+    missed |= apart;
+    if (clauses.length < MAX_LISTED) {
+      const absent = tools.filter((tool) => ((bitOf.get(tool) ?? 0) & apart) !== 0);
+      const where = absent.map((other) => {
+        let described = whereAsked.get(other);
+        if (described === undefined) {
+          described = `${other} in ${turnsOf(grouped.filter((mate) => mate.tool === other))}`;
+          whereAsked.set(other, described);
+        }
+        return described;
+      });
+      clauses.push(
+        `${call.tool} (call ${call.id}) was asked for in turn ${call.turnId} without ${absent.join(' or ')} (asked for ${where.join(', ')})`,
+      );
+    }
   }
   const wanted = `${tools.join(', ')} are to be asked for in one turn`;
   if (violating > 0) {
-    const calls = grouped.filter((call) => involved.has(call));
+    // The offending calls, and every call of the tools they were asked for without.
+    const calls = grouped.filter(
+      (call) => offending.has(call) || ((bitOf.get(call.tool) as number) & missed) !== 0,
+    );
     const rest = violating > clauses.length ? `; and ${violating - clauses.length} more` : '';
     return fail(rule, 'order', name, `${wanted}: ${clauses.join('; ')}${rest}`, calls);
   }
-  if (doubtful.length > 0) {
+  if (doubtful) {
     const unknown = grouped.filter((call) => call.turnId === undefined);
     const reason = `${wanted}, but the trace records no turn for ${callIds(unknown)}, so whether they were asked for together cannot be told`;
     return undecided(rule, 'order', name, reason, grouped);

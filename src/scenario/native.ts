@@ -160,6 +160,7 @@ const orderSectionSchema = z.strictObject({
       z
         .array(toolName)
         .min(2)
+        .max(30)
         .superRefine((group, ctx) => {
           const repeated = group.find((tool, index) => group.indexOf(tool) !== index);
           if (repeated !== undefined)
