@@ -25,6 +25,7 @@ const GOOD = {
   order: {
     before: [{ before: ['get_order', 'get_refund_policy'], after: 'issue_refund' }],
     terminal: ['send_confirmation'],
+    together: [['get_order', 'get_refund_policy']],
     sequence: { steps: [{ tool: 'get_refund_policy' }, { tool: 'issue_refund', outcome: 'ok' }] },
   },
   reference: {
@@ -44,9 +45,17 @@ const GOOD = {
     },
   ],
   grounding: [{ tool: 'issue_refund', path: 'amount', from: { tool: 'get_order', path: 'amount' } }],
-  safety: { irreversible: ['issue_refund'], tenant: { path: 'orderId', value: 'O-17' } },
-  efficiency: { maxCalls: 6, repeats: { max: 0, outcome: 'ok' } },
-  milestones: { define: { refunded: { tool: 'issue_refund' } }, end: ['refunded'] },
+  safety: {
+    irreversible: ['issue_refund'],
+    tenant: { path: 'orderId', value: 'O-17' },
+    approval: [{ tool: 'issue_refund', by: ['confirm_with_user'] }, { tool: 'delete_account' }],
+  },
+  efficiency: { maxCalls: 6, maxCallsPerTurn: 3, repeats: { max: 0, outcome: 'ok' } },
+  milestones: {
+    define: { refunded: { tool: 'issue_refund' }, escalated: { tool: 'escalate' } },
+    end: ['refunded'],
+    never: ['escalated'],
+  },
   outcome: [{ name: 'ledger', command: 'node check-ledger.mjs', timeoutMs: 5000 }, { name: 'outbox' }],
 };
 
@@ -129,6 +138,11 @@ describe('the generated schema', () => {
       { order: { sequence: { mode: 'sometimes', steps: [{ tool: 'a' }] } } },
       { efficiency: { maxCalls: -1 } },
       { efficiency: { maxCalls: 1.5 } },
+      { efficiency: { maxCallsPerTurn: 0 } },
+      { order: { together: [['a']] } },
+      { order: { together: ['a', 'b'] } },
+      { safety: { approval: [{ tool: 'a', by: [] }] } },
+      { safety: { approval: [{ tool: 'a', approvedBy: 'b' }] } },
       { arguments: [{ tool: 'a', call: 0, match: { args: {} } }] },
       { appliesTo: { agent: [] }, tools: { allowed: [] } },
       { severity: { efficiency: 'fatal' }, tools: { allowed: [] } },
