@@ -5,6 +5,7 @@
  * usage or input error.
  */
 import { parseArgs } from 'node:util';
+import { describeReadError } from '../scenario/read-error.js';
 import {
   COMPARE_DIMENSIONS,
   type CompareDimension,
@@ -72,7 +73,7 @@ async function readSource(source: string, io: CliIO): Promise<string> {
     return source === '-' ? await io.readStdin() : await io.readFile(source);
   } catch (error) {
     throw new ReportSetError(
-      `${source}: cannot read: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`,
+      source === '-' ? `stdin: ${(error as Error).message}` : describeReadError(error, source),
     );
   }
 }

@@ -7,6 +7,7 @@
  */
 import { parseArgs } from 'node:util';
 import { groupByTrace } from '../normalizers/normalize.js';
+import { describeReadError } from '../scenario/read-error.js';
 import { formatInspectPretty } from './format-inspect.js';
 import { type InspectedTrace, inspectTrace } from './inspect-trace.js';
 import { type CliIO, parsingUsage, UsageError } from './io.js';
@@ -39,8 +40,7 @@ export async function inspectCommand(args: readonly string[], io: CliIO): Promis
     try {
       text = source === '-' ? await io.readStdin() : await io.readFile(source);
     } catch (error) {
-      const reason = (error as NodeJS.ErrnoException).code ?? (error as Error).message;
-      io.stderr(`toolpath inspect: ${source}: cannot read: ${reason}\n`);
+      io.stderr(`toolpath inspect: ${describeReadError(error, source)}\n`);
       failed = true;
       continue;
     }

@@ -13,6 +13,7 @@ import { appliesTo } from '../evaluate/applies-to.js';
 import { evaluate } from '../evaluate/evaluate.js';
 import type { SpanRecord } from '../model/span-record.js';
 import { normalizeSpans } from '../normalizers/normalize.js';
+import { describeReadError } from '../scenario/read-error.js';
 import { loadScenarioFile, type Scenario, ScenarioError } from '../scenario/scenario.js';
 import { type CliIO, parsingUsage, UsageError } from './io.js';
 import { appendDatasetRow, type PendingRow, prepareDatasetRow } from './promote-dataset.js';
@@ -295,6 +296,6 @@ async function readText(io: CliIO, path: string): Promise<string | { error: stri
   try {
     return await io.readFile(path);
   } catch (error) {
-    return { error: `cannot read: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}` };
+    return { error: describeReadError(error, path) };
   }
 }

@@ -12,6 +12,7 @@ import { parseArgs } from 'node:util';
 import { appliesTo } from '../evaluate/applies-to.js';
 import { evaluate } from '../evaluate/evaluate.js';
 import type { Trajectory } from '../model/trajectory.js';
+import { describeReadError } from '../scenario/read-error.js';
 import { loadScenarioFile, type Scenario, ScenarioError } from '../scenario/scenario.js';
 import { type CliIO, parsingUsage, UsageError } from './io.js';
 import { formatInputError, type InputError, readStoredTraces } from './read-traces.js';
@@ -67,8 +68,7 @@ export async function viewCommand(args: readonly string[], io: CliIO): Promise<n
   try {
     text = await io.readFile(options.input);
   } catch (error) {
-    const reason = (error as NodeJS.ErrnoException).code ?? (error as Error).message;
-    return fail(`${options.input}: cannot read: ${reason}`);
+    return fail(describeReadError(error, options.input));
   }
   const read = readStoredTraces(text, options.input);
   if (read.errors.length > 0 || !read.input) {

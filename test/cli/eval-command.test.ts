@@ -171,7 +171,8 @@ describe('toolpath eval', () => {
       empty,
     ]);
     expect(run.stderr).toContain(`${truncated}:`);
-    expect(run.stderr).toContain('ENOENT');
+    expect(run.stderr).toContain(`no such file: ${join(dir, 'missing.json')} (check the path`);
+    expect(run.stderr).not.toContain('ENOENT');
     expect(run.stderr).not.toMatch(/\n\s+at /);
   });
 
