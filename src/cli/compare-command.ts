@@ -4,7 +4,6 @@
  * Exit 1 when a gated dimension regresses (or no scenario is in both sets), 0 otherwise, 2 on a
  * usage or input error.
  */
-import { parseArgs } from 'node:util';
 import { describeReadError } from '../scenario/read-error.js';
 import {
   COMPARE_DIMENSIONS,
@@ -18,7 +17,7 @@ import {
   type OneSidedScenario,
   type ScenarioComparison,
 } from './compare-metrics.js';
-import { type CliIO, parsingUsage, UsageError } from './io.js';
+import { type CliIO, parseCommandLine, UsageError } from './io.js';
 
 /** Usage text of `toolpath compare`. */
 export const COMPARE_USAGE = `usage: toolpath compare [--fail-on DIM[,DIM]] [--tolerance X] [--format pretty|json|markdown] BASELINE CANDIDATE
@@ -169,7 +168,7 @@ interface CompareArgs {
 }
 
 function parseCompareArgs(args: readonly string[]): CompareArgs {
-  const { values, positionals } = parsingUsage(() => parse(args));
+  const { values, positionals } = parse(args);
   if (positionals.length !== 2)
     throw new UsageError(`expected BASELINE and CANDIDATE, got ${positionals.length} inputs`);
   if (positionals[0] === '-' && positionals[1] === '-')
@@ -201,7 +200,7 @@ function parseFailOn(values: readonly string[]): CompareDimension[] {
 }
 
 function parse(args: readonly string[]) {
-  return parseArgs({
+  return parseCommandLine({
     args: [...args],
     allowPositionals: true,
     strict: true,

@@ -6,19 +6,22 @@
 import { mkdir, mkdtemp, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
-import { parseArgs } from 'node:util';
 import { captureDemoTraces } from '../demo/capture.js';
 import { DEMO_SCENARIO, EXPECTED_VERDICTS } from '../demo/conversations.js';
 import { parseScenario } from '../scenario/scenario.js';
 import { formatPretty } from './format-pretty.js';
-import { type CliIO, UsageError } from './io.js';
+import { type CliIO, parseCommandLine, UsageError } from './io.js';
 import { runEval } from './run-eval.js';
 
 /** Runs `toolpath demo [--keep DIR]`; resolves to the exit code. */
 export async function demoCommand(args: readonly string[], io: CliIO): Promise<number> {
   let dir: string;
   try {
-    const { values } = parseArgs({ args: [...args], options: { keep: { type: 'string' } }, strict: true });
+    const { values } = parseCommandLine({
+      args: [...args],
+      options: { keep: { type: 'string' } },
+      strict: true,
+    });
     dir = values.keep ?? (await mkdtemp(join(tmpdir(), 'toolpath-demo-')));
   } catch (error) {
     throw new UsageError((error as Error).message);

@@ -4,13 +4,12 @@
  * gates; else 1 when a scenario's gate is missed (without a gate: when one of its evaluations
  * did not pass); else 0. Input errors never stop the other inputs from being evaluated.
  */
-import { parseArgs } from 'node:util';
 import type { Scenario } from '../scenario/scenario.js';
 import { formatJson } from './format-json.js';
 import { formatJunit } from './format-junit.js';
 import { formatMarkdown } from './format-markdown.js';
 import { formatPretty } from './format-pretty.js';
-import { type CliIO, parsingUsage, UsageError } from './io.js';
+import { type CliIO, parseCommandLine, UsageError } from './io.js';
 import { formatInputError, type InputError } from './read-traces.js';
 import { type EvalRun, exitCodeOf, runEvalWithOutcomes, type StoredText } from './run-eval.js';
 import { loadDataset, loadScenarios, readInputs } from './run-inputs.js';
@@ -115,7 +114,7 @@ interface EvalOptions {
 }
 
 function parseEvalArgs(args: readonly string[]): EvalOptions {
-  const { values, positionals } = parsingUsage(() => parse(args));
+  const { values, positionals } = parse(args);
   const scenarios = values.scenario ?? [];
   if (values.dataset !== undefined) {
     if (scenarios.length > 0 || positionals.length > 0)
@@ -143,7 +142,7 @@ function parseEvalArgs(args: readonly string[]): EvalOptions {
 }
 
 function parse(args: readonly string[]) {
-  return parseArgs({
+  return parseCommandLine({
     args: [...args],
     allowPositionals: true,
     strict: true,

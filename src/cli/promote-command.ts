@@ -7,7 +7,6 @@
 import { randomBytes } from 'node:crypto';
 import { mkdir } from 'node:fs/promises';
 import { dirname, resolve } from 'node:path';
-import { parseArgs } from 'node:util';
 import { parseDocument } from 'yaml';
 import { appliesTo } from '../evaluate/applies-to.js';
 import { evaluate } from '../evaluate/evaluate.js';
@@ -15,7 +14,7 @@ import type { SpanRecord } from '../model/span-record.js';
 import { normalizeSpans } from '../normalizers/normalize.js';
 import { describeReadError } from '../scenario/read-error.js';
 import { loadScenarioFile, type Scenario, ScenarioError } from '../scenario/scenario.js';
-import { type CliIO, parsingUsage, UsageError } from './io.js';
+import { type CliIO, parseCommandLine, UsageError } from './io.js';
 import { appendDatasetRow, type PendingRow, prepareDatasetRow } from './promote-dataset.js';
 import {
   differences,
@@ -209,7 +208,7 @@ async function locateInReports(
 }
 
 function parsePromoteArgs(args: readonly string[]): PromoteOptions {
-  const { values, positionals } = parsingUsage(() => parse(args));
+  const { values, positionals } = parse(args);
   if (positionals.length !== 1)
     throw new UsageError(
       positionals.length === 0
@@ -233,7 +232,7 @@ function parsePromoteArgs(args: readonly string[]): PromoteOptions {
 }
 
 function parse(args: readonly string[]) {
-  return parseArgs({
+  return parseCommandLine({
     args: [...args],
     allowPositionals: true,
     strict: true,

@@ -4,12 +4,11 @@
  * Without a config it runs on built-in defaults and says where it listens.
  */
 import { dirname, resolve } from 'node:path';
-import { parseArgs } from 'node:util';
 import type { AdapterStats } from '../collector/adapter.js';
 import { ConfigError, loadAdapterConfig, parseAdapterConfig } from '../collector/config.js';
 import { type RunningService, startService } from '../collector/serve.js';
 import { ScenarioError } from '../scenario/scenario.js';
-import { type CliIO, UsageError } from './io.js';
+import { type CliIO, parseCommandLine, UsageError } from './io.js';
 
 export const SERVE_USAGE = `usage: toolpath serve [--config toolpath.yaml]
 
@@ -26,7 +25,11 @@ options:
 export async function serveCommand(args: readonly string[], io: CliIO): Promise<number> {
   let configPath: string | undefined;
   try {
-    const { values } = parseArgs({ args: [...args], options: { config: { type: 'string' } }, strict: true });
+    const { values } = parseCommandLine({
+      args: [...args],
+      options: { config: { type: 'string' } },
+      strict: true,
+    });
     configPath = values.config;
   } catch (error) {
     throw new UsageError((error as Error).message);

@@ -276,8 +276,9 @@ describe('toolpath eval', () => {
       ['eval', '--scenario', 'x.json', '--format', 'xml', 'a.json'],
       '--format: expected one of pretty, json, junit, markdown; got "xml"',
     ],
-    [['eval', '--bogus'], "Unknown option '--bogus'"],
+    [['eval', '--bogus'], 'unknown option --bogus; its options: --scenario, --dataset, --format, --out'],
     [['frobnicate'], 'unknown command "frobnicate"'],
+    [['evl'], 'unknown command "evl" (did you mean eval?)'],
   ])('usage error %j exits 2 with %s', async (args, message) => {
     const run = await runCli(args);
     expect(run.code).toBe(2);
