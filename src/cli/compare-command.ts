@@ -236,9 +236,13 @@ function changeText(d: DimensionComparison): string {
   return `${sign}${formatValue(d.dimension, Math.abs(d.change))}`;
 }
 
+/** A gated dimension's state in words: an improvement reads as one, never as a blocked gate. */
 function mark(d: DimensionComparison): string {
   if (d.regressed) return 'REGRESSED';
-  return d.gated ? 'gated' : '';
+  if (!d.gated) return '';
+  if (d.direction === 'better') return 'gate ok (better)';
+  if (d.direction === 'worse') return 'gate ok (worse, within tolerance)';
+  return 'gate ok';
 }
 
 function oneSidedText(s: OneSidedScenario): string {
@@ -281,6 +285,7 @@ function pretty(comparison: Comparison, options: CompareArgs): string {
     lines.push(
       `only in candidate (not compared): ${comparison.onlyInCandidate.map(oneSidedText).join(', ')}`,
     );
+  for (const line of comparison.warnings) lines.push(`warning: ${line}`);
   for (const line of comparison.regressions) lines.push(`REGRESSED ${line}`);
   lines.push(verdictLine(comparison, options));
   return `${lines.join('\n')}\n`;
@@ -296,7 +301,7 @@ function markdown(comparison: Comparison, options: CompareArgs): string {
     );
     lines.push('| dimension | baseline | candidate | change | gate |', '| --- | ---: | ---: | ---: | --- |');
     for (const d of s.dimensions) {
-      const gate = d.regressed ? '**regressed**' : d.gated ? 'ok' : '';
+      const gate = d.regressed ? '**regressed**' : mark(d);
       const cells = [
         DIMENSION_INFO[d.dimension].label,
         formatValue(d.dimension, d.baseline),
@@ -313,8 +318,9 @@ function markdown(comparison: Comparison, options: CompareArgs): string {
   };
   listed('Only in baseline (not compared)', comparison.onlyInBaseline);
   listed('Only in candidate (not compared)', comparison.onlyInCandidate);
+  for (const line of comparison.warnings) lines.push(`- **Warning:** ${line}`);
   for (const line of comparison.regressions) lines.push(`- **Regressed:** ${line}`);
-  if (comparison.regressions.length > 0) lines.push('');
+  if (comparison.regressions.length + comparison.warnings.length > 0) lines.push('');
   lines.push(`${verdictLine(comparison, options)}`);
   return `${lines.join('\n')}\n`;
 }
