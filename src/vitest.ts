@@ -7,7 +7,8 @@
  * installToolpathMatchers();
  * const { trajectories } = await captureSpans((tracer) => runMyAgent(tracer));
  * expect(trajectories[0]).toPassScenario('scenarios/refund.yaml');
- * expect(trajectories[0]).toHaveFinding('order.before', { scenario: refund, message: /policy/ });
+ * // a run that refunded before reading the policy:
+ * expect(hasty.trajectories[0]).toHaveFinding('order.before', { scenario: 'scenarios/refund.yaml', message: /policy/ });
  * ```
  *
  * A failing matcher prints the trajectory (one line per call) and the findings, so the test
