@@ -59,9 +59,8 @@ export async function serveCommand(args: readonly string[], io: CliIO): Promise<
     io.stderr(`toolpath serve: cannot start: ${(error as Error).message}${hint}\n`);
     return 2;
   }
-  io.stdout(startupText(service, config, configPath));
-
-  await new Promise<void>((resolveStop) => {
+  // Listening before the startup text says so: a SIGTERM sent on reading it stops gracefully.
+  const stopped = new Promise<void>((resolveStop) => {
     const stop = () => {
       process.off('SIGINT', stop);
       process.off('SIGTERM', stop);
@@ -70,6 +69,8 @@ export async function serveCommand(args: readonly string[], io: CliIO): Promise<
     process.on('SIGINT', stop);
     process.on('SIGTERM', stop);
   });
+  io.stdout(startupText(service, config, configPath));
+  await stopped;
   io.stdout('toolpath serve: stopping: judging pending traces and flushing\n');
   await service.close();
   io.stdout(`${stopLine(service)}\n`);
