@@ -126,7 +126,7 @@ describe('adapter configuration', () => {
     const file = join(dir, 'toolpath.yaml');
     writeFileSync(file, 'receivers:\n  otlp: [\n');
     expect(() => loadAdapterConfig(file, {})).toThrow(
-      /^config .*toolpath\.yaml: not valid YAML: line 2, column 3: /,
+      /^config .*toolpath\.yaml: not valid YAML: line 2, column 9: /,
     );
     expect(() => loadAdapterConfig(join(dir, 'missing.yaml'), {})).toThrow(
       `config ${join(dir, 'missing.yaml')}: no such file: ${join(dir, 'missing.yaml')}`,

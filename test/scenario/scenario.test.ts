@@ -282,10 +282,10 @@ describe('parseScenarioText and loadScenarioFile', () => {
   it('gives the line of invalid YAML or JSON', () => {
     // The [ left open on line 1 is found where the parse gives up, line 2: line 1 is named.
     expect(textErrorOf('allowed_tools: [a, b\nexpected_tool_calls: [a]\n')).toMatch(
-      /^scenario refund\.yaml: not valid YAML or JSON: line 1, column 1: Flow sequence .* end with a \]$/,
+      /^scenario refund\.yaml: not valid YAML or JSON: line 1, column 16: Flow sequence .* end with a \]$/,
     );
     expect(textErrorOf('id: x\ntools:\n  allowed: "a\n\n')).toBe(
-      'scenario refund.yaml: not valid YAML or JSON: line 3, column 3: Missing closing "quote',
+      'scenario refund.yaml: not valid YAML or JSON: line 3, column 12: Missing closing "quote',
     );
     expect(textErrorOf('{"allowed_tools": ["a"],\n "allowed_tools": ["b"]}')).toBe(
       'scenario refund.yaml: not valid YAML or JSON: line 2, column 2: Map keys must be unique',
