@@ -276,7 +276,10 @@ describe('toolpath eval', () => {
       ['eval', '--scenario', 'x.json', '--format', 'xml', 'a.json'],
       '--format: expected one of pretty, json, junit, markdown; got "xml"',
     ],
-    [['eval', '--bogus'], 'unknown option --bogus; its options: --scenario, --dataset, --format, --out, --expect'],
+    [
+      ['eval', '--bogus'],
+      'unknown option --bogus; its options: --scenario, --dataset, --format, --out, --expect',
+    ],
     [['frobnicate'], 'unknown command "frobnicate"'],
     [['evl'], 'unknown command "evl" (did you mean eval?)'],
   ])('usage error %j exits 2 with %s', async (args, message) => {

@@ -27,7 +27,10 @@ describe('usage mistakes', () => {
     [['eval', '-s'], 'toolpath eval: --scenario needs a value (--scenario VALUE)'],
     [['init', '--force=yes'], 'toolpath init: --force takes no value'],
     [['serve', 'extra'], 'toolpath serve: unexpected argument "extra": this command takes options only'],
-    [['eval', '--xyzzy'], 'unknown option --xyzzy; its options: --scenario, --dataset, --format, --out, --expect'],
+    [
+      ['eval', '--xyzzy'],
+      'unknown option --xyzzy; its options: --scenario, --dataset, --format, --out, --expect',
+    ],
   ])('%j says %s, with the usage, exit 2', async (args, message) => {
     const run = await runCli(args);
     expect(run.code).toBe(2);
