@@ -93,7 +93,7 @@ describe('toolpath schema', () => {
 
     const bad = await runCli(['schema', '--pretty']);
     expect(bad.code).toBe(2);
-    expect(bad.stderr).toContain("toolpath schema: Unknown option '--pretty'");
+    expect(bad.stderr).toContain('toolpath schema: unknown option --pretty; its options: --out');
     expect(bad.stderr).toContain('usage: toolpath schema [--out FILE]');
   });
 
