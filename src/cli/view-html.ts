@@ -128,9 +128,9 @@ function turnLabelsOf(trajectory: Trajectory): Map<string, string> {
   const labels = new Map<string, string>();
   const several = trajectory.agents.length > 1;
   for (const run of trajectory.agents)
-    run.turns.forEach((id, index) =>
-      labels.set(id, `turn ${index + 1}${several && run.name ? ` of ${run.name}` : ''}`),
-    );
+    run.turns.forEach((id, index) => {
+      labels.set(id, `turn ${index + 1}${several && run.name ? ` of ${run.name}` : ''}`);
+    });
   return labels;
 }
 

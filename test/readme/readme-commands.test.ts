@@ -20,7 +20,7 @@ const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const README = readFileSync(join(ROOT, 'README.md'), 'utf8');
 
 /** The commands of the README's shell blocks: comments dropped, `[optional parts]` left out. */
-export function shellCommands(markdown: string): string[] {
+function shellCommands(markdown: string): string[] {
   const commands: string[] = [];
   const fence = /^```(?:sh|bash|shell|console)\s*\n([\s\S]*?)^```/gm;
   for (const [, body] of markdown.matchAll(fence)) {
