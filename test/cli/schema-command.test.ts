@@ -176,17 +176,26 @@ describe('the generated schema', () => {
   });
 });
 
-describe("the README's native scenario", () => {
-  it('loads, and validates against the generated schema', async () => {
-    const readme = await readFile(new URL('../../README.md', import.meta.url), 'utf8');
-    const section = readme.slice(readme.indexOf('### Native scenarios'));
+describe('the native scenario examples of the README and docs/scenarios.md', () => {
+  it('the reference example loads, and validates against the generated schema', async () => {
+    const reference = await readFile(new URL('../../docs/scenarios.md', import.meta.url), 'utf8');
+    const section = reference.slice(reference.indexOf('## The native format'));
     const yaml = /```yaml\n([\s\S]*?)```/.exec(section)?.[1];
-    if (yaml === undefined) throw new Error('no YAML example under "### Native scenarios"');
-    const scenario = parseScenarioText(yaml, 'README.md');
+    if (yaml === undefined) throw new Error('no YAML example under "## The native format"');
+    const scenario = parseScenarioText(yaml, 'docs/scenarios.md');
     expect(scenario).toMatchObject({ id: 'support.refund', version: '3' });
     expect(Object.keys(scenario.rules).sort()).toEqual(
       ['arguments', 'efficiency', 'grounding', 'milestones', 'order', 'safety', 'tools'].sort(),
     );
+    const validate = compile();
+    expect(validate(parseYaml(yaml)), JSON.stringify(validate.errors)).toBe(true);
+  });
+
+  it("the README's example validates against the generated schema too", async () => {
+    const readme = await readFile(new URL('../../README.md', import.meta.url), 'utf8');
+    const yaml = /```yaml\n([\s\S]*?)```/.exec(readme)?.[1];
+    if (yaml === undefined) throw new Error('no YAML example in the README');
+    expect(parseScenarioText(yaml, 'README.md').id).toBe('support.refund');
     const validate = compile();
     expect(validate(parseYaml(yaml)), JSON.stringify(validate.errors)).toBe(true);
   });

@@ -39,6 +39,7 @@ function shellCommands(markdown: string): string[] {
 
 interface Ran {
   code: number | null;
+  signal?: NodeJS.Signals | null;
   stdout: string;
   stderr: string;
 }
@@ -65,7 +66,14 @@ async function startAndStop(command: string, cwd: string, ready: RegExp): Promis
   let stderr = '';
   child.stdout?.on('data', (chunk) => (stdout += chunk));
   child.stderr?.on('data', (chunk) => (stderr += chunk));
-  const exited = new Promise<number | null>((resolve) => child.on('exit', resolve));
+  // 'close', not 'exit': through `npm run`, npm may exit on the signal before toolpath's stop line.
+  let signal: NodeJS.Signals | null = null;
+  const exited = new Promise<number | null>((resolve) =>
+    child.on('close', (code, by) => {
+      signal = by;
+      resolve(code);
+    }),
+  );
   const started = await Promise.race([
     new Promise<boolean>((resolve) => {
       const check = () => ready.test(stdout) && resolve(true);
@@ -74,7 +82,8 @@ async function startAndStop(command: string, cwd: string, ready: RegExp): Promis
     exited.then(() => false),
   ]);
   if (started) child.kill('SIGTERM');
-  return { code: await exited, stdout, stderr };
+  const code = await exited;
+  return { code, signal, stdout, stderr };
 }
 
 /** `npx toolpath ...` as a real command line: sh cannot exec a function. */
@@ -179,6 +188,16 @@ const KNOWN: { pattern: RegExp; check?: Check; elsewhere?: string }[] = [
     },
   },
   {
+    pattern: /^npx toolpath inspect trace\.json$/,
+    check: (command) => {
+      const run = sh(command);
+      expect(run.code).toBe(0);
+      // Which convention claimed each span, and what it read of the calls.
+      expect(run.stdout).toMatch(/spans: \d+ claimed \(otel-genai \d+\), 0 by no convention/);
+      expect(run.stdout).toMatch(/otel-genai: call \S+ send_confirmation args /);
+    },
+  },
+  {
     pattern: /^npx toolpath promote trace\.json -s refund\.yaml -o test\/fixtures\/made-up-id\.json$/,
     check: (command) => {
       const run = sh(command);
@@ -239,7 +258,10 @@ const KNOWN: { pattern: RegExp; check?: Check; elsewhere?: string }[] = [
         expect(run.stderr).toMatch(/EADDRINUSE.*another process listens there/);
         return;
       }
-      expect(run.code).toBe(0);
+      // npm itself may end on the SIGTERM it passed on; toolpath's own stop is its stop line.
+      if (command.startsWith('npm') && run.signal === 'SIGTERM') expect(run.code).toBe(null);
+      else expect(run.code).toBe(0);
+      expect(run.stdout).toMatch(/^toolpath serve: stopped; /m);
       expect(run.stdout).toContain('  OTLP/HTTP  http://127.0.0.1:4318/v1/traces');
       expect(run.stdout).toContain('  OTLP/gRPC  127.0.0.1:4317');
       expect(run.stdout).toMatch(/ {2}checks {5}no value taken from a failed call's result/);
