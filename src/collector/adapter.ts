@@ -6,6 +6,7 @@
  * decision cache. Bounded throughout; what it turns away it counts, and what it could not
  * deliver it adds to its {@link Losses}.
  */
+import { createHash } from 'node:crypto';
 import { diag } from '@opentelemetry/api';
 import type { ReadableSpan } from '@opentelemetry/sdk-trace';
 import { DecisionCache } from '../judging/decision-cache.js';
@@ -27,6 +28,7 @@ import type { Attributes, ScopeRecord, SpanRecord } from '../model/span-record.j
 import type { AdapterOptions, AdapterStats, ForwardSpans } from './adapter-options.js';
 import { admit, notKept } from './admission.js';
 import { ContinuedTexts, TraceTexts } from './continued-texts.js';
+import { DurableTraces, type RawRequest, type ReplayedTrace } from './durable-traces.js';
 import { type ForwardDropReason, ForwardQueue } from './forward-queue.js';
 import type { IngestResult, TraceIngest } from './ingest.js';
 import { Losses } from './losses.js';
@@ -59,6 +61,25 @@ interface TraceState {
   cutShort?: true;
 }
 
+/** Durable mode's counts (stats). */
+export interface StorageStats {
+  bytes: number;
+  segments: number;
+  /** Traces the log holds that are not done. */
+  liveTraces: number;
+  compactions: number;
+  /** Traces read back from the log at start, and of them those already reported. */
+  replayedTraces: number;
+  replayedReported: number;
+  /** Damaged log tails cut at start: segments, bytes. */
+  cutSegments: number;
+  cutBytes: number;
+  /** Spans for the next hop unsent at shutdown, kept in the log to be sent after the restart. */
+  keptForRestart: number;
+  /** Requests refused because the log held storage.maxBytes. */
+  refusedFull: number;
+}
+
 type Buffered = BufferedTrace<SpanRecord, TraceState>;
 
 /** See the module comment. */
@@ -87,6 +108,16 @@ export class TraceAdapter implements TraceIngest {
   private closing = false;
   private stopped: Promise<void> | undefined;
   private readonly stopGauges: () => void;
+  /** Durable mode: the span log and what is owed for each trace in it. */
+  private readonly durable?: DurableTraces;
+  private readonly storageCounts = {
+    replayedTraces: 0,
+    replayedReported: 0,
+    cutSegments: 0,
+    cutBytes: 0,
+    keptForRestart: 0,
+    refusedFull: 0,
+  };
 
   /** Throws a ScenarioError for a scenario that cannot be loaded (setup, not runtime). */
   constructor(options: AdapterOptions) {
@@ -128,6 +159,11 @@ export class TraceAdapter implements TraceIngest {
       this.queue = new ForwardQueue(options.exporter, {
         ...options.queue,
         onDrop: (count, why, findings) => {
+          // Durable mode sends them after the restart: not lost.
+          if (this.durable && why === 'unsent_at_shutdown') {
+            this.storageCounts.keptForRestart += count;
+            return;
+          }
           const reason = FORWARD_DROPS[why];
           this.buffer.count(reason, count);
           this.losses.add('findings', reason, findings);
@@ -141,20 +177,57 @@ export class TraceAdapter implements TraceIngest {
       spans: this.buffer.spanCount + this.pending.spanCount,
       bytes: this.held.total,
     }));
+    if (options.storage) {
+      const { traces, replay } = DurableTraces.open(options.storage);
+      this.durable = traces;
+      this.storageCounts.cutSegments = replay.damage.segments;
+      this.storageCounts.cutBytes = replay.damage.bytes;
+      const now = performance.now();
+      for (const [traceId, keep] of replay.done) this.decisions.set(traceId, keep, now);
+      for (const trace of replay.traces) this.restore(trace, now);
+    }
     this.sweepTimer = setInterval(() => this.sweep(), options.sweepIntervalMs ?? 100);
     this.sweepTimer.unref?.();
+  }
+
+  /**
+   * Takes back a trace the log holds that is not done: buffered to wait as a new one would, or
+   * (reported already, or past the caps) straight to judging.
+   */
+  private restore(replayed: ReplayedTrace, now: number): void {
+    this.storageCounts.replayedTraces++;
+    if (replayed.reported) this.storageCounts.replayedReported++;
+    const trace = this.buffer.open(replayed.traceId, now) ?? this.standalone(replayed.traceId, now);
+    const buffered = this.buffer.get(replayed.traceId) === trace;
+    for (const span of replayed.spans) {
+      if (buffered && !this.buffer.add(trace, span)) continue;
+      if (!buffered) trace.spans.push(span);
+      this.hold(trace, span, 0);
+      if (span.parentSpanId === undefined) this.buffer.markRoot(trace, now);
+    }
+    if (buffered && !replayed.reported) return;
+    if (buffered) this.buffer.take(trace.traceId);
+    this.pending.add(trace);
+  }
+
+  /** A trace held outside the buffer (replayed past its caps). */
+  private standalone(traceId: string, now: number): Buffered {
+    const state: TraceState = { texts: new TraceTexts(), bytes: 0 };
+    this.held.hold(state, TRACE_BYTES);
+    return { traceId, spans: [], firstSeenAt: now, openSpans: 0, spansOverCap: 0, state };
   }
 
   ready(): boolean {
     return !this.closing;
   }
 
-  ingest(decoded: DecodeResult): IngestResult {
+  ingest(decoded: DecodeResult, raw?: RawRequest): IngestResult {
     if (this.closing) {
       return { kind: 'unavailable', reason: 'shutting_down', retryAfterSeconds: 5, message: 'shutting down' };
     }
     try {
-      return this.take(decoded.spans, performance.now());
+      if (!this.durable) return this.take(decoded.spans, performance.now());
+      return this.takeDurably(decoded.spans, raw, this.durable);
     } catch (error) {
       // Never lose the receiver over a bug here: the client retries.
       diag.error('toolpath: ingest failed', error);
@@ -167,7 +240,38 @@ export class TraceAdapter implements TraceIngest {
     }
   }
 
-  private take(spans: readonly SpanRecord[], now: number): IngestResult {
+  /** Takes the spans and logs the request; the answer waits until it is on disk. */
+  private takeDurably(
+    spans: readonly SpanRecord[],
+    raw: RawRequest | undefined,
+    durable: DurableTraces,
+  ): IngestResult {
+    const failed = durable.log.failed;
+    if (failed || raw === undefined) {
+      const message = failed
+        ? `storage: the span log in ${durable.log.dir} cannot be written (${failed.message})`
+        : 'storage: durable mode needs the request body';
+      return { kind: 'unavailable', reason: 'shutting_down', retryAfterSeconds: 5, message };
+    }
+    if (durable.full()) {
+      this.storageCounts.refusedFull++;
+      this.buffer.count('buffer_full', spans.length);
+      const mib = (durable.log.bytes / 2 ** 20).toFixed(0);
+      return {
+        kind: 'unavailable',
+        reason: 'full',
+        retryAfterSeconds: RETRY_AFTER_SECONDS,
+        message: `storage full (about ${mib} MiB in ${durable.log.dir}, storage.maxBytes ${durable.maxBytes})`,
+      };
+    }
+    const taken = new Set<string>();
+    const result = this.take(spans, performance.now(), taken);
+    if (result.kind !== 'accepted') return result;
+    return { ...result, committed: durable.logRequest(raw, taken) };
+  }
+
+  /** `taken`: told the ids of the traces whose spans were kept to be judged. */
+  private take(spans: readonly SpanRecord[], now: number, taken?: Set<string>): IngestResult {
     // Refused once at the cap, not before: a request of any size gets in when there is room (the
     // cap is passed by one request at most), so none is refused for ever.
     if (this.held.full()) return this.full(spans.length);
@@ -194,6 +298,7 @@ export class TraceAdapter implements TraceIngest {
         if (waiting.spans.length < this.buffer.limits.maxSpansPerTrace) {
           this.pending.addLate(waiting, span);
           this.hold(waiting, span, 0);
+          taken?.add(span.traceId);
         } else {
           waiting.spansOverCap++;
           this.buffer.count('trace_too_large', 1);
@@ -213,8 +318,10 @@ export class TraceAdapter implements TraceIngest {
       const trace = this.buffer.open(span.traceId, now);
       if (!trace) continue; // not reached: checked above
       const full = trace.spans.length >= limits.maxSpansPerTrace;
-      if (this.buffer.add(trace, span)) this.hold(trace, span, texts.take(span, trace.state.texts));
-      else if (full) overTrace++;
+      if (this.buffer.add(trace, span)) {
+        this.hold(trace, span, texts.take(span, trace.state.texts));
+        taken?.add(span.traceId);
+      } else if (full) overTrace++;
       else overTotal++;
       if (span.parentSpanId === undefined) this.buffer.markRoot(trace, now);
     }
@@ -297,6 +404,7 @@ export class TraceAdapter implements TraceIngest {
     }
     this.stopGauges();
     await this.queue?.shutdown();
+    await this.durable?.close();
   }
 
   /** Exports what is queued for the next hop. */
@@ -314,6 +422,7 @@ export class TraceAdapter implements TraceIngest {
       decisionsForgottenEarly: this.decisions.forgottenEarly,
       dropped: this.buffer.droppedCounts(),
       ...(this.queue && { forward: this.queue.counts() }),
+      ...(this.durable && { storage: { ...this.durable.stats(), ...this.storageCounts } }),
     };
   }
 
@@ -348,6 +457,8 @@ export class TraceAdapter implements TraceIngest {
       ].filter((reason) => reason !== undefined);
       const incomplete = reasons.length > 0 ? reasons.join('; ') : undefined;
       this.judged++;
+      // A request retried after a crash may bring spans the log gave back already.
+      if (this.durable) takeOnce(trace.spans);
       try {
         this.finish(trace, this.judge.judge(trace.traceId, trace.spans, incomplete));
       } catch (error) {
@@ -365,12 +476,16 @@ export class TraceAdapter implements TraceIngest {
     const { decision } = judgement;
     this.decisions.set(trace.traceId, decision.keep, performance.now());
     if (!decision.keep) this.buffer.count('sampled_out', 1);
-    try {
-      this.onJudged?.(trace.spans, judgement);
-    } catch (error) {
-      diag.error('toolpath: onJudged failed', error);
+    const durable = this.durable;
+    // Replayed after a crash with its report written: judged again only for its output.
+    if (!durable?.reported(trace.traceId)) {
+      try {
+        this.onJudged?.(trace.spans, judgement);
+      } catch (error) {
+        diag.error('toolpath: onJudged failed', error);
+      }
     }
-    if (!this.queue) return;
+    if (!this.queue) return durable?.done(trace.traceId, decision.keep);
     const out: ReadableSpan[] = [];
     if (this.forwardSpans === 'all' || (this.forwardSpans === 'sampled' && decision.keep)) {
       const stamp = this.stampSampling ? samplingAttributes(decision) : undefined;
@@ -378,7 +493,10 @@ export class TraceAdapter implements TraceIngest {
     }
     const evaluation = this.evaluationSpanOf(trace, judgement);
     if (evaluation) out.push(evaluation);
-    if (out.length > 0) this.queue.push(out, evaluation ? [evaluation] : []);
+    if (out.length === 0) return durable?.done(trace.traceId, decision.keep);
+    if (!durable) return this.queue.push(out, evaluation ? [evaluation] : []);
+    durable.judged(trace.traceId);
+    this.queue.push(out, evaluation ? [evaluation] : [], () => durable.done(trace.traceId, decision.keep));
   }
 
   /** Findings always go on, whatever sampling said about the spans: they are the adapter's output. */
@@ -391,6 +509,29 @@ export class TraceAdapter implements TraceIngest {
         'toolpath.sampling.reason': judgement.decision.reason,
         'toolpath.sampling.kept': judgement.decision.keep,
       },
+      // Durable mode sends a replayed trace's findings again: the same span id makes that idempotent.
+      this.durable && ((scenarios) => derivedSpanId(trace.traceId, scenarios)),
     );
   }
+}
+
+/** Drops the spans whose id came before, in place. */
+function takeOnce(spans: SpanRecord[]): void {
+  const ids = new Set<string>();
+  let kept = 0;
+  for (const span of spans) {
+    if (ids.has(span.spanId)) continue;
+    ids.add(span.spanId);
+    spans[kept++] = span;
+  }
+  spans.length = kept;
+}
+
+/** A span id from the trace id and the scenarios judged: the same on every replay. */
+function derivedSpanId(traceId: string, scenarios: readonly string[]): string {
+  const id = createHash('sha256')
+    .update(`${traceId}\n${scenarios.join('\n')}`)
+    .digest('hex')
+    .slice(0, 16);
+  return id === '0000000000000000' ? '0000000000000001' : id;
 }
