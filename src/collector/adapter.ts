@@ -105,6 +105,8 @@ export class TraceAdapter implements TraceIngest {
   /** Judging waits for a later turn of the event loop, off the span's end and the receivers' path. */
   private readonly laterDrain = new LaterOnce(() => this.drain(JUDGE_SLICE_MS), 'toolpath: judging failed');
   private late = 0;
+  /** Judging waits for the log's next fsync (durable mode). */
+  private waitingForDisk = false;
   private closing = false;
   private stopped: Promise<void> | undefined;
   private readonly stopGauges: () => void;
@@ -398,6 +400,7 @@ export class TraceAdapter implements TraceIngest {
       trace.state.cutShort = true;
       this.pending.add(trace);
     }
+    await this.durable?.settled();
     while (this.pending.size > 0) {
       this.drain(JUDGE_SLICE_MS);
       await new Promise((resolve) => setImmediate(resolve));
@@ -444,7 +447,21 @@ export class TraceAdapter implements TraceIngest {
   /** Judges waiting traces for up to `budgetMs`, then yields to the receivers and comes back at once. */
   private drain(budgetMs: number): void {
     const deadline = performance.now() + budgetMs;
-    for (let trace = this.pending.takeOldest(); trace; trace = this.pending.takeOldest()) {
+    for (;;) {
+      const next = this.pending.peekOldest();
+      if (next === undefined) return;
+      if (this.durable && !this.durable.onDisk(next.traceId)) {
+        // Judged once its spans are on disk: the next fsync is at most one batch away.
+        if (!this.waitingForDisk) {
+          this.waitingForDisk = true;
+          void this.durable.settled().then(() => {
+            this.waitingForDisk = false;
+            this.laterDrain.schedule();
+          });
+        }
+        return;
+      }
+      const trace = this.pending.takeOldest() as Buffered;
       const reasons = [
         trace.state.cutShort
           ? 'shutdown'
@@ -485,7 +502,10 @@ export class TraceAdapter implements TraceIngest {
         diag.error('toolpath: onJudged failed', error);
       }
     }
-    if (!this.queue) return durable?.done(trace.traceId, decision.keep);
+    if (!this.queue) {
+      durable?.done(trace.traceId, decision.keep);
+      return;
+    }
     const out: ReadableSpan[] = [];
     if (this.forwardSpans === 'all' || (this.forwardSpans === 'sampled' && decision.keep)) {
       const stamp = this.stampSampling ? samplingAttributes(decision) : undefined;
@@ -493,8 +513,14 @@ export class TraceAdapter implements TraceIngest {
     }
     const evaluation = this.evaluationSpanOf(trace, judgement);
     if (evaluation) out.push(evaluation);
-    if (out.length === 0) return durable?.done(trace.traceId, decision.keep);
-    if (!durable) return this.queue.push(out, evaluation ? [evaluation] : []);
+    if (out.length === 0) {
+      durable?.done(trace.traceId, decision.keep);
+      return;
+    }
+    if (!durable) {
+      this.queue.push(out, evaluation ? [evaluation] : []);
+      return;
+    }
     durable.judged(trace.traceId);
     this.queue.push(out, evaluation ? [evaluation] : [], () => durable.done(trace.traceId, decision.keep));
   }

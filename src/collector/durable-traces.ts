@@ -76,10 +76,10 @@ interface RequestRecord {
 
 interface LiveTrace {
   records: RequestRecord[];
+  /** The seq of its last request record written by this process (0: all read back). */
+  lastSeq: number;
   /** The segment holding its `judged` record. */
   judgedIn?: number;
-  /** Its report line is known written, from the reports file (no `judged` record). */
-  reported?: boolean;
 }
 
 interface SegmentUse {
@@ -173,10 +173,25 @@ export class DurableTraces {
     this.log.flushSoon();
   }
 
+  /**
+   * Whether every request that brought the trace spans is on disk. Only then may it be judged:
+   * a report written for spans a crash then lost would be written again when the client resends
+   * them.
+   */
+  onDisk(traceId: string): boolean {
+    const trace = this.live.get(traceId);
+    return trace === undefined || this.log.written(trace.lastSeq);
+  }
+
+  /** Resolves once everything appended so far is on disk (or writing it failed). */
+  settled(): Promise<void> {
+    return this.log.commit().catch(() => undefined);
+  }
+
   /** Whether the trace's report lines are known written (replayed traces). */
   reported(traceId: string): boolean {
     const trace = this.live.get(traceId);
-    return trace !== undefined && (trace.judgedIn !== undefined || trace.reported === true);
+    return trace !== undefined && trace.judgedIn !== undefined;
   }
 
   /** What the log holds, for stats. */
@@ -216,10 +231,11 @@ export class DurableTraces {
     for (const traceId of record.live) {
       let trace = this.live.get(traceId);
       if (!trace) {
-        trace = { records: [] };
+        trace = { records: [], lastSeq: 0 };
         this.live.set(traceId, trace);
       }
       trace.records.push(record);
+      trace.lastSeq = Math.max(trace.lastSeq, at.seq);
     }
     this.segmentUse(at.segment).records++;
   }
@@ -329,11 +345,15 @@ export class DurableTraces {
     const written = unmarked && this.reports ? this.reports.traceIdsSince(reportsEnd) : new Set<string>();
     const replayed: ReplayedTrace[] = [];
     for (const [traceId, trace] of this.live) {
-      if (written.has(traceId)) trace.reported = true;
+      if (written.has(traceId) && trace.judgedIn === undefined) {
+        // Said in the log before any later record moves the reports offset past its line.
+        const at = this.log.append(this.mark(JUDGED, traceId, false));
+        this.markJudged(traceId, at.segment);
+      }
       replayed.push({
         traceId,
         spans: spans.get(traceId) ?? [],
-        reported: trace.judgedIn !== undefined || trace.reported === true,
+        reported: trace.judgedIn !== undefined,
       });
     }
     return replayed;

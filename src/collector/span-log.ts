@@ -33,6 +33,8 @@ const SEGMENT_NAME = /^(\d{10})\.log$/;
 
 /** Where a record is: its segment, and its frame's offset and size in it. */
 export interface LogPosition {
+  /** Records appended by this log before it, plus one (0: read back at open). */
+  readonly seq: number;
   readonly segment: number;
   readonly offset: number;
   readonly bytes: number;
@@ -67,6 +69,8 @@ interface Batch {
   writes: { segment: Segment; chunks: Buffer[]; at: number }[];
   waiters: { resolve: () => void; reject: (error: Error) => void }[];
   scheduled: boolean;
+  /** The seq of its last record. */
+  last: number;
 }
 
 /** See the module comment. */
@@ -77,6 +81,9 @@ export class SpanLog {
   private writing = false;
   private failure: Error | undefined;
   private readonly segmentBytes: number;
+  private appended = 0;
+  private onDisk = 0;
+  private readonly pendingRemovals = new Set<number>();
 
   private constructor(
     readonly dir: string,
@@ -130,6 +137,11 @@ export class SpanLog {
     return [...this.segments.values()].map(({ id, bytes }) => ({ id, bytes }));
   }
 
+  /** Whether the record appended as `seq` is on disk (or can never be: the log failed). */
+  written(seq: number): boolean {
+    return seq <= this.onDisk || this.failure !== undefined;
+  }
+
   /** Set once a write or fsync failed: nothing appended after it can be promised durable. */
   get failed(): Error | undefined {
     return this.failure;
@@ -151,7 +163,13 @@ export class SpanLog {
     header.writeUInt32LE(crc >>> 0, 4);
     if (this.active.bytes >= this.segmentBytes) this.active = this.startSegment(this.active.id + 1);
     const segment = this.active;
-    const at: LogPosition = { segment: segment.id, offset: segment.bytes, bytes: HEADER_BYTES + length };
+    const at: LogPosition = {
+      seq: ++this.appended,
+      segment: segment.id,
+      offset: segment.bytes,
+      bytes: HEADER_BYTES + length,
+    };
+    this.batch.last = at.seq;
     const last = this.batch.writes.at(-1);
     const write = last?.segment === segment ? last : { segment, chunks: [] as Buffer[], at: segment.bytes };
     if (write !== last) this.batch.writes.push(write);
@@ -206,8 +224,6 @@ export class SpanLog {
     }
   }
 
-  private readonly pendingRemovals = new Set<number>();
-
   /** Writes what is appended and waits for it; closes the files. */
   async close(): Promise<void> {
     if (this.batch.writes.length > 0 || this.writing) await this.commit().catch(() => undefined);
@@ -250,6 +266,7 @@ export class SpanLog {
           fdatasync(fd, (error) => (error ? reject(error) : resolve())),
         );
       }
+      this.onDisk = Math.max(this.onDisk, batch.last);
       for (const waiter of batch.waiters) waiter.resolve();
     } catch (error) {
       this.failure ??= error instanceof Error ? error : new Error(String(error));
@@ -274,7 +291,7 @@ export class SpanLog {
 }
 
 function newBatch(): Batch {
-  return { writes: [], waiters: [], scheduled: false };
+  return { writes: [], waiters: [], scheduled: false, last: 0 };
 }
 
 function segmentName(id: number): string {
@@ -337,7 +354,7 @@ function readSegment(
   while (offset < data.length) {
     const frame = frameAt(data, offset);
     if (frame === undefined) break;
-    visit(frame, { segment: id, offset, bytes: HEADER_BYTES + frame.length });
+    visit(frame, { seq: 0, segment: id, offset, bytes: HEADER_BYTES + frame.length });
     offset += HEADER_BYTES + frame.length;
   }
   const kept = data.length === 0 ? 0 : offset;

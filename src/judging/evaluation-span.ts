@@ -8,8 +8,8 @@
 import { randomFillSync } from 'node:crypto';
 import { type Attributes, type HrTime, SpanKind, SpanStatusCode, TraceFlags } from '@opentelemetry/api';
 import type { ReadableSpan } from '@opentelemetry/sdk-trace';
-import { EVALUATION_SPAN_NAME, type EvaluationEvent } from './evaluation-events.js';
 import { scenarioLabel } from '../model/report.js';
+import { EVALUATION_SPAN_NAME, type EvaluationEvent } from './evaluation-events.js';
 import type { Judgement } from './trace-judge.js';
 
 /** The instrumentation scope of everything toolpath emits. */
