@@ -83,8 +83,9 @@ interface LiveTrace {
 }
 
 interface SegmentUse {
-  /** Request records with live traces. */
+  /** Request records with live traces, and their bytes. */
   records: number;
+  bytes: number;
   /** `judged` records of live traces. */
   judged: number;
 }
@@ -143,7 +144,19 @@ export class DurableTraces {
   full(): boolean {
     if (this.log.bytes < this.maxBytes) return false;
     this.compact();
-    return this.log.bytes >= this.maxBytes;
+    // The oldest segments with nothing needed in them go as soon as the copies are on disk.
+    return this.log.bytes - this.deadPrefixBytes() >= this.maxBytes;
+  }
+
+  /** Bytes of the oldest segments nothing is needed from (deleted, or about to be). */
+  private deadPrefixBytes(): number {
+    let bytes = 0;
+    for (const segment of this.log.list()) {
+      const use = this.use.get(segment.id);
+      if (segment.id === this.log.activeSegment || (use && (use.records > 0 || use.judged > 0))) break;
+      bytes += segment.bytes;
+    }
+    return bytes;
   }
 
   /** Logs an acknowledged request that brought spans to `traceIds`; resolves once it is on disk. */
@@ -219,7 +232,7 @@ export class DurableTraces {
   private segmentUse(id: number): SegmentUse {
     let use = this.use.get(id);
     if (!use) {
-      use = { records: 0, judged: 0 };
+      use = { records: 0, bytes: 0, judged: 0 };
       this.use.set(id, use);
     }
     return use;
@@ -237,7 +250,9 @@ export class DurableTraces {
       trace.records.push(record);
       trace.lastSeq = Math.max(trace.lastSeq, at.seq);
     }
-    this.segmentUse(at.segment).records++;
+    const use = this.segmentUse(at.segment);
+    use.records++;
+    use.bytes += at.bytes;
   }
 
   private markJudged(traceId: string, segment: number): void {
@@ -254,7 +269,10 @@ export class DurableTraces {
     this.live.delete(traceId);
     for (const record of trace.records) {
       record.live.delete(traceId);
-      if (record.live.size === 0) this.segmentUse(record.at.segment).records--;
+      if (record.live.size > 0) continue;
+      const use = this.segmentUse(record.at.segment);
+      use.records--;
+      use.bytes -= record.at.bytes;
     }
     if (trace.judgedIn !== undefined) this.segmentUse(trace.judgedIn).judged--;
   }
@@ -281,6 +299,8 @@ export class DurableTraces {
   private compact(): void {
     const oldest = this.log.list()[0];
     if (oldest === undefined || oldest.id === this.log.activeSegment) return;
+    // Worth it only when most of the segment is not needed any more.
+    if ((this.use.get(oldest.id)?.bytes ?? 0) > oldest.bytes / 2) return;
     const copied = new Set<RequestRecord>();
     for (const [traceId, trace] of this.live) {
       for (const record of trace.records) {
@@ -301,8 +321,12 @@ export class DurableTraces {
         const trace = this.live.get(traceId) as LiveTrace;
         trace.records = trace.records.map((r) => (r === record ? copy : r));
       }
-      this.segmentUse(oldest.id).records--;
-      this.segmentUse(at.segment).records++;
+      const from = this.segmentUse(oldest.id);
+      from.records--;
+      from.bytes -= record.at.bytes;
+      const to = this.segmentUse(at.segment);
+      to.records++;
+      to.bytes += at.bytes;
     }
     this.compactions++;
     // The old segment goes once its copies are durable.

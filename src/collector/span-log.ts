@@ -235,7 +235,7 @@ export class SpanLog {
 
   private startSegment(id: number): Segment {
     const path = join(this.dir, segmentName(id));
-    const fd = openSync(path, 'w');
+    const fd = openSync(path, 'w+');
     writeSync(fd, MAGIC);
     const segment: Segment = { id, path, fd, bytes: MAGIC.length };
     this.segments.set(id, segment);
