@@ -3,7 +3,6 @@ import type { SpanExporter } from '@opentelemetry/sdk-trace';
 import type { TraceBuffer } from '../judging/trace-buffer.js';
 import type { Judgement, JudgeOptions } from '../judging/trace-judge.js';
 import type { SpanRecord } from '../model/span-record.js';
-import type { StorageStats } from './adapter.js';
 import type { StorageOptions } from './durable-traces.js';
 import type { ForwardQueue, ForwardQueueOptions } from './forward-queue.js';
 import type { Losses } from './losses.js';
@@ -67,4 +66,23 @@ export interface AdapterStats {
   dropped: ReturnType<TraceBuffer<unknown>['droppedCounts']>;
   forward?: ReturnType<ForwardQueue['counts']>;
   storage?: StorageStats;
+}
+
+/** Durable mode's counts (stats). */
+export interface StorageStats {
+  bytes: number;
+  segments: number;
+  /** Traces the log holds that are not done. */
+  liveTraces: number;
+  compactions: number;
+  /** Traces read back from the log at start, and of them those already reported. */
+  replayedTraces: number;
+  replayedReported: number;
+  /** Damaged log tails cut at start: segments, bytes. */
+  cutSegments: number;
+  cutBytes: number;
+  /** Spans for the next hop unsent at shutdown, kept in the log to be sent after the restart. */
+  keptForRestart: number;
+  /** Requests refused because the log held storage.maxBytes. */
+  refusedFull: number;
 }

@@ -6,7 +6,6 @@
  * decision cache. Bounded throughout; what it turns away it counts, and what it could not
  * deliver it adds to its {@link Losses}.
  */
-import { createHash } from 'node:crypto';
 import { diag } from '@opentelemetry/api';
 import type { ReadableSpan } from '@opentelemetry/sdk-trace';
 import { DecisionCache } from '../judging/decision-cache.js';
@@ -28,14 +27,20 @@ import type { Attributes, ScopeRecord, SpanRecord } from '../model/span-record.j
 import type { AdapterOptions, AdapterStats, ForwardSpans } from './adapter-options.js';
 import { admit, notKept } from './admission.js';
 import { ContinuedTexts, TraceTexts } from './continued-texts.js';
-import { DurableTraces, type RawRequest, type ReplayedTrace } from './durable-traces.js';
+import {
+  DurableTraces,
+  derivedSpanId,
+  type RawRequest,
+  type ReplayedTrace,
+  takeOnce,
+} from './durable-traces.js';
 import { type ForwardDropReason, ForwardQueue } from './forward-queue.js';
 import type { IngestResult, TraceIngest } from './ingest.js';
 import { Losses } from './losses.js';
 import type { DecodeResult } from './otlp-json.js';
 import { resourceOf, toReadableSpan } from './to-readable-span.js';
 
-export type { AdapterOptions, AdapterStats, ForwardSpans } from './adapter-options.js';
+export type { AdapterOptions, AdapterStats, ForwardSpans, StorageStats } from './adapter-options.js';
 
 /** Judging yields to the event loop after this long, so receivers keep answering during a burst. */
 const JUDGE_SLICE_MS = 20;
@@ -59,25 +64,6 @@ interface TraceState {
   scope?: ScopeRecord;
   /** Still buffered when the adapter stopped: judged as incomplete. */
   cutShort?: true;
-}
-
-/** Durable mode's counts (stats). */
-export interface StorageStats {
-  bytes: number;
-  segments: number;
-  /** Traces the log holds that are not done. */
-  liveTraces: number;
-  compactions: number;
-  /** Traces read back from the log at start, and of them those already reported. */
-  replayedTraces: number;
-  replayedReported: number;
-  /** Damaged log tails cut at start: segments, bytes. */
-  cutSegments: number;
-  cutBytes: number;
-  /** Spans for the next hop unsent at shutdown, kept in the log to be sent after the restart. */
-  keptForRestart: number;
-  /** Requests refused because the log held storage.maxBytes. */
-  refusedFull: number;
 }
 
 type Buffered = BufferedTrace<SpanRecord, TraceState>;
@@ -539,25 +525,4 @@ export class TraceAdapter implements TraceIngest {
       this.durable && ((scenarios) => derivedSpanId(trace.traceId, scenarios)),
     );
   }
-}
-
-/** Drops the spans whose id came before, in place. */
-function takeOnce(spans: SpanRecord[]): void {
-  const ids = new Set<string>();
-  let kept = 0;
-  for (const span of spans) {
-    if (ids.has(span.spanId)) continue;
-    ids.add(span.spanId);
-    spans[kept++] = span;
-  }
-  spans.length = kept;
-}
-
-/** A span id from the trace id and the scenarios judged: the same on every replay. */
-function derivedSpanId(traceId: string, scenarios: readonly string[]): string {
-  const id = createHash('sha256')
-    .update(`${traceId}\n${scenarios.join('\n')}`)
-    .digest('hex')
-    .slice(0, 16);
-  return id === '0000000000000000' ? '0000000000000001' : id;
 }

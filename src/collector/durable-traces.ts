@@ -15,6 +15,7 @@
  * their records are copied forward so it can go (compaction). Requests are refused once the
  * log holds `maxBytes`.
  */
+import { createHash } from 'node:crypto';
 import type { SpanRecord } from '../model/span-record.js';
 import { decodeOtlpJsonText } from './otlp-json.js';
 import { decodeExportTraceProtobuf } from './otlp-proto.js';
@@ -112,13 +113,12 @@ export class DurableTraces {
       options.segmentBytes ?? Math.max(2 ** 20, Math.min(64 * 2 ** 20, Math.floor(maxBytes / 16)));
     const done = new Map<string, boolean>();
     let reportsEnd = 0;
-    let store: DurableTraces | undefined;
     const pending: { payload: Buffer; at: LogPosition }[] = [];
     const { log, damage } = SpanLog.open(options.directory, (payload, at) => pending.push({ payload, at }), {
       segmentBytes,
       ...(options.reports && { beforeWrite: () => options.reports?.sync() ?? Promise.resolve() }),
     });
-    store = new DurableTraces(log, options);
+    const store = new DurableTraces(log, options);
     for (const { payload, at } of pending) {
       const type = payload[0];
       if (type === REQUEST) store.note(at, readIds(payload, 2).ids);
@@ -409,4 +409,25 @@ function readIds(payload: Buffer, offset: number): { ids: string[]; end: number 
     at += length;
   }
   return { ids, end: at };
+}
+
+/** Drops the spans whose id came before, in place. */
+export function takeOnce(spans: SpanRecord[]): void {
+  const ids = new Set<string>();
+  let kept = 0;
+  for (const span of spans) {
+    if (ids.has(span.spanId)) continue;
+    ids.add(span.spanId);
+    spans[kept++] = span;
+  }
+  spans.length = kept;
+}
+
+/** A span id from the trace id and the scenarios judged: the same on every replay. */
+export function derivedSpanId(traceId: string, scenarios: readonly string[]): string {
+  const id = createHash('sha256')
+    .update(`${traceId}\n${scenarios.join('\n')}`)
+    .digest('hex')
+    .slice(0, 16);
+  return id === '0000000000000000' ? '0000000000000001' : id;
 }

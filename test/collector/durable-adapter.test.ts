@@ -7,6 +7,7 @@
  */
 import { readdirSync, readFileSync, statSync, truncateSync } from 'node:fs';
 import { join } from 'node:path';
+import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-proto';
 import { afterEach, describe, expect, it } from 'vitest';
 import { type AdapterOptions, TraceAdapter } from '../../src/collector/adapter.js';
 import { startHttpReceiver } from '../../src/collector/http-receiver.js';
@@ -20,6 +21,7 @@ import {
   traceIdOf,
 } from '../helpers/serve-process.js';
 import { temporaryDir } from '../helpers/temporary-dir.js';
+import { eventually, startNextHop } from './next-hop.js';
 
 const cleanup: (() => Promise<unknown>)[] = [];
 afterEach(async () => {
@@ -196,5 +198,38 @@ describe('durable mode in the adapter', () => {
     second.adapter.judgeAllNow();
     await second.stop();
     expect(reportIds(dir).sort()).toEqual([traceIdOf(0), traceIdOf(1)]);
+  });
+
+  it('keeps the findings a next hop that is down did not take at shutdown, and sends them after the restart', async () => {
+    const dir = temporaryDir('toolpath-durable-');
+    // The next hop's port, closed for the first run.
+    const probe = await startNextHop();
+    const port = probe.port;
+    await probe.close();
+    const exporter = () =>
+      new OTLPTraceExporter({ url: `http://127.0.0.1:${port}/v1/traces`, timeoutMillis: 2_000 });
+    const first = await start(dir, { exporter: exporter() });
+    for (let n = 0; n < 4; n++) expect((await postSpans(first.url, agentTrace(n))).status).toBe(200);
+    await first.stop();
+    const stats = first.adapter.stats();
+    expect(stats.judgedTraces).toBe(4);
+    expect(stats.storage?.keptForRestart).toBe(4);
+    expect(first.adapter.losses.describe()).toBe('');
+
+    const hop = await startNextHop(port);
+    cleanup.push(() => hop.close());
+    const second = await start(dir, { exporter: exporter(), decision: { waitMs: 1e9, waitAfterRootMs: 10 } });
+    expect(second.adapter.stats().storage).toMatchObject({ replayedTraces: 4, replayedReported: 4 });
+    await eventually(() => hop.spans.length === 4, 'the four evaluation spans at the next hop');
+    await second.stop();
+    expect(new Set(hop.spans.map((span) => span.traceId))).toEqual(
+      new Set(Array.from({ length: 4 }, (_, n) => traceIdOf(n))),
+    );
+    // Judged again for their findings only: one report line each.
+    expect(reportIds(dir)).toHaveLength(4);
+    // And done now: a third start has nothing to give back.
+    const third = await start(dir);
+    expect(third.adapter.stats().storage?.replayedTraces).toBe(0);
+    await third.stop();
   });
 });
