@@ -113,28 +113,34 @@ export class DurableTraces {
       options.segmentBytes ?? Math.max(2 ** 20, Math.min(64 * 2 ** 20, Math.floor(maxBytes / 16)));
     const done = new Map<string, boolean>();
     let reportsEnd = 0;
-    const pending: { payload: Buffer; at: LogPosition }[] = [];
-    const { log, damage } = SpanLog.open(options.directory, (payload, at) => pending.push({ payload, at }), {
-      segmentBytes,
-      ...(options.reports && { beforeWrite: () => options.reports?.sync() ?? Promise.resolve() }),
-    });
+    // What each record says, without its body: the log may be large, the ids are not.
+    const records: { type: number; at: LogPosition; ids: string[]; keep: boolean }[] = [];
+    const { log, damage } = SpanLog.open(
+      options.directory,
+      (payload, at) => {
+        const type = payload[0] as number;
+        if (type === REQUEST) records.push({ type, at, ids: readIds(payload, 2).ids, keep: false });
+        else if (type === JUDGED || type === DONE) {
+          reportsEnd = Math.max(reportsEnd, Number(payload.readBigUInt64LE(2)));
+          records.push({ type, at, ids: readIds(payload, 10).ids, keep: payload[1] === 1 });
+        }
+      },
+      {
+        segmentBytes,
+        ...(options.reports && { beforeWrite: () => options.reports?.sync() ?? Promise.resolve() }),
+      },
+    );
     const store = new DurableTraces(log, options);
-    for (const { payload, at } of pending) {
-      const type = payload[0];
-      if (type === REQUEST) store.note(at, readIds(payload, 2).ids);
-      else if (type === JUDGED || type === DONE) {
-        const keep = payload[1] === 1;
-        reportsEnd = Math.max(reportsEnd, Number(payload.readBigUInt64LE(2)));
-        const [traceId] = readIds(payload, 10).ids;
-        if (traceId === undefined) continue;
-        if (type === JUDGED) store.markJudged(traceId, at.segment);
-        else {
+    for (const { type, at, ids, keep } of records) {
+      if (type === REQUEST) store.note(at, ids);
+      else if (type === JUDGED) for (const traceId of ids) store.markJudged(traceId, at.segment);
+      else
+        for (const traceId of ids) {
           store.finish(traceId);
           done.set(traceId, keep);
         }
-      }
     }
-    pending.length = 0;
+    records.length = 0;
     const traces = store.replayLive(reportsEnd);
     store.dropDeadSegments();
     return { traces: store, replay: { traces, done, damage } };
