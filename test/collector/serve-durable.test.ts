@@ -111,7 +111,7 @@ describe('toolpath serve with storage, killed with SIGKILL under load', () => {
       const started = Date.now();
       const hop = await startNextHop();
       hops.push(hop);
-      const dir = process.env.KILL_DEBUG_DIR ?? temporaryDir('toolpath-durable-kill-');
+      const dir = temporaryDir('toolpath-durable-kill-');
       const storage = join(dir, 'storage');
       const reports = join(dir, 'reports.jsonl');
       const [httpPort, grpcPort] = [await freePort(), await freePort()];
@@ -133,10 +133,8 @@ describe('toolpath serve with storage, killed with SIGKILL under load', () => {
       let replayed = 0;
 
       for (let cycle = 0; cycle < CYCLES; cycle++) {
-        const spawned = Date.now();
         const serve = await startServe(yaml, {}, { bundled: true });
         replayed += Number(/replayed (\d+) traces/.exec(serve.stdout())?.[1] ?? 0);
-        if (process.env.KILL_DEBUG) console.log(`cycle ${cycle}: started in ${Date.now() - spawned} ms`);
         let killed = false;
         const clients = exporters(httpPort, grpcPort).map(async (exporter) => {
           while (!killed) {
@@ -156,10 +154,6 @@ describe('toolpath serve with storage, killed with SIGKILL under load', () => {
         killed = true;
         // Exports in flight end (failed, or answered by the next start) while it starts.
         allClients.push(...clients);
-        if (process.env.KILL_DEBUG) {
-          console.log(`cycle ${cycle}: killed at ${Date.now() - spawned} ms\n${serve.stdout()}`);
-          (await import('node:fs')).appendFileSync(join(dir, 'debug.txt'), serve.stderr());
-        }
       }
 
       // One last start: it replays what the last kill left, and judges it.
@@ -182,10 +176,6 @@ describe('toolpath serve with storage, killed with SIGKILL under load', () => {
       const perTrace = new Map<string, number>();
       for (const line of lines) perTrace.set(line.traceId, (perTrace.get(line.traceId) ?? 0) + 1);
       const twice = [...perTrace].filter(([, count]) => count > 1);
-      if (process.env.KILL_DEBUG && twice.length > 0)
-        console.log(
-          `twice: ${JSON.stringify(twice.slice(0, 3))}, acked: ${twice.slice(0, 3).map(([id]) => acked.has(id))}`,
-        );
       expect(twice).toEqual([]);
       expect([...acked].filter((id) => !perTrace.has(id))).toEqual([]);
       // Findings at the next hop: each acknowledged trace's evaluation span, under one span id
