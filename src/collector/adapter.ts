@@ -7,9 +7,7 @@
  * deliver it adds to its {@link Losses}.
  */
 import { diag } from '@opentelemetry/api';
-import type { ReadableSpan } from '@opentelemetry/sdk-trace';
 import { DecisionCache } from '../judging/decision-cache.js';
-import { evaluationSpanOf } from '../judging/evaluation-span.js';
 import {
   BYTES_PER_CHAR,
   defaultMaxBufferedBytes,
@@ -19,7 +17,6 @@ import {
   TRACE_BYTES,
 } from '../judging/held-bytes.js';
 import { LaterOnce } from '../judging/later-once.js';
-import { samplingAttributes } from '../judging/risk-sampler.js';
 import { type BufferedTrace, TraceBuffer } from '../judging/trace-buffer.js';
 import { type Judgement, TraceJudge } from '../judging/trace-judge.js';
 import { WaitingTraces } from '../judging/waiting-traces.js';
@@ -27,18 +24,13 @@ import type { Attributes, ScopeRecord, SpanRecord } from '../model/span-record.j
 import type { AdapterOptions, AdapterStats, ForwardSpans } from './adapter-options.js';
 import { admit, notKept } from './admission.js';
 import { ContinuedTexts, TraceTexts } from './continued-texts.js';
-import {
-  DurableTraces,
-  derivedSpanId,
-  type RawRequest,
-  type ReplayedTrace,
-  takeOnce,
-} from './durable-traces.js';
+import { DurableTraces, type RawRequest, type ReplayedTrace, takeOnce } from './durable-traces.js';
 import { type ForwardDropReason, ForwardQueue } from './forward-queue.js';
 import type { IngestResult, TraceIngest } from './ingest.js';
+import { JudgedOutput } from './judged-output.js';
 import { Losses } from './losses.js';
 import type { DecodeResult } from './otlp-json.js';
-import { resourceOf, toReadableSpan } from './to-readable-span.js';
+import { toReadableSpan } from './to-readable-span.js';
 
 export type { AdapterOptions, AdapterStats, ForwardSpans, StorageStats } from './adapter-options.js';
 
@@ -82,9 +74,9 @@ export class TraceAdapter implements TraceIngest {
   private readonly waitAfterRootMs: number;
   private readonly lateWindowMs: number;
   private readonly forwardSpans: ForwardSpans;
-  private readonly stampSampling: boolean;
+  /** Where judged traces' output goes. */
+  private readonly output: JudgedOutput;
   private readonly sweepTimer: ReturnType<typeof setInterval>;
-  private readonly onJudged?: AdapterOptions['onJudged'];
   /** Traces due and waiting to be judged, oldest first; their spans count against the caps. */
   private readonly pending = new WaitingTraces<SpanRecord, Buffered>();
   private judged = 0;
@@ -115,9 +107,6 @@ export class TraceAdapter implements TraceIngest {
     this.lateWindowMs = options.decision?.lateWindowMs ?? 600_000;
     this.losses = options.losses ?? new Losses();
     this.forwardSpans = options.forwardSpans ?? 'none';
-    this.onJudged = options.onJudged;
-    // Forwarding a sample: say why each trace is in it and what it stands for.
-    this.stampSampling = options.sampling !== undefined || this.forwardSpans === 'sampled';
     // Default: 512 MiB, or half the heap V8 may grow to when that is less.
     this.held = new HeldBytes(
       options.limits?.maxBufferedBytes ?? defaultMaxBufferedBytes(512 * 2 ** 20, 1 / 2),
@@ -174,6 +163,14 @@ export class TraceAdapter implements TraceIngest {
       for (const [traceId, keep] of replay.done) this.decisions.set(traceId, keep, now);
       for (const trace of replay.traces) this.restore(trace, now);
     }
+    this.output = new JudgedOutput({
+      ...(this.queue && { queue: this.queue }),
+      ...(this.durable && { durable: this.durable }),
+      forwardSpans: this.forwardSpans,
+      // Forwarding a sample: say why each trace is in it and what it stands for.
+      stampSampling: options.sampling !== undefined || this.forwardSpans === 'sampled',
+      ...(options.onJudged && { onJudged: options.onJudged }),
+    });
     this.sweepTimer = setInterval(() => this.sweep(), options.sweepIntervalMs ?? 100);
     this.sweepTimer.unref?.();
   }
@@ -479,50 +476,6 @@ export class TraceAdapter implements TraceIngest {
     const { decision } = judgement;
     this.decisions.set(trace.traceId, decision.keep, performance.now());
     if (!decision.keep) this.buffer.count('sampled_out', 1);
-    const durable = this.durable;
-    // Replayed after a crash with its report written: judged again only for its output.
-    if (!durable?.reported(trace.traceId)) {
-      try {
-        this.onJudged?.(trace.spans, judgement);
-      } catch (error) {
-        diag.error('toolpath: onJudged failed', error);
-      }
-    }
-    if (!this.queue) {
-      durable?.done(trace.traceId, decision.keep);
-      return;
-    }
-    const out: ReadableSpan[] = [];
-    if (this.forwardSpans === 'all' || (this.forwardSpans === 'sampled' && decision.keep)) {
-      const stamp = this.stampSampling ? samplingAttributes(decision) : undefined;
-      for (const span of trace.spans) out.push(toReadableSpan(span, stamp));
-    }
-    const evaluation = this.evaluationSpanOf(trace, judgement);
-    if (evaluation) out.push(evaluation);
-    if (out.length === 0) {
-      durable?.done(trace.traceId, decision.keep);
-      return;
-    }
-    if (!durable) {
-      this.queue.push(out, evaluation ? [evaluation] : []);
-      return;
-    }
-    durable.judged(trace.traceId);
-    this.queue.push(out, evaluation ? [evaluation] : [], () => durable.done(trace.traceId, decision.keep));
-  }
-
-  /** Findings always go on, whatever sampling said about the spans: they are the adapter's output. */
-  private evaluationSpanOf(trace: Buffered, judgement: Judgement): ReadableSpan | undefined {
-    return evaluationSpanOf(
-      trace,
-      judgement,
-      { spanId: (span) => span.spanId, resource: resourceOf },
-      {
-        'toolpath.sampling.reason': judgement.decision.reason,
-        'toolpath.sampling.kept': judgement.decision.keep,
-      },
-      // Durable mode sends a replayed trace's findings again: the same span id makes that idempotent.
-      this.durable && ((scenarios) => derivedSpanId(trace.traceId, scenarios)),
-    );
+    this.output.send(trace, judgement);
   }
 }
