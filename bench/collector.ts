@@ -34,6 +34,7 @@
  *   node --cpu-prof --import tsx bench/collector.ts   (CPU profile in ./CPU.*.cpuprofile)
  *   HISTORY=recent npx tsx bench/collector.ts         (chat input messages without the repeated history)
  *   SCENARIO=defaults npx tsx bench/collector.ts      (judged by `toolpath serve`'s built-in scenario, 3 checks, instead)
+ *   DURABLE=0 npx tsx bench/collector.ts              (skips durable mode on against off: bench/collector-durable.ts)
  */
 import { performance } from 'node:perf_hooks';
 import { pathToFileURL } from 'node:url';
@@ -50,6 +51,7 @@ import { toReadableSpan } from '../src/collector/to-readable-span.js';
 import type { Report } from '../src/model/report.js';
 import type { Attributes, ScopeRecord, SpanRecord } from '../src/model/span-record.js';
 import { parseScenario } from '../src/scenario/scenario.js';
+import { measureDurable } from './collector-durable.js';
 import { PROCESSOR_SCENARIO } from './processor.js';
 
 const SPANS_PER_REQUEST = 1_000;
@@ -136,7 +138,7 @@ export const SCENARIO = parseScenario(
  * What the adapter judges by: {@link SCENARIO}, or with `SCENARIO=defaults` the scenario
  * `toolpath serve` uses when none is configured (to see how the ratios depend on the scenario).
  */
-const JUDGED_BY =
+export const JUDGED_BY =
   process.env.SCENARIO === 'defaults' ? parseScenario(DEFAULT_SCENARIO, 'built-in defaults') : SCENARIO;
 
 // ---------------------------------------------------------------- the request
@@ -809,6 +811,7 @@ async function main(): Promise<void> {
   await timeIngest('the same conversations, turns spread over requests', spreadRequests(0));
   await measureHeap();
   if (process.env.HTTP !== '0') await measureHttp(req);
+  if (process.env.DURABLE !== '0') await measureDurable(request, JUDGED_BY);
 }
 
 // Run when invoked, not when imported (the request builder is exported for profiling scripts).

@@ -93,6 +93,16 @@ export function startupText(service: RunningService, config: AdapterConfig, conf
   }
   if (service.grpcAddress) lines.push(`  OTLP/gRPC  ${service.grpcAddress}`);
   if (service.metricsUrl) lines.push(`  metrics    ${service.metricsUrl}`);
+  const storage = service.adapter.stats().storage;
+  if (storage) {
+    const cut =
+      storage.cutSegments > 0
+        ? `; cut a damaged tail (${storage.cutBytes} bytes in ${storage.cutSegments} segments)`
+        : '';
+    lines.push(
+      `  storage    ${service.storageDirectory}: replayed ${storage.replayedTraces} traces not done (${storage.replayedReported} reported already)${cut}`,
+    );
+  }
   lines.push(
     `  scenarios  ${service.scenarios.map((s) => (s.source ? `${s.id} (${s.source})` : s.id)).join(', ')}`,
   );
@@ -145,6 +155,8 @@ export function stopLine(service: RunningService): string {
   if (dropped.length > 0) parts.push(`dropped: ${dropped.join(', ')}`);
   if (service.connections.refused > 0)
     parts.push(`refused ${service.connections.refused} connections over limits.maxConnections`);
+  if (stats.storage && stats.storage.keptForRestart > 0)
+    parts.push(`${stats.storage.keptForRestart} spans for the next hop kept in storage for the next start`);
   if (stats.decisionsForgottenEarly > 0)
     parts.push(
       `${stats.decisionsForgottenEarly} judged trace ids forgotten before decision.lateWindow (limits.maxJudgedTraceIds)`,

@@ -3,6 +3,7 @@ import type { SpanExporter } from '@opentelemetry/sdk-trace';
 import type { TraceBuffer } from '../judging/trace-buffer.js';
 import type { Judgement, JudgeOptions } from '../judging/trace-judge.js';
 import type { SpanRecord } from '../model/span-record.js';
+import type { StorageOptions } from './durable-traces.js';
 import type { ForwardQueue, ForwardQueueOptions } from './forward-queue.js';
 import type { Losses } from './losses.js';
 
@@ -40,6 +41,12 @@ export interface AdapterOptions extends JudgeOptions {
   queue?: ForwardQueueOptions;
   /** Where what could not be delivered is counted (default: a ledger of its own, `losses`). */
   losses?: Losses;
+  /**
+   * Durable mode: every span taken is in a log in `storage.directory` before the request is
+   * answered; after a crash, the traces it holds that were not done are judged (once) and their
+   * output sent. See docs/durable.md.
+   */
+  storage?: StorageOptions;
   /** How often due traces are looked for (default 100 ms). */
   sweepIntervalMs?: number;
   /** Told of each judged trace with its spans (to store the traces worth promoting to fixtures). */
@@ -58,4 +65,24 @@ export interface AdapterStats {
   decisionsForgottenEarly: number;
   dropped: ReturnType<TraceBuffer<unknown>['droppedCounts']>;
   forward?: ReturnType<ForwardQueue['counts']>;
+  storage?: StorageStats;
+}
+
+/** Durable mode's counts (stats). */
+export interface StorageStats {
+  bytes: number;
+  segments: number;
+  /** Traces the log holds that are not done. */
+  liveTraces: number;
+  compactions: number;
+  /** Traces read back from the log at start, and of them those already reported. */
+  replayedTraces: number;
+  replayedReported: number;
+  /** Damaged log tails cut at start: segments, bytes. */
+  cutSegments: number;
+  cutBytes: number;
+  /** Spans for the next hop unsent at shutdown, kept in the log to be sent after the restart. */
+  keptForRestart: number;
+  /** Requests refused because the log held storage.maxBytes. */
+  refusedFull: number;
 }

@@ -7,9 +7,7 @@
  * deliver it adds to its {@link Losses}.
  */
 import { diag } from '@opentelemetry/api';
-import type { ReadableSpan } from '@opentelemetry/sdk-trace';
 import { DecisionCache } from '../judging/decision-cache.js';
-import { evaluationSpanOf } from '../judging/evaluation-span.js';
 import {
   BYTES_PER_CHAR,
   defaultMaxBufferedBytes,
@@ -19,7 +17,6 @@ import {
   TRACE_BYTES,
 } from '../judging/held-bytes.js';
 import { LaterOnce } from '../judging/later-once.js';
-import { samplingAttributes } from '../judging/risk-sampler.js';
 import { type BufferedTrace, TraceBuffer } from '../judging/trace-buffer.js';
 import { type Judgement, TraceJudge } from '../judging/trace-judge.js';
 import { WaitingTraces } from '../judging/waiting-traces.js';
@@ -27,13 +24,15 @@ import type { Attributes, ScopeRecord, SpanRecord } from '../model/span-record.j
 import type { AdapterOptions, AdapterStats, ForwardSpans } from './adapter-options.js';
 import { admit, notKept } from './admission.js';
 import { ContinuedTexts, TraceTexts } from './continued-texts.js';
+import { DurableTraces, type RawRequest, type ReplayedTrace, takeOnce } from './durable-traces.js';
 import { type ForwardDropReason, ForwardQueue } from './forward-queue.js';
 import type { IngestResult, TraceIngest } from './ingest.js';
+import { JudgedOutput } from './judged-output.js';
 import { Losses } from './losses.js';
 import type { DecodeResult } from './otlp-json.js';
-import { resourceOf, toReadableSpan } from './to-readable-span.js';
+import { toReadableSpan } from './to-readable-span.js';
 
-export type { AdapterOptions, AdapterStats, ForwardSpans } from './adapter-options.js';
+export type { AdapterOptions, AdapterStats, ForwardSpans, StorageStats } from './adapter-options.js';
 
 /** Judging yields to the event loop after this long, so receivers keep answering during a burst. */
 const JUDGE_SLICE_MS = 20;
@@ -75,18 +74,30 @@ export class TraceAdapter implements TraceIngest {
   private readonly waitAfterRootMs: number;
   private readonly lateWindowMs: number;
   private readonly forwardSpans: ForwardSpans;
-  private readonly stampSampling: boolean;
+  /** Where judged traces' output goes. */
+  private readonly output: JudgedOutput;
   private readonly sweepTimer: ReturnType<typeof setInterval>;
-  private readonly onJudged?: AdapterOptions['onJudged'];
   /** Traces due and waiting to be judged, oldest first; their spans count against the caps. */
   private readonly pending = new WaitingTraces<SpanRecord, Buffered>();
   private judged = 0;
   /** Judging waits for a later turn of the event loop, off the span's end and the receivers' path. */
   private readonly laterDrain = new LaterOnce(() => this.drain(JUDGE_SLICE_MS), 'toolpath: judging failed');
   private late = 0;
+  /** Judging waits for the log's next fsync (durable mode). */
+  private waitingForDisk = false;
   private closing = false;
   private stopped: Promise<void> | undefined;
   private readonly stopGauges: () => void;
+  /** Durable mode: the span log and what is owed for each trace in it. */
+  private readonly durable?: DurableTraces;
+  private readonly storageCounts = {
+    replayedTraces: 0,
+    replayedReported: 0,
+    cutSegments: 0,
+    cutBytes: 0,
+    keptForRestart: 0,
+    refusedFull: 0,
+  };
 
   /** Throws a ScenarioError for a scenario that cannot be loaded (setup, not runtime). */
   constructor(options: AdapterOptions) {
@@ -96,9 +107,6 @@ export class TraceAdapter implements TraceIngest {
     this.lateWindowMs = options.decision?.lateWindowMs ?? 600_000;
     this.losses = options.losses ?? new Losses();
     this.forwardSpans = options.forwardSpans ?? 'none';
-    this.onJudged = options.onJudged;
-    // Forwarding a sample: say why each trace is in it and what it stands for.
-    this.stampSampling = options.sampling !== undefined || this.forwardSpans === 'sampled';
     // Default: 512 MiB, or half the heap V8 may grow to when that is less.
     this.held = new HeldBytes(
       options.limits?.maxBufferedBytes ?? defaultMaxBufferedBytes(512 * 2 ** 20, 1 / 2),
@@ -128,6 +136,11 @@ export class TraceAdapter implements TraceIngest {
       this.queue = new ForwardQueue(options.exporter, {
         ...options.queue,
         onDrop: (count, why, findings) => {
+          // Durable mode sends them after the restart: not lost.
+          if (this.durable && why === 'unsent_at_shutdown') {
+            this.storageCounts.keptForRestart += count;
+            return;
+          }
           const reason = FORWARD_DROPS[why];
           this.buffer.count(reason, count);
           this.losses.add('findings', reason, findings);
@@ -141,20 +154,65 @@ export class TraceAdapter implements TraceIngest {
       spans: this.buffer.spanCount + this.pending.spanCount,
       bytes: this.held.total,
     }));
+    if (options.storage) {
+      const { traces, replay } = DurableTraces.open(options.storage);
+      this.durable = traces;
+      this.storageCounts.cutSegments = replay.damage.segments;
+      this.storageCounts.cutBytes = replay.damage.bytes;
+      const now = performance.now();
+      for (const [traceId, keep] of replay.done) this.decisions.set(traceId, keep, now);
+      for (const trace of replay.traces) this.restore(trace, now);
+    }
+    this.output = new JudgedOutput({
+      ...(this.queue && { queue: this.queue }),
+      ...(this.durable && { durable: this.durable }),
+      forwardSpans: this.forwardSpans,
+      // Forwarding a sample: say why each trace is in it and what it stands for.
+      stampSampling: options.sampling !== undefined || this.forwardSpans === 'sampled',
+      ...(options.onJudged && { onJudged: options.onJudged }),
+    });
     this.sweepTimer = setInterval(() => this.sweep(), options.sweepIntervalMs ?? 100);
     this.sweepTimer.unref?.();
+  }
+
+  /**
+   * Takes back a trace the log holds that is not done: buffered to wait as a new one would, or
+   * (reported already, or past the caps) straight to judging.
+   */
+  private restore(replayed: ReplayedTrace, now: number): void {
+    this.storageCounts.replayedTraces++;
+    if (replayed.reported) this.storageCounts.replayedReported++;
+    const trace = this.buffer.open(replayed.traceId, now) ?? this.standalone(replayed.traceId, now);
+    const buffered = this.buffer.get(replayed.traceId) === trace;
+    for (const span of replayed.spans) {
+      if (buffered && !this.buffer.add(trace, span)) continue;
+      if (!buffered) trace.spans.push(span);
+      this.hold(trace, span, 0);
+      if (span.parentSpanId === undefined) this.buffer.markRoot(trace, now);
+    }
+    if (buffered && !replayed.reported) return;
+    if (buffered) this.buffer.take(trace.traceId);
+    this.pending.add(trace);
+  }
+
+  /** A trace held outside the buffer (replayed past its caps). */
+  private standalone(traceId: string, now: number): Buffered {
+    const state: TraceState = { texts: new TraceTexts(), bytes: 0 };
+    this.held.hold(state, TRACE_BYTES);
+    return { traceId, spans: [], firstSeenAt: now, openSpans: 0, spansOverCap: 0, state };
   }
 
   ready(): boolean {
     return !this.closing;
   }
 
-  ingest(decoded: DecodeResult): IngestResult {
+  ingest(decoded: DecodeResult, raw?: RawRequest): IngestResult {
     if (this.closing) {
       return { kind: 'unavailable', reason: 'shutting_down', retryAfterSeconds: 5, message: 'shutting down' };
     }
     try {
-      return this.take(decoded.spans, performance.now());
+      if (!this.durable) return this.take(decoded.spans, performance.now());
+      return this.takeDurably(decoded.spans, raw, this.durable);
     } catch (error) {
       // Never lose the receiver over a bug here: the client retries.
       diag.error('toolpath: ingest failed', error);
@@ -167,7 +225,38 @@ export class TraceAdapter implements TraceIngest {
     }
   }
 
-  private take(spans: readonly SpanRecord[], now: number): IngestResult {
+  /** Takes the spans and logs the request; the answer waits until it is on disk. */
+  private takeDurably(
+    spans: readonly SpanRecord[],
+    raw: RawRequest | undefined,
+    durable: DurableTraces,
+  ): IngestResult {
+    const failed = durable.log.failed;
+    if (failed || raw === undefined) {
+      const message = failed
+        ? `storage: the span log in ${durable.log.dir} cannot be written (${failed.message})`
+        : 'storage: durable mode needs the request body';
+      return { kind: 'unavailable', reason: 'shutting_down', retryAfterSeconds: 5, message };
+    }
+    if (durable.full()) {
+      this.storageCounts.refusedFull++;
+      this.buffer.count('buffer_full', spans.length);
+      const mib = (durable.log.bytes / 2 ** 20).toFixed(0);
+      return {
+        kind: 'unavailable',
+        reason: 'full',
+        retryAfterSeconds: RETRY_AFTER_SECONDS,
+        message: `storage full (about ${mib} MiB in ${durable.log.dir}, storage.maxBytes ${durable.maxBytes})`,
+      };
+    }
+    const taken = new Set<string>();
+    const result = this.take(spans, performance.now(), taken);
+    if (result.kind !== 'accepted') return result;
+    return { ...result, committed: durable.logRequest(raw, taken) };
+  }
+
+  /** `taken`: told the ids of the traces whose spans were kept to be judged. */
+  private take(spans: readonly SpanRecord[], now: number, taken?: Set<string>): IngestResult {
     // Refused once at the cap, not before: a request of any size gets in when there is room (the
     // cap is passed by one request at most), so none is refused for ever.
     if (this.held.full()) return this.full(spans.length);
@@ -194,6 +283,7 @@ export class TraceAdapter implements TraceIngest {
         if (waiting.spans.length < this.buffer.limits.maxSpansPerTrace) {
           this.pending.addLate(waiting, span);
           this.hold(waiting, span, 0);
+          taken?.add(span.traceId);
         } else {
           waiting.spansOverCap++;
           this.buffer.count('trace_too_large', 1);
@@ -213,8 +303,10 @@ export class TraceAdapter implements TraceIngest {
       const trace = this.buffer.open(span.traceId, now);
       if (!trace) continue; // not reached: checked above
       const full = trace.spans.length >= limits.maxSpansPerTrace;
-      if (this.buffer.add(trace, span)) this.hold(trace, span, texts.take(span, trace.state.texts));
-      else if (full) overTrace++;
+      if (this.buffer.add(trace, span)) {
+        this.hold(trace, span, texts.take(span, trace.state.texts));
+        taken?.add(span.traceId);
+      } else if (full) overTrace++;
       else overTotal++;
       if (span.parentSpanId === undefined) this.buffer.markRoot(trace, now);
     }
@@ -291,12 +383,14 @@ export class TraceAdapter implements TraceIngest {
       trace.state.cutShort = true;
       this.pending.add(trace);
     }
+    await this.durable?.settled();
     while (this.pending.size > 0) {
       this.drain(JUDGE_SLICE_MS);
       await new Promise((resolve) => setImmediate(resolve));
     }
     this.stopGauges();
     await this.queue?.shutdown();
+    await this.durable?.close();
   }
 
   /** Exports what is queued for the next hop. */
@@ -314,6 +408,7 @@ export class TraceAdapter implements TraceIngest {
       decisionsForgottenEarly: this.decisions.forgottenEarly,
       dropped: this.buffer.droppedCounts(),
       ...(this.queue && { forward: this.queue.counts() }),
+      ...(this.durable && { storage: { ...this.durable.stats(), ...this.storageCounts } }),
     };
   }
 
@@ -335,7 +430,21 @@ export class TraceAdapter implements TraceIngest {
   /** Judges waiting traces for up to `budgetMs`, then yields to the receivers and comes back at once. */
   private drain(budgetMs: number): void {
     const deadline = performance.now() + budgetMs;
-    for (let trace = this.pending.takeOldest(); trace; trace = this.pending.takeOldest()) {
+    for (;;) {
+      const next = this.pending.peekOldest();
+      if (next === undefined) return;
+      if (this.durable && !this.durable.onDisk(next.traceId)) {
+        // Judged once its spans are on disk: the next fsync is at most one batch away.
+        if (!this.waitingForDisk) {
+          this.waitingForDisk = true;
+          void this.durable.settled().then(() => {
+            this.waitingForDisk = false;
+            this.laterDrain.schedule();
+          });
+        }
+        return;
+      }
+      const trace = this.pending.takeOldest() as Buffered;
       const reasons = [
         trace.state.cutShort
           ? 'shutdown'
@@ -348,6 +457,8 @@ export class TraceAdapter implements TraceIngest {
       ].filter((reason) => reason !== undefined);
       const incomplete = reasons.length > 0 ? reasons.join('; ') : undefined;
       this.judged++;
+      // A request retried after a crash may bring spans the log gave back already.
+      if (this.durable) takeOnce(trace.spans);
       try {
         this.finish(trace, this.judge.judge(trace.traceId, trace.spans, incomplete));
       } catch (error) {
@@ -365,32 +476,6 @@ export class TraceAdapter implements TraceIngest {
     const { decision } = judgement;
     this.decisions.set(trace.traceId, decision.keep, performance.now());
     if (!decision.keep) this.buffer.count('sampled_out', 1);
-    try {
-      this.onJudged?.(trace.spans, judgement);
-    } catch (error) {
-      diag.error('toolpath: onJudged failed', error);
-    }
-    if (!this.queue) return;
-    const out: ReadableSpan[] = [];
-    if (this.forwardSpans === 'all' || (this.forwardSpans === 'sampled' && decision.keep)) {
-      const stamp = this.stampSampling ? samplingAttributes(decision) : undefined;
-      for (const span of trace.spans) out.push(toReadableSpan(span, stamp));
-    }
-    const evaluation = this.evaluationSpanOf(trace, judgement);
-    if (evaluation) out.push(evaluation);
-    if (out.length > 0) this.queue.push(out, evaluation ? [evaluation] : []);
-  }
-
-  /** Findings always go on, whatever sampling said about the spans: they are the adapter's output. */
-  private evaluationSpanOf(trace: Buffered, judgement: Judgement): ReadableSpan | undefined {
-    return evaluationSpanOf(
-      trace,
-      judgement,
-      { spanId: (span) => span.spanId, resource: resourceOf },
-      {
-        'toolpath.sampling.reason': judgement.decision.reason,
-        'toolpath.sampling.kept': judgement.decision.keep,
-      },
-    );
+    this.output.send(trace, judgement);
   }
 }

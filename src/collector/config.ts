@@ -129,6 +129,16 @@ export const adapterConfigSchema = z.strictObject({
     })
     .prefault({}),
   auth: z.strictObject({ bearerToken: z.string().min(1).optional() }).prefault({}),
+  // Durable mode (docs/durable.md): every span answered 200 is on disk first; a crash loses none.
+  storage: z
+    .strictObject({
+      directory: z.string().min(1),
+      maxBytes: z
+        .int()
+        .min(1024 * 1024)
+        .default(2 ** 30),
+    })
+    .optional(),
 });
 
 /** A validated configuration, defaults filled in. */

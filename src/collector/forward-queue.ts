@@ -38,6 +38,8 @@ export class ForwardQueue {
   private readonly queue: ReadableSpan[] = [];
   /** The queued spans that carry findings (evaluation spans), told apart when some are dropped. */
   private readonly findings = new WeakSet<ReadableSpan>();
+  /** The pushes that asked to be told when all their spans are through, by span. */
+  private readonly groups = new WeakMap<ReadableSpan, { left: number; settled: () => void }>();
   private readonly options: Required<Omit<ForwardQueueOptions, 'onDrop'>>;
   private timer: ReturnType<typeof setTimeout> | undefined;
   private exporting: Promise<void> | undefined;
@@ -62,9 +64,17 @@ export class ForwardQueue {
     };
   }
 
-  /** Queues spans for export (`findings`: those that carry findings); those over the cap are dropped and counted. */
-  push(spans: readonly ReadableSpan[], findings: readonly ReadableSpan[] = []): void {
+  /**
+   * Queues spans for export (`findings`: those that carry findings); those over the cap are
+   * dropped and counted. `settled` is called once every one of them is exported or dropped for
+   * good (not when still unsent at shutdown: durable mode sends those after a restart).
+   */
+  push(spans: readonly ReadableSpan[], findings: readonly ReadableSpan[] = [], settled?: () => void): void {
     for (const span of findings) this.findings.add(span);
+    if (settled) {
+      const group = { left: spans.length, settled };
+      for (const span of spans) this.groups.set(span, group);
+    }
     const room = Math.max(0, this.options.maxQueueSize - this.queue.length);
     const taken = this.closed ? 0 : Math.min(room, spans.length);
     for (let i = 0; i < taken; i++) this.queue.push(spans[i] as ReadableSpan);
@@ -160,6 +170,7 @@ export class ForwardQueue {
     });
     if (ok) {
       this.exportedSpans += batch.length;
+      this.through(batch);
       this.attempts = 0;
       return true;
     }
@@ -176,11 +187,27 @@ export class ForwardQueue {
     return false;
   }
 
+  /** Tells the pushes whose last spans these were. */
+  private through(spans: readonly ReadableSpan[]): void {
+    for (const span of spans) {
+      const group = this.groups.get(span);
+      if (group === undefined) continue;
+      this.groups.delete(span);
+      if (--group.left > 0) continue;
+      try {
+        group.settled();
+      } catch (error) {
+        diag.error('toolpath: settled threw', error);
+      }
+    }
+  }
+
   private drop(spans: readonly ReadableSpan[], why: ForwardDropReason = 'queue_full'): void {
     if (spans.length === 0) return;
     this.droppedSpans += spans.length;
     let findings = 0;
     for (const span of spans) if (this.findings.has(span)) findings++;
+    if (why !== 'unsent_at_shutdown') this.through(spans);
     try {
       this.settings.onDrop?.(spans.length, why, findings);
     } catch (error) {

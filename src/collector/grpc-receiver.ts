@@ -26,6 +26,7 @@ import {
   type PartialSuccess,
 } from './otlp-proto.js';
 import {
+  acknowledged,
   bearerMatches,
   DEFAULT_IDLE_TIMEOUT_MS,
   encodeRpcStatus,
@@ -87,15 +88,15 @@ export function startGrpcReceiver(options: ReceiverOptions): Promise<RunningRece
       call: grpc.ServerUnaryCall<Buffer, ExportResponse>,
       callback: grpc.sendUnaryData<ExportResponse>,
     ) => {
-      let answer: ExportResponse | OtlpCallError;
-      try {
-        answer = exportCall(call, options);
-      } catch (error) {
-        diag.error('toolpath: the OTLP/gRPC receiver failed on a call', error);
-        answer = failure(grpc.status.INTERNAL, { code: grpc.status.INTERNAL, message: 'internal error' });
-      }
-      if (answer instanceof OtlpCallError) callback(answer);
-      else callback(null, answer);
+      exportCall(call, options)
+        .catch((error: unknown) => {
+          diag.error('toolpath: the OTLP/gRPC receiver failed on a call', error);
+          return failure(grpc.status.INTERNAL, { code: grpc.status.INTERNAL, message: 'internal error' });
+        })
+        .then((answer) => {
+          if (answer instanceof OtlpCallError) callback(answer);
+          else callback(null, answer);
+        });
     },
   });
   const injector = server.createConnectionInjector(grpc.ServerCredentials.createInsecure());
@@ -149,10 +150,10 @@ function closeStalled(idleMs: number, sockets: ReadonlyMap<string, Socket>): grp
 }
 
 /** The answer to one Export call: a response, or the error to fail it with. */
-function exportCall(
+async function exportCall(
   call: grpc.ServerUnaryCall<Buffer, ExportResponse>,
   options: ReceiverOptions,
-): ExportResponse | OtlpCallError {
+): Promise<ExportResponse | OtlpCallError> {
   const header = call.metadata.get('authorization')[0];
   if (!bearerMatches(options.bearerToken, typeof header === 'string' ? header : undefined)) {
     const message = 'missing or wrong bearer token';
@@ -164,7 +165,12 @@ function exportCall(
     const message = `message too large: the limit is ${options.maxRequestBytes} bytes`;
     return failure(grpc.status.RESOURCE_EXHAUSTED, { code: grpc.status.RESOURCE_EXHAUSTED, message });
   }
-  const outcome = exportOutcome(options.ingest, decodeExportTraceProtobuf(bytes));
+  const outcome = await acknowledged(
+    exportOutcome(options.ingest, decodeExportTraceProtobuf(bytes), {
+      format: 'protobuf',
+      bytes,
+    }),
+  );
   switch (outcome.kind) {
     case 'accepted':
       return outcome.partial === undefined ? {} : { partial: outcome.partial };

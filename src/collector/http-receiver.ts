@@ -4,6 +4,7 @@ import { diag } from '@opentelemetry/api';
 import { type DecodeResult, decodeOtlpJsonText } from './otlp-json.js';
 import { decodeExportTraceProtobuf, encodeExportTraceResponse, type PartialSuccess } from './otlp-proto.js';
 import {
+  acknowledged,
   bearerMatches,
   cut,
   DEFAULT_IDLE_TIMEOUT_MS,
@@ -108,7 +109,12 @@ async function handle(req: http.IncomingMessage, res: http.ServerResponse, optio
   if (body.kind === 'aborted') return; // The client is gone: nothing to answer, nothing to ingest.
   if (body.kind !== 'ok') return refuse(body.kind === 'too_large' ? 413 : 400, body.message);
 
-  const outcome = exportOutcome(options.ingest, decode(body.bytes, format));
+  const outcome = await acknowledged(
+    exportOutcome(options.ingest, decode(body.bytes, format), {
+      format,
+      bytes: body.bytes,
+    }),
+  );
   switch (outcome.kind) {
     case 'accepted': {
       const { partial } = outcome;

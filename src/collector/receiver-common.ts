@@ -8,6 +8,7 @@ import { createHash, timingSafeEqual } from 'node:crypto';
 import { diag } from '@opentelemetry/api';
 import protobuf from 'protobufjs';
 import type { ConnectionLimit } from './connection-limit.js';
+import type { RawRequest } from './durable-traces.js';
 import type { IngestResult, TraceIngest } from './ingest.js';
 import type { DecodeError, DecodeResult } from './otlp-json.js';
 import type { PartialSuccess } from './otlp-proto.js';
@@ -67,7 +68,7 @@ export interface RpcStatus {
 
 /** What one export request comes to, whatever the transport. */
 export type ExportOutcome =
-  | { kind: 'accepted'; partial?: PartialSuccess }
+  | { kind: 'accepted'; partial?: PartialSuccess; committed?: Promise<void> }
   | { kind: 'bad_data'; status: RpcStatus }
   | { kind: 'unavailable'; reason: 'full' | 'shutting_down'; status: RpcStatus }
   | { kind: 'failed'; status: RpcStatus };
@@ -81,7 +82,7 @@ const MAX_MESSAGE = 1000;
  * data; otherwise the spans go to `ingest`, and rejected spans or skipped parts become
  * `partial_success`. A throwing ingest is reported (diag.error) and answered as an internal error.
  */
-export function exportOutcome(ingest: TraceIngest, decoded: DecodeResult): ExportOutcome {
+export function exportOutcome(ingest: TraceIngest, decoded: DecodeResult, raw?: RawRequest): ExportOutcome {
   if (decoded.spans.length === 0 && decoded.rejectedSpans === 0 && decoded.errors.length > 0) {
     const message = joinErrors(decoded.errors);
     const status = { code: RpcCode.INVALID_ARGUMENT, message, violations: decoded.errors };
@@ -89,7 +90,7 @@ export function exportOutcome(ingest: TraceIngest, decoded: DecodeResult): Expor
   }
   let result: IngestResult;
   try {
-    result = ingest.ingest(decoded);
+    result = ingest.ingest(decoded, raw);
   } catch (error) {
     diag.error('toolpath: the receiver could not hand spans to the adapter', error);
     const status = { code: RpcCode.INTERNAL, message: 'internal error while taking the spans' };
@@ -102,8 +103,9 @@ export function exportOutcome(ingest: TraceIngest, decoded: DecodeResult): Expor
     return { kind: 'unavailable', reason: result.reason, status };
   }
   const dropped = result.droppedSpans ?? 0;
+  const committed = result.committed && { committed: result.committed };
   if (decoded.rejectedSpans === 0 && decoded.errors.length === 0 && dropped === 0)
-    return { kind: 'accepted' };
+    return { kind: 'accepted', ...committed };
   const total = decoded.rejectedSpans + decoded.spans.length;
   const parts: string[] = [];
   if (decoded.rejectedSpans > 0 || decoded.errors.length > 0) {
@@ -116,7 +118,24 @@ export function exportOutcome(ingest: TraceIngest, decoded: DecodeResult): Expor
   if (dropped > 0)
     parts.push(`${dropped} of ${total} spans not kept: ${result.dropReason ?? 'over a limit'}`);
   const partial = { rejectedSpans: decoded.rejectedSpans + dropped, errorMessage: cut(parts.join('; ')) };
-  return { kind: 'accepted', partial };
+  return { kind: 'accepted', partial, ...committed };
+}
+
+/**
+ * The outcome once what durable mode wrote is on disk: the answer waits for it. A disk that
+ * failed is a server that cannot keep its promise now: the client is told to retry (the spans
+ * it already holds in memory are judged once, duplicates taken once).
+ */
+export async function acknowledged(outcome: ExportOutcome): Promise<ExportOutcome> {
+  if (outcome.kind !== 'accepted' || outcome.committed === undefined) return outcome;
+  try {
+    await outcome.committed;
+    return outcome;
+  } catch (error) {
+    const message = cut(`storage: could not write the span log: ${(error as Error).message}`);
+    const status = { code: RpcCode.UNAVAILABLE, message, retryAfterSeconds: 5 };
+    return { kind: 'unavailable', reason: 'shutting_down', status };
+  }
 }
 
 /** The first errors as `path: message; ...`, bounded, so one bad request cannot flood a response or a log. */

@@ -5,12 +5,26 @@
  * `toolpath promote TRACE_ID --reports FILE` can turn a production failure into a fixture.
  * Bounded: lines are dropped (and counted) when the disk falls behind; trace files stop at a cap.
  */
-import { createWriteStream, mkdirSync, type WriteStream, writeFileSync } from 'node:fs';
+import {
+  closeSync,
+  createWriteStream,
+  existsSync,
+  fdatasync,
+  fstatSync,
+  ftruncateSync,
+  mkdirSync,
+  openSync,
+  readSync,
+  type WriteStream,
+  writeFileSync,
+  writeSync,
+} from 'node:fs';
 import { dirname, join, relative } from 'node:path';
 import { diag } from '@opentelemetry/api';
 import { encodeOtlpJson } from '../cli/promote-fixture.js';
 import type { Report } from '../model/report.js';
 import type { SpanRecord } from '../model/span-record.js';
+import type { DurableReports } from './durable-traces.js';
 import type { Losses } from './losses.js';
 
 /** What to store beside the reports. */
@@ -26,9 +40,16 @@ export type ReportLine = Report & { traceFile?: string };
 const MAX_PENDING_BYTES = 16 * 1024 * 1024;
 const TRACE_ID = /^[0-9a-f]{32}$/;
 
-/** See the module comment. */
-export class ReportsFile {
-  private readonly stream: WriteStream;
+/**
+ * See the module comment. With `durable`, lines are written at once (a trace's lines in one
+ * write), so durable mode knows which lines are in the file before it marks their trace
+ * judged; a line cut short by a crash is cut off at start.
+ */
+export class ReportsFile implements DurableReports {
+  private readonly stream: WriteStream | undefined;
+  private readonly fd: number | undefined;
+  private written = 0;
+  private unsynced = false;
   private droppedLines = 0;
   private storedTraces = 0;
   private skippedTraces = 0;
@@ -38,9 +59,15 @@ export class ReportsFile {
     private readonly traces?: TraceStorage,
     /** Where report lines dropped are counted. */
     private readonly losses?: Losses,
+    durable = false,
   ) {
     mkdirSync(dirname(path), { recursive: true });
     if (traces) mkdirSync(traces.dir, { recursive: true });
+    if (durable) {
+      this.fd = openSync(path, existsSync(path) ? 'r+' : 'w+');
+      this.written = wholeLines(this.fd);
+      return;
+    }
     this.stream = createWriteStream(path, { flags: 'a' });
     this.stream.on('error', (error) => diag.error(`toolpath: reports file ${path}`, error));
   }
@@ -49,24 +76,70 @@ export class ReportsFile {
   writeTrace(spans: readonly SpanRecord[], reports: readonly Report[]): void {
     if (reports.length === 0) return;
     const traceFile = this.store(spans, reports);
+    const lines: string[] = [];
     for (const report of reports) {
-      if (this.stream.writableLength > MAX_PENDING_BYTES) {
+      if (this.stream && this.stream.writableLength > MAX_PENDING_BYTES) {
         this.droppedLines++;
         this.losses?.add('reports', 'reports_file_behind', 1);
         continue;
       }
       const line: ReportLine = traceFile === undefined ? report : { ...report, traceFile };
-      this.stream.write(`${JSON.stringify(line)}\n`);
+      lines.push(`${JSON.stringify(line)}\n`);
+    }
+    if (this.stream) for (const line of lines) this.stream.write(line);
+    else if (this.fd !== undefined) {
+      const bytes = Buffer.from(lines.join(''), 'utf8');
+      let at = 0;
+      while (at < bytes.length) at += writeSync(this.fd, bytes, at, bytes.length - at, this.written + at);
+      this.written += bytes.length;
+      this.unsynced = true;
     }
   }
 
+  /** Bytes of whole lines in the file (durable mode). */
+  end(): number {
+    return this.written;
+  }
+
+  /** Makes the lines written so far durable (durable mode). */
+  sync(): Promise<void> {
+    const fd = this.fd;
+    if (fd === undefined || !this.unsynced) return Promise.resolve();
+    this.unsynced = false;
+    return new Promise((resolve, reject) => fdatasync(fd, (error) => (error ? reject(error) : resolve())));
+  }
+
+  /** The trace ids of the lines from byte `offset` on (durable mode, at start). */
+  traceIdsSince(offset: number): Set<string> {
+    const ids = new Set<string>();
+    if (this.fd === undefined || offset >= this.written) return ids;
+    const bytes = Buffer.allocUnsafe(this.written - offset);
+    readSync(this.fd, bytes, 0, bytes.length, offset);
+    for (const line of bytes.toString('utf8').split('\n')) {
+      if (line === '') continue;
+      try {
+        const traceId = (JSON.parse(line) as { traceId?: unknown }).traceId;
+        if (typeof traceId === 'string') ids.add(traceId);
+      } catch {
+        // Not a report line: nothing to learn from it.
+      }
+    }
+    return ids;
+  }
+
   /** Flushes and closes; says what was dropped. */
-  close(): Promise<void> {
+  async close(): Promise<void> {
     if (this.droppedLines > 0)
       diag.warn(`toolpath: ${this.droppedLines} reports not written to ${this.path}`);
     if (this.skippedTraces > 0)
       diag.warn(`toolpath: ${this.skippedTraces} traces not stored (reports.maxTraceFiles reached)`);
-    return new Promise((resolve) => this.stream.end(resolve));
+    if (this.fd !== undefined) {
+      await this.sync();
+      closeSync(this.fd);
+      return;
+    }
+    const stream = this.stream as WriteStream;
+    await new Promise((resolve) => stream.end(resolve));
   }
 
   private store(spans: readonly SpanRecord[], reports: readonly Report[]): string | undefined {
@@ -88,4 +161,23 @@ export class ReportsFile {
     this.storedTraces++;
     return relative(dirname(this.path), file);
   }
+}
+
+/** The size of the file's whole lines; a last line with no newline (cut by a crash) is cut off. */
+function wholeLines(fd: number): number {
+  const size = fstatSync(fd).size;
+  const tail = Buffer.allocUnsafe(Math.min(size, 64 * 1024));
+  let end = size;
+  while (end > 0) {
+    const start = Math.max(0, end - tail.length);
+    readSync(fd, tail, 0, end - start, start);
+    const newline = tail.subarray(0, end - start).lastIndexOf(10);
+    if (newline >= 0) {
+      end = start + newline + 1;
+      break;
+    }
+    end = start;
+  }
+  if (end < size) ftruncateSync(fd, end);
+  return end;
 }

@@ -55,6 +55,8 @@ export interface RunningService {
   losses: Losses;
   /** Connections over both receivers, and those refused over `limits.maxConnections`. */
   connections: ConnectionLimit;
+  /** Durable mode's folder, when configured. */
+  storageDirectory?: string;
   /** Graceful stop; resolves when everything is flushed. */
   close(): Promise<void>;
 }
@@ -98,6 +100,7 @@ export async function startService(config: AdapterConfig, context: ServeContext)
               maxFiles: reportsConfig.maxTraceFiles,
             },
         losses,
+        config.storage !== undefined,
       )
     : undefined;
   // With nowhere else for verdicts to go, say them: a first run should show something.
@@ -118,6 +121,13 @@ export async function startService(config: AdapterConfig, context: ServeContext)
     limits: config.limits,
     forwardSpans: config.forward.spans,
     losses,
+    ...(config.storage && {
+      storage: {
+        directory: resolvePath(config.storage.directory, context.baseDir),
+        maxBytes: config.storage.maxBytes,
+        ...(reports && { reports }),
+      },
+    }),
     ...(otlp && { exporter: traceExporter(otlp) }),
   });
   const connections = new ConnectionLimit(config.limits.maxConnections, (receiver) =>
@@ -131,6 +141,7 @@ export async function startService(config: AdapterConfig, context: ServeContext)
     losses,
     connections,
     ...(metricsUrl && { metricsUrl }),
+    ...(config.storage && { storageDirectory: resolvePath(config.storage.directory, context.baseDir) }),
     close: async () => {
       // Judge and make the last forward attempt while the receivers answer "unavailable" (so a
       // client retries elsewhere or later instead of meeting a closed port), then close them, then

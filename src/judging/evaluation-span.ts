@@ -8,6 +8,7 @@
 import { randomFillSync } from 'node:crypto';
 import { type Attributes, type HrTime, SpanKind, SpanStatusCode, TraceFlags } from '@opentelemetry/api';
 import type { ReadableSpan } from '@opentelemetry/sdk-trace';
+import { scenarioLabel } from '../model/report.js';
 import { EVALUATION_SPAN_NAME, type EvaluationEvent } from './evaluation-events.js';
 import type { Judgement } from './trace-judge.js';
 
@@ -17,6 +18,8 @@ export const TOOLPATH_SCOPE = { name: 'toolpath', version: '0.1.0' } as const;
 /** What an evaluation span is made of. */
 export interface EvaluationSpanInput {
   traceId: string;
+  /** Its own span id; a random one when absent. */
+  spanId?: string;
   /** The evaluated span: the new span's parent. */
   parentSpanId: string;
   /** The evaluated span's resource, so the evaluation shows under the same service. */
@@ -48,7 +51,7 @@ export function newSpanId(): string {
 export function evaluationSpan(input: EvaluationSpanInput): ReadableSpan {
   const context = {
     traceId: input.traceId,
-    spanId: newSpanId(),
+    spanId: input.spanId ?? newSpanId(),
     traceFlags: TraceFlags.SAMPLED,
   };
   const parent = { traceId: input.traceId, spanId: input.parentSpanId, traceFlags: TraceFlags.SAMPLED };
@@ -98,6 +101,7 @@ export function evaluationSpanOf<T>(
   judgement: Judgement,
   view: { spanId: (span: T) => string; resource: (span: T) => ReadableSpan['resource'] },
   extraAttributes: Attributes = {},
+  spanId?: (scenarios: readonly string[]) => string,
 ): ReadableSpan | undefined {
   const parentSpanId = judgement.evaluatedSpanId;
   if (parentSpanId === undefined || judgement.events.length === 0) return undefined;
@@ -105,6 +109,7 @@ export function evaluationSpanOf<T>(
   if (evaluated === undefined) return undefined;
   return evaluationSpan({
     traceId: trace.traceId,
+    ...(spanId && { spanId: spanId(judgement.reports.map((report) => scenarioLabel(report.scenario))) }),
     parentSpanId,
     resource: view.resource(evaluated),
     startTime: hrTimeFromMillis(judgement.startedAtMs),

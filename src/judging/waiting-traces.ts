@@ -46,6 +46,12 @@ export class WaitingTraces<S, T extends HeldTrace<S> = HeldTrace<S>> {
     this.spanCount++;
   }
 
+  /** The oldest queued trace, left queued. */
+  peekOldest(): T | undefined {
+    for (const trace of this.queued.values()) return trace;
+    return undefined;
+  }
+
   /** The oldest queued trace, to be judged here and now: no longer held. */
   takeOldest(): T | undefined {
     const trace = this.oldestQueued();

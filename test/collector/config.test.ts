@@ -139,4 +139,15 @@ describe('adapter configuration', () => {
     expect(config.exporters.otlp?.headers.authorization).toBe('Bearer b');
     expect(config.receivers.otlp.grpc?.endpoint).toEqual({ host: '0.0.0.0', port: 4317 });
   });
+
+  it('reads storage (durable mode): a directory, maxBytes defaulting to 1 GiB, unknown keys named', () => {
+    const config = parseAdapterConfig({ storage: { directory: 'state' } }, 'toolpath.yaml', {});
+    expect(config.storage).toEqual({ directory: 'state', maxBytes: 2 ** 30 });
+    expect(parseAdapterConfig({}, 'toolpath.yaml', {}).storage).toBeUndefined();
+    expect(problems({ storage: { directory: 'state', maxByte: 10 } })).toEqual([
+      'storage: unknown key "maxByte" (did you mean maxBytes?)',
+    ]);
+    expect(problems({ storage: {} })[0]).toMatch(/^storage\.directory: /);
+    expect(problems({ storage: { directory: 'state', maxBytes: 1000 } })[0]).toMatch(/^storage\.maxBytes: /);
+  });
 });

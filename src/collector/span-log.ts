@@ -1,0 +1,383 @@
+/**
+ * The durable mode's log: append-only segment files of framed records, written with group
+ * commit (every record appended while one write-and-fsync runs goes out in the next one, so a
+ * burst of requests costs one fsync, not one each). A frame is its payload's length and CRC-32,
+ * then the payload; a frame cut short or failing its CRC (a crash mid-write, a bad disk) ends
+ * what is read of its segment, is cut off the file and counted. What records mean is the
+ * caller's (durable-traces.ts); this module only keeps them.
+ */
+import {
+  closeSync,
+  fdatasync,
+  fsyncSync,
+  ftruncateSync,
+  mkdirSync,
+  openSync,
+  readdirSync,
+  readFileSync,
+  readSync,
+  unlinkSync,
+  writeSync,
+  writev,
+} from 'node:fs';
+import { join } from 'node:path';
+import { crc32 } from 'node:zlib';
+import { diag } from '@opentelemetry/api';
+
+/** Every segment starts with this, so a file that is not ours is never read as records. */
+const MAGIC = Buffer.from('TPLOG001');
+const HEADER_BYTES = 8;
+/** A length past this is a corrupt header, not a record (requests are capped far below it). */
+const MAX_PAYLOAD_BYTES = 1 << 30;
+const SEGMENT_NAME = /^(\d{10})\.log$/;
+
+/** Where a record is: its segment, and its frame's offset and size in it. */
+export interface LogPosition {
+  /** Records appended by this log before it, plus one (0: read back at open). */
+  readonly seq: number;
+  readonly segment: number;
+  readonly offset: number;
+  readonly bytes: number;
+}
+
+/** What reading the log at start found wrong and cut. */
+export interface LogDamage {
+  /** Segments whose tail was cut (a frame cut short or with a wrong CRC, or a bad file header). */
+  segments: number;
+  /** Bytes cut off. */
+  bytes: number;
+}
+
+/** Settings of a {@link SpanLog}. */
+export interface SpanLogOptions {
+  /** A new segment is started once the active one holds this many bytes (default 64 MiB). */
+  segmentBytes?: number;
+  /** Awaited before each batch is written: what the records speak of must be on disk first. */
+  beforeWrite?: () => Promise<void>;
+}
+
+interface Segment {
+  readonly id: number;
+  readonly path: string;
+  fd: number | undefined;
+  /** Bytes appended (written or not yet). */
+  bytes: number;
+}
+
+interface Batch {
+  /** Frames by segment, in order. */
+  writes: { segment: Segment; chunks: Buffer[]; at: number }[];
+  waiters: { resolve: () => void; reject: (error: Error) => void }[];
+  scheduled: boolean;
+  /** The seq of its last record. */
+  last: number;
+}
+
+/** See the module comment. */
+export class SpanLog {
+  private readonly segments = new Map<number, Segment>();
+  private active: Segment;
+  private batch: Batch = newBatch();
+  private writing = false;
+  private failure: Error | undefined;
+  private readonly segmentBytes: number;
+  private appended = 0;
+  private onDisk = 0;
+  private readonly pendingRemovals = new Set<number>();
+
+  private constructor(
+    readonly dir: string,
+    private readonly options: SpanLogOptions,
+    existing: Segment[],
+  ) {
+    this.segmentBytes = options.segmentBytes ?? 64 * 2 ** 20;
+    for (const segment of existing) this.segments.set(segment.id, segment);
+    this.active = this.startSegment((existing.at(-1)?.id ?? 0) + 1);
+  }
+
+  /**
+   * Opens the log in `dir` (made if missing): reads every segment, oldest first, giving each
+   * whole record to `visit`, cuts off damaged tails, and starts a new segment for what comes.
+   */
+  static open(
+    dir: string,
+    visit: (payload: Buffer, at: LogPosition) => void,
+    options: SpanLogOptions = {},
+  ): { log: SpanLog; damage: LogDamage } {
+    mkdirSync(dir, { recursive: true });
+    const damage: LogDamage = { segments: 0, bytes: 0 };
+    const existing: Segment[] = [];
+    const ids = readdirSync(dir)
+      .map((name) => SEGMENT_NAME.exec(name)?.[1])
+      .filter((id) => id !== undefined)
+      .map(Number)
+      .sort((a, b) => a - b);
+    for (const id of ids) {
+      const path = join(dir, segmentName(id));
+      const bytes = readSegment(path, id, visit, damage);
+      existing.push({ id, path, fd: undefined, bytes });
+    }
+    return { log: new SpanLog(dir, options, existing), damage };
+  }
+
+  /** Bytes in every segment, written or about to be. */
+  get bytes(): number {
+    let total = 0;
+    for (const segment of this.segments.values()) total += segment.bytes;
+    return total;
+  }
+
+  /** The segment new records go to. */
+  get activeSegment(): number {
+    return this.active.id;
+  }
+
+  /** The segments, oldest first, with their sizes. */
+  list(): { id: number; bytes: number }[] {
+    return [...this.segments.values()].map(({ id, bytes }) => ({ id, bytes }));
+  }
+
+  /** Whether the record appended as `seq` is on disk (or can never be: the log failed). */
+  written(seq: number): boolean {
+    return seq <= this.onDisk || this.failure !== undefined;
+  }
+
+  /** Set once a write or fsync failed: nothing appended after it can be promised durable. */
+  get failed(): Error | undefined {
+    return this.failure;
+  }
+
+  /**
+   * Appends one record, its payload in `parts`, to the next batch; durable once a later
+   * {@link commit} resolves.
+   */
+  append(parts: readonly Uint8Array[]): LogPosition {
+    let length = 0;
+    let crc = 0;
+    for (const part of parts) {
+      length += part.length;
+      crc = crc32(part, crc);
+    }
+    const header = Buffer.allocUnsafe(HEADER_BYTES);
+    header.writeUInt32LE(length, 0);
+    header.writeUInt32LE(crc >>> 0, 4);
+    if (this.active.bytes >= this.segmentBytes) this.active = this.startSegment(this.active.id + 1);
+    const segment = this.active;
+    const at: LogPosition = {
+      seq: ++this.appended,
+      segment: segment.id,
+      offset: segment.bytes,
+      bytes: HEADER_BYTES + length,
+    };
+    this.batch.last = at.seq;
+    const last = this.batch.writes.at(-1);
+    const write = last?.segment === segment ? last : { segment, chunks: [] as Buffer[], at: segment.bytes };
+    if (write !== last) this.batch.writes.push(write);
+    write.chunks.push(header, ...parts.map(asBuffer));
+    segment.bytes += at.bytes;
+    return at;
+  }
+
+  /** Resolves once every record appended so far is on disk (rejects if writing it failed). */
+  commit(): Promise<void> {
+    if (this.failure) return Promise.reject(this.failure);
+    const batch = this.batch;
+    const done = new Promise<void>((resolve, reject) => batch.waiters.push({ resolve, reject }));
+    this.schedule();
+    return done;
+  }
+
+  /** Writes what is appended soon, with nobody waiting (marks that only need to get there). */
+  flushSoon(): void {
+    if (this.batch.writes.length > 0) this.schedule();
+  }
+
+  /** The payload of the record at `at`, read back (compaction). */
+  read(at: LogPosition): Buffer {
+    const segment = this.segments.get(at.segment);
+    if (!segment) throw new Error(`span log: segment ${at.segment} is gone`);
+    const fd = segment.fd ?? openSync(segment.path, 'r');
+    try {
+      const frame = Buffer.allocUnsafe(at.bytes);
+      readSync(fd, frame, 0, at.bytes, at.offset);
+      return frame.subarray(HEADER_BYTES);
+    } finally {
+      if (segment.fd === undefined) closeSync(fd);
+    }
+  }
+
+  /** Deletes a segment other than the active one (none of its records is needed any more). */
+  remove(id: number): void {
+    const segment = this.segments.get(id);
+    if (!segment || segment === this.active) return;
+    // Its last writes may still be in flight: it goes once they are done.
+    if (this.batch.writes.some((write) => write.segment === segment) || this.writing) {
+      this.pendingRemovals.add(id);
+      return;
+    }
+    this.segments.delete(id);
+    if (segment.fd !== undefined) closeSync(segment.fd);
+    try {
+      unlinkSync(segment.path);
+    } catch (error) {
+      diag.error(`toolpath: could not delete ${segment.path}`, error);
+    }
+  }
+
+  /** Writes what is appended and waits for it; closes the files. */
+  async close(): Promise<void> {
+    if (this.batch.writes.length > 0 || this.writing) await this.commit().catch(() => undefined);
+    for (const segment of this.segments.values()) {
+      if (segment.fd !== undefined) closeSync(segment.fd);
+      segment.fd = undefined;
+    }
+  }
+
+  private startSegment(id: number): Segment {
+    const path = join(this.dir, segmentName(id));
+    const fd = openSync(path, 'w+');
+    writeSync(fd, MAGIC);
+    const segment: Segment = { id, path, fd, bytes: MAGIC.length };
+    this.segments.set(id, segment);
+    // The new file's name must survive a crash too: sync the folder once per segment.
+    syncDir(this.dir);
+    return segment;
+  }
+
+  private schedule(): void {
+    if (this.batch.scheduled || this.writing) return;
+    this.batch.scheduled = true;
+    // Requests answered in the same turn of the event loop share the write.
+    setImmediate(() => void this.write());
+  }
+
+  private async write(): Promise<void> {
+    const batch = this.batch;
+    this.batch = newBatch();
+    this.writing = true;
+    try {
+      if (this.failure) throw this.failure;
+      await this.options.beforeWrite?.();
+      for (const write of batch.writes) {
+        const fd = write.segment.fd ?? openSync(write.segment.path, 'r+');
+        write.segment.fd = fd;
+        await writeAll(fd, write.chunks, write.at);
+        await new Promise<void>((resolve, reject) =>
+          fdatasync(fd, (error) => (error ? reject(error) : resolve())),
+        );
+      }
+      this.onDisk = Math.max(this.onDisk, batch.last);
+      for (const waiter of batch.waiters) waiter.resolve();
+    } catch (error) {
+      this.failure ??= error instanceof Error ? error : new Error(String(error));
+      diag.error('toolpath: the span log could not be written; durable mode refuses spans', error);
+      for (const waiter of batch.waiters) waiter.reject(this.failure);
+    } finally {
+      this.writing = false;
+    }
+    for (const write of batch.writes) {
+      // A sealed segment keeps no descriptor: it is only read back, rarely.
+      if (write.segment !== this.active && write.segment.fd !== undefined) {
+        closeSync(write.segment.fd);
+        write.segment.fd = undefined;
+      }
+    }
+    for (const id of [...this.pendingRemovals]) {
+      this.pendingRemovals.delete(id);
+      this.remove(id);
+    }
+    if (this.batch.waiters.length > 0 || this.batch.writes.length > 0) this.schedule();
+  }
+}
+
+function newBatch(): Batch {
+  return { writes: [], waiters: [], scheduled: false, last: 0 };
+}
+
+function segmentName(id: number): string {
+  return `${String(id).padStart(10, '0')}.log`;
+}
+
+function asBuffer(part: Uint8Array): Buffer {
+  return Buffer.isBuffer(part) ? part : Buffer.from(part.buffer, part.byteOffset, part.byteLength);
+}
+
+/** Writes every chunk at `position` onward, looping over short writes. */
+async function writeAll(fd: number, chunks: Buffer[], position: number): Promise<void> {
+  let left = chunks;
+  let at = position;
+  while (left.length > 0) {
+    const written = await new Promise<number>((resolve, reject) =>
+      writev(fd, left, at, (error, bytes) => (error ? reject(error) : resolve(bytes))),
+    );
+    at += written;
+    let skip = written;
+    let index = 0;
+    while (index < left.length && skip >= (left[index] as Buffer).length)
+      skip -= (left[index++] as Buffer).length;
+    left = left.slice(index);
+    if (skip > 0 && left.length > 0) left[0] = (left[0] as Buffer).subarray(skip);
+  }
+}
+
+function syncDir(dir: string): void {
+  let fd: number | undefined;
+  try {
+    fd = openSync(dir, 'r');
+    fsyncSync(fd);
+  } catch {
+    // Some filesystems refuse fsync on a folder; the data itself is still synced.
+  } finally {
+    if (fd !== undefined) closeSync(fd);
+  }
+}
+
+/**
+ * Reads one segment, giving each whole record to `visit`; returns the bytes kept. A bad file
+ * header, a frame past the end of the file or one whose CRC does not match ends the segment:
+ * the file is cut there and the damage counted.
+ */
+function readSegment(
+  path: string,
+  id: number,
+  visit: (payload: Buffer, at: LogPosition) => void,
+  damage: LogDamage,
+): number {
+  const data = readFileSync(path);
+  let offset = 0;
+  if (data.length >= MAGIC.length && data.subarray(0, MAGIC.length).equals(MAGIC)) offset = MAGIC.length;
+  else if (data.length > 0) {
+    throw new Error(
+      `storage: ${path} is not a toolpath log segment (it does not start with ${MAGIC.toString()}); move it out of storage.directory`,
+    );
+  }
+  while (offset < data.length) {
+    const frame = frameAt(data, offset);
+    if (frame === undefined) break;
+    visit(frame, { seq: 0, segment: id, offset, bytes: HEADER_BYTES + frame.length });
+    offset += HEADER_BYTES + frame.length;
+  }
+  const kept = data.length === 0 ? 0 : offset;
+  if (kept < data.length) {
+    damage.segments++;
+    damage.bytes += data.length - kept;
+    const fd = openSync(path, 'r+');
+    try {
+      ftruncateSync(fd, kept);
+      fsyncSync(fd);
+    } finally {
+      closeSync(fd);
+    }
+  }
+  return kept;
+}
+
+/** The payload of the frame at `offset`, or undefined when it is cut short or fails its CRC. */
+function frameAt(data: Buffer, offset: number): Buffer | undefined {
+  if (offset + HEADER_BYTES > data.length) return undefined;
+  const length = data.readUInt32LE(offset);
+  const crc = data.readUInt32LE(offset + 4);
+  if (length > MAX_PAYLOAD_BYTES || offset + HEADER_BYTES + length > data.length) return undefined;
+  const payload = data.subarray(offset + HEADER_BYTES, offset + HEADER_BYTES + length);
+  return crc32(payload) >>> 0 === crc ? payload : undefined;
+}
