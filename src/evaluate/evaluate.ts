@@ -69,13 +69,17 @@ export function evaluate(trajectory: Trajectory, scenario: Scenario, options: Ev
   const findings: Finding[] = [];
   let referenceScores: ReferenceScores | undefined;
   for (const result of results) {
-    if (result.status !== 'pass') findings.push(findingOf(result, scenario.severity));
+    if (result.status !== 'pass') findings.push(findingOf(result, scenario.severity, trajectory));
     if (result.referenceScores !== undefined) referenceScores = result.referenceScores;
   }
-  for (const issue of trajectory.issues) findings.push(issueFinding(issue));
+  for (const issue of trajectory.issues) findings.push(issueFinding(issue, trajectory));
   const verdict = decideVerdict(findings);
   const report: Report = {
     traceId: trajectory.traceId,
+    ...(trajectory.traceIds && {
+      conversationId: trajectory.conversationId as string,
+      traceIds: [...trajectory.traceIds],
+    }),
     scenario:
       scenario.version === undefined ? { id: scenario.id } : { id: scenario.id, version: scenario.version },
     toolpathVersion: TOOLPATH_VERSION,
@@ -95,15 +99,20 @@ function assertionOf(result: RuleResult): AssertionResult {
 }
 
 /** The finding of a failed or undecided result. */
-function findingOf(result: RuleResult, severities: Readonly<Record<string, Severity>>): Finding {
+function findingOf(
+  result: RuleResult,
+  severities: Readonly<Record<string, Severity>>,
+  trajectory: Trajectory,
+): Finding {
   const finding: Finding = {
     rule: result.rule,
     severity: severityOf(result, severities),
     message: result.reason,
     calls: result.calls.map(idOf),
     spans: spanIdsOf(result.calls),
-    assertion: result.name,
   };
+  if (trajectory.traceIds) finding.traceIds = result.calls.map((call) => trajectory.traceIdOf(call));
+  finding.assertion = result.name;
   if (result.status === 'inconclusive') finding.inconclusive = true;
   return finding;
 }
@@ -162,7 +171,7 @@ function severityOf(result: RuleResult, overrides: Readonly<Record<string, Sever
  * decide the verdict, but a reader of a surprising verdict needs to see it. Unread tool use is
  * hard and inconclusive instead.
  */
-function issueFinding(issue: TrajectoryIssue): Finding {
+function issueFinding(issue: TrajectoryIssue, trajectory: Trajectory): Finding {
   const finding: Finding = {
     rule: `trajectory.${issue.kind}`,
     severity: 'warning',
@@ -170,6 +179,7 @@ function issueFinding(issue: TrajectoryIssue): Finding {
     calls: [],
     spans: issue.spanIds,
   };
+  if (trajectory.traceIds) finding.traceIds = [];
   // Unread tool use is the one issue that decides: while it stands the verdict cannot be `pass`.
   if (issue.kind === UNREAD_TOOL_ACTIVITY) {
     finding.severity = 'hard';
