@@ -36,6 +36,11 @@ export interface EvaluateOptions {
    * here is inconclusive.
    */
   outcomes?: Readonly<Record<string, OutcomeResult>>;
+  /**
+   * The trajectory may still grow (a conversation whose next trace may come): a failure that later
+   * calls could mend is `pending` instead of failed (see `Finding.pending`).
+   */
+  provisional?: boolean;
 }
 
 /**
@@ -66,10 +71,12 @@ export function evaluate(trajectory: Trajectory, scenario: Scenario, options: Ev
   if (hooks !== undefined)
     for (const result of outcomeHookResults(hooks, options.outcomes)) results.push(result);
 
+  const provisional = options.provisional === true;
   const findings: Finding[] = [];
   let referenceScores: ReferenceScores | undefined;
   for (const result of results) {
-    if (result.status !== 'pass') findings.push(findingOf(result, scenario.severity, trajectory));
+    if (result.status !== 'pass')
+      findings.push(findingOf(result, scenario.severity, trajectory, provisional));
     if (result.referenceScores !== undefined) referenceScores = result.referenceScores;
   }
   for (const issue of trajectory.issues) findings.push(issueFinding(issue, trajectory));
@@ -87,7 +94,7 @@ export function evaluate(trajectory: Trajectory, scenario: Scenario, options: Ev
     pass: verdict === 'pass',
     scores: scoresOf(results),
     findings,
-    assertions: results.map(assertionOf),
+    assertions: results.map(provisional ? provisionalAssertionOf : assertionOf),
     stats: computeStats(trajectory),
   };
   if (referenceScores !== undefined) report.referenceScores = referenceScores;
@@ -98,11 +105,21 @@ function assertionOf(result: RuleResult): AssertionResult {
   return { name: result.name, status: result.status, reason: result.reason };
 }
 
+function provisionalAssertionOf(result: RuleResult): AssertionResult {
+  const status = isPending(result, true) ? 'pending' : result.status;
+  return { name: result.name, status, reason: result.reason };
+}
+
+function isPending(result: RuleResult, provisional: boolean): boolean {
+  return provisional && result.status === 'fail' && result.couldStillPass === true;
+}
+
 /** The finding of a failed or undecided result. */
 function findingOf(
   result: RuleResult,
   severities: Readonly<Record<string, Severity>>,
   trajectory: Trajectory,
+  provisional: boolean,
 ): Finding {
   const finding: Finding = {
     rule: result.rule,
@@ -114,6 +131,7 @@ function findingOf(
   if (trajectory.traceIds) finding.traceIds = result.calls.map((call) => trajectory.traceIdOf(call));
   finding.assertion = result.name;
   if (result.status === 'inconclusive') finding.inconclusive = true;
+  if (isPending(result, provisional)) finding.pending = true;
   return finding;
 }
 
@@ -193,7 +211,7 @@ function decideVerdict(findings: readonly Finding[]): Verdict {
   let verdict: Verdict = 'pass';
   for (const finding of findings) {
     if (finding.severity !== 'hard') continue;
-    if (!finding.inconclusive) return 'fail';
+    if (!finding.inconclusive && !finding.pending) return 'fail';
     verdict = 'inconclusive';
   }
   return verdict;

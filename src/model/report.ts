@@ -43,12 +43,19 @@ export interface Finding {
   assertion?: string;
   /** True when the rule could not decide (e.g. arguments not captured). */
   inconclusive?: boolean;
+  /**
+   * In a provisional report (`final: false`): the rule has not held yet, but calls of later
+   * traces could still make it hold (a required tool not called so far). It does not fail the
+   * verdict, which is `inconclusive` while it stands.
+   */
+  pending?: boolean;
 }
 
 /** One named assertion's result, in the `{name, status, reason}` shape of the compatibility format. */
 export interface AssertionResult {
   name: string;
-  status: 'pass' | 'fail' | 'inconclusive';
+  /** `pending` only in a provisional report: see {@link Finding.pending}. */
+  status: 'pass' | 'fail' | 'inconclusive' | 'pending';
   /** Empty on pass; on fail says what was expected and what was seen. */
   reason: string;
 }
