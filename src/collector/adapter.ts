@@ -8,6 +8,8 @@
  */
 import { diag } from '@opentelemetry/api';
 import type { ReadableSpan } from '@opentelemetry/sdk-trace';
+import { ConversationAnchors } from '../judging/conversation-anchors.js';
+import type { ConversationJudgement } from '../judging/conversation-judge.js';
 import { DecisionCache } from '../judging/decision-cache.js';
 import { evaluationSpanOf } from '../judging/evaluation-span.js';
 import {
@@ -87,10 +89,17 @@ export class TraceAdapter implements TraceIngest {
   private closing = false;
   private stopped: Promise<void> | undefined;
   private readonly stopGauges: () => void;
+  /** The latest trace's resource per conversation in progress, for its final evaluation span. */
+  private readonly anchors: ConversationAnchors;
+  private readonly onConversationJudged: AdapterOptions['onConversationJudged'];
 
   /** Throws a ScenarioError for a scenario that cannot be loaded (setup, not runtime). */
   constructor(options: AdapterOptions) {
     this.judge = new TraceJudge(options);
+    this.anchors = new ConversationAnchors(
+      options.conversations === false ? 1 : (options.conversations?.maxConversations ?? 10_000),
+    );
+    this.onConversationJudged = options.onConversationJudged;
     this.waitMs = options.decision?.waitMs ?? 30_000;
     this.waitAfterRootMs = options.decision?.waitAfterRootMs ?? 2_000;
     this.lateWindowMs = options.decision?.lateWindowMs ?? 600_000;
@@ -295,6 +304,7 @@ export class TraceAdapter implements TraceIngest {
       this.drain(JUDGE_SLICE_MS);
       await new Promise((resolve) => setImmediate(resolve));
     }
+    this.writeConversations(this.judge.closeConversations());
     this.stopGauges();
     await this.queue?.shutdown();
   }
@@ -323,6 +333,7 @@ export class TraceAdapter implements TraceIngest {
       this.wait(this.buffer.takeDue(now, this.waitMs, this.waitAfterRootMs));
       this.decisions.expire(now);
       this.drain(JUDGE_SLICE_MS);
+      this.writeConversations(this.judge.expireConversations(now));
     } catch (error) {
       diag.error('toolpath: judging failed', error);
     }
@@ -363,6 +374,12 @@ export class TraceAdapter implements TraceIngest {
 
   private finish(trace: Buffered, judgement: Judgement): void {
     const { decision } = judgement;
+    if (judgement.conversations) this.writeConversations(judgement.conversations);
+    if (judgement.reports.some((report) => report.conversationId !== undefined)) {
+      const evaluated =
+        trace.spans.find((span) => span.spanId === judgement.evaluatedSpanId) ?? trace.spans[0];
+      this.anchors.remember(judgement.reports, evaluated && resourceOf(evaluated));
+    }
     this.decisions.set(trace.traceId, decision.keep, performance.now());
     if (!decision.keep) this.buffer.count('sampled_out', 1);
     try {
@@ -379,6 +396,19 @@ export class TraceAdapter implements TraceIngest {
     const evaluation = this.evaluationSpanOf(trace, judgement);
     if (evaluation) out.push(evaluation);
     if (out.length > 0) this.queue.push(out, evaluation ? [evaluation] : []);
+  }
+
+  /** Conversations judged final: their findings go on an evaluation span under their latest trace. */
+  private writeConversations(judged: readonly ConversationJudgement[]): void {
+    for (const judgement of judged) {
+      try {
+        this.onConversationJudged?.(judgement);
+      } catch (error) {
+        diag.error('toolpath: onConversationJudged failed', error);
+      }
+      const span = this.anchors.spanOf(judgement);
+      if (span && this.queue) this.queue.push([span], [span]);
+    }
   }
 
   /** Findings always go on, whatever sampling said about the spans: they are the adapter's output. */

@@ -3,8 +3,17 @@
  * an `invoke_agent` run of the demo agent carrying `gen_ai.conversation.id`. The order lookup
  * happens in one message's trace and the refund in another's.
  */
+import { context } from '@opentelemetry/api';
+import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-hooks';
+import {
+  InMemorySpanExporter,
+  type ReadableSpan,
+  SimpleSpanProcessor,
+  TracerProvider,
+} from '@opentelemetry/sdk-trace';
+import { runAgent } from '../../src/demo/agent.js';
 import { type CapturedConversation, captureConversations } from '../../src/demo/capture.js';
-import type { ScriptStep } from '../../src/demo/mock-model.js';
+import { ScriptedModel, type ScriptStep } from '../../src/demo/mock-model.js';
 import { supportTools } from '../../src/demo/tools.js';
 
 const order = { orderId: 'O-17' };
@@ -59,3 +68,41 @@ export const SEED_001_ASSERTIONS = {
   expected_tool_sequence: [{ tool: 'get_order' }, { tool: 'issue_refund' }],
   expected_tool_calls: ['get_order', 'issue_refund'],
 };
+
+/**
+ * The same messages' spans as an app's exporter gets them (one list per trace), recorded by a
+ * real SDK provider, for sending with the real OTLP exporters.
+ */
+export async function recordChat(
+  order: 'lookup-first' | 'refund-first',
+  conversationId = `chat-${order}`,
+): Promise<ReadableSpan[][]> {
+  const contextManager = new AsyncLocalStorageContextManager().enable();
+  context.setGlobalContextManager(contextManager);
+  const exporter = new InMemorySpanExporter();
+  const provider = new TracerProvider({ spanProcessors: [new SimpleSpanProcessor({ exporter })] });
+  const names = order === 'lookup-first' ? (['lookup', 'refund'] as const) : (['refund', 'lookup'] as const);
+  try {
+    const tracer = provider.getTracer('chat-app');
+    const traces: ReadableSpan[][] = [];
+    for (const name of names) {
+      exporter.reset();
+      const { userMessage, steps } = MESSAGES[name];
+      await runAgent(
+        tracer,
+        'support-agent',
+        new ScriptedModel(steps),
+        supportTools(),
+        userMessage,
+        conversationId,
+      );
+      traces.push([...exporter.getFinishedSpans()]);
+      // The next message comes later: its trace starts after this one ended, on any clock.
+      await new Promise((resolve) => setTimeout(resolve, 5));
+    }
+    return traces;
+  } finally {
+    await provider.shutdown();
+    context.disable();
+  }
+}
