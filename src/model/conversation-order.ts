@@ -7,6 +7,7 @@
  * property test checks it against that graph), with nothing to build but one entry per call.
  */
 import type { CallKey, CausalOrder } from './causal-order.js';
+import { stampedNode, stampNode } from './graph-calls.js';
 
 /** One trace of a conversation, as its order needs it. */
 export interface TracePlace {
@@ -34,18 +35,36 @@ export interface JoinedCall {
 /** Happens-before between the calls of several traces of one conversation. */
 export class ConversationOrder implements CausalOrder {
   readonly #traces: readonly TracePlace[];
-  readonly #calls: ReadonlyMap<CallKey, JoinedCall>;
-  readonly #byId: ReadonlyMap<string, CallKey>;
+  /** Where each joined call came from, by its place in the joined listing (its `rank`). */
+  readonly #joined: readonly JoinedCall[];
+  readonly #calls: readonly CallKey[];
+  /** Made on first use: questions by id are rare (a trajectory asks by call object). */
+  #byIdMap: Map<string, CallKey> | undefined;
 
-  /** `calls`: every joined call object and where it came from; `byId`: the joined calls by their ids. */
-  constructor(
-    traces: readonly TracePlace[],
-    calls: ReadonlyMap<CallKey, JoinedCall>,
-    byId: ReadonlyMap<string, CallKey>,
-  ) {
+  /**
+   * `calls`: the joined call objects in listing order; `joined[k]`, where `calls[k]` came from (its
+   * `rank` is k). The calls are stamped with their place, so a question about two of them looks
+   * nothing up.
+   */
+  constructor(traces: readonly TracePlace[], calls: readonly CallKey[], joined: readonly JoinedCall[]) {
     this.#traces = traces;
+    this.#joined = joined;
     this.#calls = calls;
-    this.#byId = byId;
+    for (let rank = 0; rank < calls.length; rank++) stampNode(calls[rank] as CallKey, this, rank);
+  }
+
+  get #byId(): Map<string, CallKey> {
+    if (!this.#byIdMap) {
+      this.#byIdMap = new Map();
+      for (const call of this.#calls) this.#byIdMap.set(call.id, call);
+    }
+    return this.#byIdMap;
+  }
+
+  /** Where a joined call came from; undefined for a call object not joined here. */
+  #of(call: CallKey): JoinedCall | undefined {
+    const rank = stampedNode(this, call);
+    return rank === -1 ? undefined : this.#joined[rank];
   }
 
   /** Whether trace `a` ended before trace `b` started (never for one trace with itself). */
@@ -56,8 +75,8 @@ export class ConversationOrder implements CausalOrder {
   }
 
   happensBeforeCall(a: CallKey, b: CallKey): boolean {
-    const from = this.#calls.get(a);
-    const to = this.#calls.get(b);
+    const from = this.#of(a);
+    const to = this.#of(b);
     if (!from || !to || from === to) return false;
     if (from.trace !== to.trace) return this.traceBefore(from.trace, to.trace);
     const order = (this.#traces[from.trace] as TracePlace).order;
@@ -75,7 +94,7 @@ export class ConversationOrder implements CausalOrder {
   afterAnyCall(calls: readonly CallKey[]): (call: CallKey) => boolean {
     const members: CallKey[][] = this.#traces.map(() => []);
     for (const call of calls) {
-      const joined = this.#calls.get(call);
+      const joined = this.#of(call);
       if (joined) (members[joined.trace] as CallKey[]).push(joined.inner);
     }
     // The earliest end among the traces holding a member: a trace starting at or after it is after.
@@ -91,7 +110,7 @@ export class ConversationOrder implements CausalOrder {
       return (call: CallKey) => test(call.id);
     });
     return (call) => {
-      const joined = this.#calls.get(call);
+      const joined = this.#of(call);
       if (!joined) return false;
       const start = this.#traces[joined.trace]?.start;
       // A trace's own end is past its start, so the earliest end is never its own here.
@@ -114,7 +133,7 @@ export class ConversationOrder implements CausalOrder {
   }
 
   listingRankOfCall(call: CallKey): number {
-    return this.#calls.get(call)?.rank ?? -1;
+    return this.#of(call)?.rank ?? -1;
   }
 
   compare(a: string, b: string): number {

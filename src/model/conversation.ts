@@ -4,7 +4,6 @@
  * order, and a trace that started after another ended comes after all of it
  * (conversation-order.ts). Pure: the same traces give the same trajectory.
  */
-import type { CallKey } from './causal-order.js';
 import { ConversationOrder, type JoinedCall, type TracePlace } from './conversation-order.js';
 import {
   type AgentRun,
@@ -14,9 +13,6 @@ import {
   type TrajectoryRoot,
   type Turn,
 } from './trajectory.js';
-
-/** Issue kinds the Trajectory constructor makes again for the joined calls: not copied twice. */
-const REMADE_ISSUES = new Set(['arguments.too_deep', 'result.too_deep']);
 
 /**
  * Joins the traces of one conversation into one trajectory. `traces` in any order: they are
@@ -36,8 +32,7 @@ export function joinConversation(conversationId: string, traces: readonly Trajec
     runs: sharedIds(listed.map(({ trajectory }) => trajectory.agents.map((run) => run.id))),
   };
   const places: TracePlace[] = [];
-  const joined = new Map<CallKey, JoinedCall>();
-  const byId = new Map<string, CallKey>();
+  const joined: JoinedCall[] = [];
   const traceIds: string[] = [];
   const calls: ToolCall[] = [];
   const turns: Turn[] = [];
@@ -53,8 +48,7 @@ export function joinConversation(conversationId: string, traces: readonly Trajec
     const runId = (id: string) => (clashes.runs.has(id) ? prefix + id : id);
     for (const inner of trajectory.calls) {
       const call = copyCall(inner, callId, turnId, runId);
-      joined.set(call, { trace, inner, rank: calls.length });
-      byId.set(call.id, call);
+      joined.push({ trace, inner, rank: calls.length });
       calls.push(call);
     }
     for (const turn of trajectory.turns) {
@@ -64,20 +58,22 @@ export function joinConversation(conversationId: string, traces: readonly Trajec
       turns.push(copy);
     }
     for (const run of trajectory.agents) agents.push(copyRun(run, callId, turnId, runId));
-    for (const issue of trajectory.issues) if (!REMADE_ISSUES.has(issue.kind)) issues.push(issue);
+    for (const issue of trajectory.issues) issues.push(issue);
     spanCount += trajectory.spanCount;
   }
   const latest = listed[listed.length - 1] as (typeof listed)[number];
+  const order = new ConversationOrder(places, calls, joined);
   const traceOfCall = (call: ToolCall) => {
-    const trace = joined.get(call)?.trace;
-    return trace === undefined ? undefined : traceIds[trace];
+    const rank = order.listingRankOfCall(call);
+    return rank === -1 ? undefined : traceIds[(joined[rank] as JoinedCall).trace];
   };
   const root = conversationRoot(listed.map(({ trajectory }) => trajectory));
   return new Trajectory({
     traceId: latest.trajectory.traceId,
     calls,
     callsInOrder: true,
-    order: new ConversationOrder(places, joined, byId),
+    depthBounded: true,
+    order,
     turns,
     agents,
     issues,

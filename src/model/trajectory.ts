@@ -202,6 +202,11 @@ export interface TrajectoryInit {
    * in that order; nothing checks it, and a wrong `true` leaves the calls out of order.
    */
   callsInOrder?: boolean;
+  /**
+   * The calls come from trajectories that bounded their values' depth already (a conversation's,
+   * joined): not walked again. The issues then say so already, as given.
+   */
+  depthBounded?: boolean;
   timing?: Map<string, CallTiming>;
   turns?: Turn[];
   agents?: AgentRun[];
@@ -252,7 +257,7 @@ export class Trajectory {
     this.turns = init.turns ?? [];
     this.agents = init.agents ?? [];
     this.root = init.root;
-    this.issues = boundDepth(init.calls, init.issues ?? []);
+    this.issues = init.depthBounded ? (init.issues ?? []) : boundDepth(init.calls, init.issues ?? []);
     this.spanCount = init.spanCount ?? 0;
     this.conversationId = init.conversationId;
     this.traceIds = init.conversation?.traceIds;
