@@ -7,7 +7,8 @@
  * installToolpathMatchers();
  * const { trajectories } = await captureSpans((tracer) => runMyAgent(tracer));
  * expect(trajectories[0]).toPassScenario('scenarios/refund.yaml');
- * expect(trajectories[0]).toHaveFinding('order.before', { scenario: refund, message: /policy/ });
+ * // a run that refunded before reading the policy:
+ * expect(hasty.trajectories[0]).toHaveFinding('order.before', { scenario: 'scenarios/refund.yaml', message: /policy/ });
  * ```
  *
  * A failing matcher prints the trajectory (one line per call) and the findings, so the test
@@ -25,6 +26,7 @@ import type { SpanRecord } from './model/span-record.js';
 import { type ToolCall, Trajectory } from './model/trajectory.js';
 import { normalizeSpans } from './normalizers/normalize.js';
 import { trajectoryFromTypedEvents } from './normalizers/typed-events.js';
+import { describeReadError } from './scenario/read-error.js';
 import { parseScenario, parseScenarioText, type Scenario, ScenarioError } from './scenario/scenario.js';
 
 export { type CapturedSpans, type CaptureOptions, captureSpans } from './vitest-capture.js';
@@ -172,10 +174,7 @@ function loadScenarioFileSync(path: string): Scenario {
   try {
     text = readFileSync(path, 'utf8');
   } catch (error) {
-    const code = (error as NodeJS.ErrnoException).code;
-    throw new ScenarioError(path, [
-      `cannot read the file: ${code === 'ENOENT' ? 'no such file (ENOENT)' : (error as Error).message}`,
-    ]);
+    throw new ScenarioError(path, [describeReadError(error, path)]);
   }
   return parseScenarioText(text, path);
 }

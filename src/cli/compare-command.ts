@@ -4,7 +4,7 @@
  * Exit 1 when a gated dimension regresses (or no scenario is in both sets), 0 otherwise, 2 on a
  * usage or input error.
  */
-import { parseArgs } from 'node:util';
+import { describeReadError } from '../scenario/read-error.js';
 import {
   COMPARE_DIMENSIONS,
   type CompareDimension,
@@ -17,7 +17,7 @@ import {
   type OneSidedScenario,
   type ScenarioComparison,
 } from './compare-metrics.js';
-import { type CliIO, parsingUsage, UsageError } from './io.js';
+import { type CliIO, parseCommandLine, UsageError } from './io.js';
 
 /** Usage text of `toolpath compare`. */
 export const COMPARE_USAGE = `usage: toolpath compare [--fail-on DIM[,DIM]] [--tolerance X] [--format pretty|json|markdown] BASELINE CANDIDATE
@@ -72,7 +72,7 @@ async function readSource(source: string, io: CliIO): Promise<string> {
     return source === '-' ? await io.readStdin() : await io.readFile(source);
   } catch (error) {
     throw new ReportSetError(
-      `${source}: cannot read: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`,
+      source === '-' ? `stdin: ${(error as Error).message}` : describeReadError(error, source),
     );
   }
 }
@@ -168,7 +168,7 @@ interface CompareArgs {
 }
 
 function parseCompareArgs(args: readonly string[]): CompareArgs {
-  const { values, positionals } = parsingUsage(() => parse(args));
+  const { values, positionals } = parse(args);
   if (positionals.length !== 2)
     throw new UsageError(`expected BASELINE and CANDIDATE, got ${positionals.length} inputs`);
   if (positionals[0] === '-' && positionals[1] === '-')
@@ -200,7 +200,7 @@ function parseFailOn(values: readonly string[]): CompareDimension[] {
 }
 
 function parse(args: readonly string[]) {
-  return parseArgs({
+  return parseCommandLine({
     args: [...args],
     allowPositionals: true,
     strict: true,
@@ -236,9 +236,13 @@ function changeText(d: DimensionComparison): string {
   return `${sign}${formatValue(d.dimension, Math.abs(d.change))}`;
 }
 
+/** A gated dimension's state in words: an improvement reads as one, never as a blocked gate. */
 function mark(d: DimensionComparison): string {
   if (d.regressed) return 'REGRESSED';
-  return d.gated ? 'gated' : '';
+  if (!d.gated) return '';
+  if (d.direction === 'better') return 'gate ok (better)';
+  if (d.direction === 'worse') return 'gate ok (worse, within tolerance)';
+  return 'gate ok';
 }
 
 function oneSidedText(s: OneSidedScenario): string {
@@ -281,6 +285,7 @@ function pretty(comparison: Comparison, options: CompareArgs): string {
     lines.push(
       `only in candidate (not compared): ${comparison.onlyInCandidate.map(oneSidedText).join(', ')}`,
     );
+  for (const line of comparison.warnings) lines.push(`warning: ${line}`);
   for (const line of comparison.regressions) lines.push(`REGRESSED ${line}`);
   lines.push(verdictLine(comparison, options));
   return `${lines.join('\n')}\n`;
@@ -296,7 +301,7 @@ function markdown(comparison: Comparison, options: CompareArgs): string {
     );
     lines.push('| dimension | baseline | candidate | change | gate |', '| --- | ---: | ---: | ---: | --- |');
     for (const d of s.dimensions) {
-      const gate = d.regressed ? '**regressed**' : d.gated ? 'ok' : '';
+      const gate = d.regressed ? '**regressed**' : mark(d);
       const cells = [
         DIMENSION_INFO[d.dimension].label,
         formatValue(d.dimension, d.baseline),
@@ -313,8 +318,9 @@ function markdown(comparison: Comparison, options: CompareArgs): string {
   };
   listed('Only in baseline (not compared)', comparison.onlyInBaseline);
   listed('Only in candidate (not compared)', comparison.onlyInCandidate);
+  for (const line of comparison.warnings) lines.push(`- **Warning:** ${line}`);
   for (const line of comparison.regressions) lines.push(`- **Regressed:** ${line}`);
-  if (comparison.regressions.length > 0) lines.push('');
+  if (comparison.regressions.length + comparison.warnings.length > 0) lines.push('');
   lines.push(`${verdictLine(comparison, options)}`);
   return `${lines.join('\n')}\n`;
 }

@@ -175,6 +175,8 @@ export interface DimensionComparison {
   gated: boolean;
   /** Gated, and worse by more than the tolerance. */
   regressed: boolean;
+  /** Which way the candidate moved: `better`, `worse` or `same` (`null` when a side has no value). */
+  direction: 'better' | 'worse' | 'same' | null;
 }
 
 /** One scenario (by id) present in both sets. */
@@ -199,7 +201,12 @@ export interface Comparison {
   onlyInCandidate: OneSidedScenario[];
   /** One line per regressed gated dimension: `support.refund: hard-failure rate 0.10 -> 0.25 (worse by 0.15)`. */
   regressions: string[];
+  /** A side with fewer than {@link FEW_EVALUATIONS} evaluations of a scenario: its rates move in large steps. */
+  warnings: string[];
 }
+
+/** Below this many evaluations on a side, one trace moves a rate by more than 0.1: the comparison says so. */
+export const FEW_EVALUATIONS = 10;
 
 /** What gates a comparison. */
 export interface CompareOptions {
@@ -222,6 +229,7 @@ export function compareReports(
   const after = groupByScenario(candidate);
   const scenarios: ScenarioComparison[] = [];
   const regressions: string[] = [];
+  const warnings: string[] = [];
   for (const [id, baseReports] of before) {
     const candReports = after.get(id);
     if (!candReports) continue;
@@ -231,6 +239,15 @@ export function compareReports(
       compareDimension(dimension, base.metrics[dimension], cand.metrics[dimension], options),
     );
     for (const d of dimensions) if (d.regressed) regressions.push(regressionLine(id, d));
+    for (const [side, summary] of [
+      ['baseline', base],
+      ['candidate', cand],
+    ] as const) {
+      if (summary.evaluations < FEW_EVALUATIONS)
+        warnings.push(
+          `${id}: the ${side} has ${summary.evaluations} ${summary.evaluations === 1 ? 'evaluation' : 'evaluations'}, so one trace moves a rate by ${(1 / summary.evaluations).toFixed(2)}; compare at least ${FEW_EVALUATIONS} a side before trusting a change`,
+        );
+    }
     scenarios.push({ id, baseline: base, candidate: cand, dimensions });
   }
   const oneSided = (mine: Map<string, ComparedReport[]>, other: Map<string, ComparedReport[]>) =>
@@ -245,6 +262,7 @@ export function compareReports(
     onlyInBaseline: oneSided(before, after),
     onlyInCandidate: oneSided(after, before),
     regressions,
+    warnings,
   };
 }
 
@@ -264,6 +282,7 @@ function compareDimension(
     change,
     gated,
     regressed: gated && worse > options.tolerance + EPSILON,
+    direction: change === null ? null : worse > EPSILON ? 'worse' : worse < -EPSILON ? 'better' : 'same',
   };
 }
 

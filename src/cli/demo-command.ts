@@ -5,20 +5,23 @@
  */
 import { mkdir, mkdtemp, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { join, relative } from 'node:path';
-import { parseArgs } from 'node:util';
+import { join, resolve } from 'node:path';
 import { captureDemoTraces } from '../demo/capture.js';
 import { DEMO_SCENARIO, EXPECTED_VERDICTS } from '../demo/conversations.js';
 import { parseScenario } from '../scenario/scenario.js';
 import { formatPretty } from './format-pretty.js';
-import { type CliIO, UsageError } from './io.js';
+import { type CliIO, parseCommandLine, UsageError } from './io.js';
 import { runEval } from './run-eval.js';
 
 /** Runs `toolpath demo [--keep DIR]`; resolves to the exit code. */
 export async function demoCommand(args: readonly string[], io: CliIO): Promise<number> {
   let dir: string;
   try {
-    const { values } = parseArgs({ args: [...args], options: { keep: { type: 'string' } }, strict: true });
+    const { values } = parseCommandLine({
+      args: [...args],
+      options: { keep: { type: 'string' } },
+      strict: true,
+    });
     dir = values.keep ?? (await mkdtemp(join(tmpdir(), 'toolpath-demo-')));
   } catch (error) {
     throw new UsageError((error as Error).message);
@@ -45,9 +48,9 @@ export async function demoCommand(args: readonly string[], io: CliIO): Promise<n
   const run = runEval(inputs, [parseScenario(DEMO_SCENARIO, scenarioPath)]);
   io.stdout(formatPretty(run, { color: io.isTTY }));
 
-  const shown = relative(process.cwd(), dir) || '.';
+  const shown = resolve(dir);
   io.stdout(
-    `\nThe traces and the scenario are in ${shown}/. Evaluate them yourself:\n  npx toolpath eval --scenario ${join(shown, 'refund-scenario.json')} ${join(shown, '*.otlp.json')}\n`,
+    `\nThe traces and the scenario are in ${shown}. Evaluate them yourself:\n  ${invocation()} eval --scenario ${join(shown, 'refund-scenario.json')} ${join(shown, '*.otlp.json')}\n`,
   );
 
   const unexpected = traces.filter(({ conversation, traceId }) => {
@@ -57,4 +60,12 @@ export async function demoCommand(args: readonly string[], io: CliIO): Promise<n
   for (const { conversation } of unexpected)
     io.stderr(`toolpath demo: ${conversation.name} did not get the expected verdict\n`);
   return unexpected.length === 0 && run.errors.length === 0 ? 0 : 1;
+}
+
+/**
+ * How to run toolpath again from where the demo ran: in its own checkout (`npm run demo`) the
+ * package's script, since `npx toolpath` there would look for it in the registry; else npx.
+ */
+function invocation(): string {
+  return process.env.npm_lifecycle_event === 'demo' ? 'npm run --silent toolpath --' : 'npx toolpath';
 }

@@ -4,19 +4,19 @@
  * gates; else 1 when a scenario's gate is missed (without a gate: when one of its evaluations
  * did not pass); else 0. Input errors never stop the other inputs from being evaluated.
  */
-import { parseArgs } from 'node:util';
 import type { Scenario } from '../scenario/scenario.js';
+import { checkExpectations, type ExpectationCheck, isExpectationsFile } from './expectations.js';
 import { formatJson } from './format-json.js';
 import { formatJunit } from './format-junit.js';
 import { formatMarkdown } from './format-markdown.js';
 import { formatPretty } from './format-pretty.js';
-import { type CliIO, parsingUsage, UsageError } from './io.js';
+import { type CliIO, parseCommandLine, UsageError } from './io.js';
 import { formatInputError, type InputError } from './read-traces.js';
 import { type EvalRun, exitCodeOf, runEvalWithOutcomes, type StoredText } from './run-eval.js';
 import { loadDataset, loadScenarios, readInputs } from './run-inputs.js';
 
 /** Usage text of `toolpath eval`. */
-export const EVAL_USAGE = `usage: toolpath eval --scenario FILE [--scenario FILE ...] [--format pretty|json|junit|markdown] [--out FILE] INPUT...
+export const EVAL_USAGE = `usage: toolpath eval --scenario FILE [--scenario FILE ...] [--format pretty|json|junit|markdown] [--out FILE] [--expect] INPUT...
        toolpath eval --dataset FILE [--format ...] [--out FILE]
 
   INPUT           stored traces: OTLP JSON (a request or an array of them), Collector file-exporter
@@ -26,6 +26,9 @@ export const EVAL_USAGE = `usage: toolpath eval --scenario FILE [--scenario FILE
                   row's traces (files or globs, from the dataset's folder) judged by its assertions
   --format, -f    pretty (default), json, junit or markdown (a GitHub step summary)
   --out, -o       write the report there instead of stdout
+  --expect        check each INPUT against the FILE.expected.json toolpath promote wrote beside
+                  it (same verdict and findings) instead of pass or fail; inputs named
+                  *.expected.json are those files and are not read as traces
 
 each scenario gets a pass rate (passed / evaluated traces, or dataset rows' trials; inconclusive
 is not passed) and is gated by its min_pass_rate (native: gate.minPassRate, gate.passK); without
@@ -35,7 +38,8 @@ a scenario's outcome hook commands run for every trace it evaluates, in the scen
 directory, with the report (JSON) on stdin: exit 0 passes, 1 fails, anything else is inconclusive
 
 exit status: 2 usage, input or scenario error (whatever the gates); else 1 a gate was missed or
-a scenario without a gate had an evaluation that did not pass; else 0
+a scenario without a gate had an evaluation that did not pass (with --expect: an input did not
+give what its expectations say); else 0
 `;
 
 const FORMATS = ['pretty', 'json', 'junit', 'markdown'] as const;
@@ -72,6 +76,7 @@ export async function evalCommand(args: readonly string[], io: CliIO): Promise<n
   );
   progress.clear();
   const run: EvalRun = { ...result, errors: [...readErrors, ...result.errors] };
+  const checks = options.expect ? await checkExpectations(options.inputs, run.reports, io) : [];
   // A scenario that judged nothing while others did is most often a typo in its appliesTo.
   if (run.summary.evaluated > 0) {
     const used = new Set(run.reports.map(({ report }) => report.scenario.id));
@@ -103,10 +108,26 @@ export async function evalCommand(args: readonly string[], io: CliIO): Promise<n
   if (options.format !== 'pretty' || options.out) {
     for (const error of run.errors) io.stderr(`toolpath eval: ${formatInputError(error)}\n`);
   }
-  return exitCodeOf(run);
+  if (!options.expect) return exitCodeOf(run);
+  return expectationsOutcome(checks, run, io);
+}
+
+/** With --expect, the verdicts stand for themselves: the exit says whether each matched its expectations. */
+function expectationsOutcome(checks: readonly ExpectationCheck[], run: EvalRun, io: CliIO): number {
+  const missed = checks.filter((check) => check.problems.length > 0);
+  for (const check of missed)
+    io.stderr(
+      `toolpath eval: ${check.source} does not give what ${check.expected} says:\n${check.problems.map((p) => `  ${p}\n`).join('')}`,
+    );
+  io.stderr(
+    `toolpath eval: expectations: ${checks.length - missed.length} of ${checks.length} ${checks.length === 1 ? 'input' : 'inputs'} reproduced\n`,
+  );
+  if (run.errors.length > 0) return 2;
+  return missed.length > 0 ? 1 : 0;
 }
 
 interface EvalOptions {
+  expect: boolean;
   scenarios: string[];
   dataset?: string;
   format: Format;
@@ -115,7 +136,7 @@ interface EvalOptions {
 }
 
 function parseEvalArgs(args: readonly string[]): EvalOptions {
-  const { values, positionals } = parsingUsage(() => parse(args));
+  const { values, positionals } = parse(args);
   const scenarios = values.scenario ?? [];
   if (values.dataset !== undefined) {
     if (scenarios.length > 0 || positionals.length > 0)
@@ -133,17 +154,25 @@ function parseEvalArgs(args: readonly string[]): EvalOptions {
   }
   if (positionals.filter((p) => p === '-').length > 1)
     throw new UsageError('stdin (-) can be read only once');
+  if (values.expect && values.dataset !== undefined)
+    throw new UsageError('--expect checks fixture files; a dataset row states its own assertions');
+  if (values.expect && positionals.includes('-'))
+    throw new UsageError('--expect reads FILE.expected.json beside each input; stdin (-) has none');
+  const inputs = values.expect ? positionals.filter((p) => !isExpectationsFile(p)) : positionals;
+  if (values.expect && inputs.length === 0)
+    throw new UsageError('--expect: every INPUT is an expectations file; give the fixtures too');
   return {
+    expect: values.expect ?? false,
     scenarios,
     format: format as Format,
-    inputs: positionals,
+    inputs,
     ...(values.out && { out: values.out }),
     ...(values.dataset !== undefined && { dataset: values.dataset }),
   };
 }
 
 function parse(args: readonly string[]) {
-  return parseArgs({
+  return parseCommandLine({
     args: [...args],
     allowPositionals: true,
     strict: true,
@@ -152,6 +181,7 @@ function parse(args: readonly string[]) {
       dataset: { type: 'string', short: 'd' },
       format: { type: 'string', short: 'f' },
       out: { type: 'string', short: 'o' },
+      expect: { type: 'boolean' },
     },
   });
 }

@@ -9,7 +9,7 @@
 import { scenarioLabel } from '../model/report.js';
 import type { ScenarioSummary } from '../run/run-summary.js';
 import { formatInputError } from './read-traces.js';
-import type { EvalRun, SourcedReport } from './run-eval.js';
+import { type EvalRun, nothingEvaluatedReason, type SourcedReport } from './run-eval.js';
 
 /** The run as a JUnit XML document. */
 export function formatJunit(run: EvalRun): string {
@@ -40,9 +40,9 @@ export function formatJunit(run: EvalRun): string {
     for (const lines of cases) body.push(...lines);
     body.push('  </testsuite>');
   }
-  if (run.summary.evaluated === 0 && run.summary.traces > 0) {
+  const message = nothingEvaluatedReason(run);
+  if (message) {
     // A CI system reading only this file must not see green when nothing was judged.
-    const message = 'no scenario applies to any of the traces (check appliesTo)';
     tests++;
     failures++;
     body.push(

@@ -7,7 +7,7 @@
 import { DIMENSIONS, type Report, scenarioLabel } from '../model/report.js';
 import type { ScenarioSummary } from '../run/run-summary.js';
 import { formatInputError } from './read-traces.js';
-import type { EvalRun, SourcedReport } from './run-eval.js';
+import { type EvalRun, nothingEvaluatedReason, type SourcedReport } from './run-eval.js';
 
 const LABEL: Record<Report['verdict'], string> = { pass: 'PASS', fail: 'FAIL', inconclusive: 'INCONCLUSIVE' };
 
@@ -23,9 +23,9 @@ export function formatMarkdown(run: EvalRun): string {
     '',
     `${plural(s.evaluated, 'evaluation')} of ${plural(s.traces, 'trace')}${errors}.`,
   ];
-  if (s.evaluated === 0 && s.traces > 0) {
-    out.push('', '**NOTHING EVALUATED**: no scenario applies to any of the traces (check `appliesTo`).');
-  }
+  const nothing = nothingEvaluatedReason(run);
+  if (nothing)
+    out.push('', `**NOTHING EVALUATED**: ${nothing.replace(/toolpath inspect \S+|appliesTo/g, '`$&`')}.`);
   if (s.scenarios.length > 0) out.push('', ...scenarioTable(s.scenarios));
 
   const byScenario = new Map<string, SourcedReport[]>();

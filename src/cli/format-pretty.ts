@@ -2,7 +2,7 @@
 import { type Report, scenarioLabel } from '../model/report.js';
 import type { ScenarioSummary } from '../run/run-summary.js';
 import { formatInputError } from './read-traces.js';
-import type { EvalRun } from './run-eval.js';
+import { type EvalRun, nothingEvaluatedReason } from './run-eval.js';
 
 /** Colours for a TTY; plain text elsewhere. */
 export interface PrettyOptions {
@@ -48,11 +48,8 @@ export function formatPretty(run: EvalRun, options: PrettyOptions = { color: fal
     }
   }
   for (const error of run.errors) out.push(`${paint('red', 'ERROR')}  ${formatInputError(error)}`);
-  if (run.summary.evaluated === 0 && run.summary.traces > 0) {
-    out.push(
-      `${paint('yellow', 'NOTHING EVALUATED')}  no scenario applies to any of the traces (check appliesTo)`,
-    );
-  }
+  const nothing = nothingEvaluatedReason(run);
+  if (nothing) out.push(`${paint('yellow', 'NOTHING EVALUATED')}  ${nothing}`);
   const s = run.summary;
   if (s.scenarios.length > 0) out.push('');
   for (const scenario of s.scenarios) out.push(...scenarioLines(scenario, paint));

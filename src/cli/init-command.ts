@@ -5,7 +5,6 @@
  */
 import { mkdir, stat } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
-import { parseArgs } from 'node:util';
 import {
   SCENARIO_PATH,
   SCHEMA_PATH,
@@ -16,7 +15,7 @@ import {
   TRACING_PATH,
 } from './init-templates.js';
 import { installCommands } from './install-hint.js';
-import { type CliIO, UsageError } from './io.js';
+import { type CliIO, parseCommandLine, UsageError } from './io.js';
 import { scenarioJsonSchema } from './schema-command.js';
 
 /** Usage text of `toolpath init`. */
@@ -104,7 +103,7 @@ function parseInitArgs(args: readonly string[]): { dir: string; force: boolean }
 }
 
 function parse(args: readonly string[]) {
-  return parseArgs({
+  return parseCommandLine({
     args: [...args],
     allowPositionals: true,
     strict: true,

@@ -5,11 +5,11 @@
  * when a verdict looks wrong, or on a framework toolpath may not read. Exit 0, or 2 on a usage
  * error or an input that cannot be read (named).
  */
-import { parseArgs } from 'node:util';
 import { groupByTrace } from '../normalizers/normalize.js';
+import { describeReadError } from '../scenario/read-error.js';
 import { formatInspectPretty } from './format-inspect.js';
 import { type InspectedTrace, inspectTrace } from './inspect-trace.js';
-import { type CliIO, parsingUsage, UsageError } from './io.js';
+import { type CliIO, parseCommandLine, UsageError } from './io.js';
 import { formatInputError, readStoredTraces } from './read-traces.js';
 
 /** Usage text of `toolpath inspect`. */
@@ -39,8 +39,7 @@ export async function inspectCommand(args: readonly string[], io: CliIO): Promis
     try {
       text = source === '-' ? await io.readStdin() : await io.readFile(source);
     } catch (error) {
-      const reason = (error as NodeJS.ErrnoException).code ?? (error as Error).message;
-      io.stderr(`toolpath inspect: ${source}: cannot read: ${reason}\n`);
+      io.stderr(`toolpath inspect: ${describeReadError(error, source)}\n`);
       failed = true;
       continue;
     }
@@ -75,17 +74,15 @@ interface InspectOptions {
 }
 
 function parseInspectArgs(args: readonly string[]): InspectOptions {
-  const { values, positionals } = parsingUsage(() =>
-    parseArgs({
-      args: [...args],
-      allowPositionals: true,
-      strict: true,
-      options: {
-        trace: { type: 'string', short: 't' },
-        format: { type: 'string', short: 'f' },
-      },
-    }),
-  );
+  const { values, positionals } = parseCommandLine({
+    args: [...args],
+    allowPositionals: true,
+    strict: true,
+    options: {
+      trace: { type: 'string', short: 't' },
+      format: { type: 'string', short: 'f' },
+    },
+  });
   if (positionals.length === 0)
     throw new UsageError('missing INPUT: give one or more trace files, or - for stdin');
   const format = values.format ?? 'pretty';

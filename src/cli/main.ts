@@ -1,6 +1,7 @@
 /** The `toolpath` command: dispatches to a subcommand; never prints a stack trace unless asked. */
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
+import { suggestion } from '../scenario/issue-messages.js';
 import { COMPARE_USAGE, compareCommand } from './compare-command.js';
 import { demoCommand } from './demo-command.js';
 import { EVAL_USAGE, evalCommand } from './eval-command.js';
@@ -58,7 +59,7 @@ export async function main(argv: readonly string[], io: CliIO): Promise<number> 
   }
   const command = COMMANDS[name];
   if (!command) {
-    io.stderr(`toolpath: unknown command "${name}"\n\n${USAGE}`);
+    io.stderr(`toolpath: unknown command "${name}"${suggestion(name, Object.keys(COMMANDS))}\n\n${USAGE}`);
     return 2;
   }
   if (rest.includes('--help') || rest.includes('-h')) {

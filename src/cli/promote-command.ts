@@ -4,17 +4,18 @@
  * verdict and findings it must reproduce, and checks that it does; with `--dataset`, appends a
  * row for the fixture to a dataset.
  */
-import { randomBytes } from 'node:crypto';
+import { createHash } from 'node:crypto';
 import { mkdir } from 'node:fs/promises';
 import { dirname, resolve } from 'node:path';
-import { parseArgs } from 'node:util';
 import { parseDocument } from 'yaml';
 import { appliesTo } from '../evaluate/applies-to.js';
 import { evaluate } from '../evaluate/evaluate.js';
 import type { SpanRecord } from '../model/span-record.js';
 import { normalizeSpans } from '../normalizers/normalize.js';
+import { describeReadError } from '../scenario/read-error.js';
 import { loadScenarioFile, type Scenario, ScenarioError } from '../scenario/scenario.js';
-import { type CliIO, parsingUsage, UsageError } from './io.js';
+import { expectedPathOf } from './expectations.js';
+import { type CliIO, parseCommandLine, UsageError } from './io.js';
 import { appendDatasetRow, type PendingRow, prepareDatasetRow } from './promote-dataset.js';
 import {
   differences,
@@ -48,9 +49,10 @@ export const PROMOTE_USAGE = `usage: toolpath promote TRACE --scenario FILE --ou
 
 keeps only the spans the trajectory is read from (and their ancestors) and the attributes the
 conventions read; every e-mail, UUID, prefixed id (R-1001, O-17) and run of 4+ digits in a
-string is replaced by id_ + 10 hex digits of an HMAC with a random key that is not kept, the same
-everywhere, so grounding still holds; the fixture is read back and must give the same verdict
-and findings
+string is replaced by id_ + 10 hex digits of an HMAC keyed by a digest of the original trace
+(not written out): the same everywhere, so grounding still holds, and the same on every run of
+the same trace; the fixture is read back and must give the same verdict and findings, written to
+FILE.expected.json (toolpath eval --expect checks fixtures against them)
 
 exit status: 0 fixture written and reproduced, 1 it does not reproduce, 2 usage or input error
 `;
@@ -112,8 +114,7 @@ export async function promoteCommand(args: readonly string[], io: CliIO): Promis
     return fail(`scenario ${scenario.id} does not apply to trace ${trajectory.traceId} (check appliesTo)`);
   const original = expectedOf(evaluate(trajectory, scenario));
 
-  // Random per fixture and never written: a token cannot be checked against a guessed identifier.
-  const redactor = new Redactor(randomBytes(32), config);
+  const redactor = new Redactor(redactionKey(text, spans[0]?.traceId ?? ''), config);
   const keys = Object.keys(scenario.appliesTo?.attributes ?? {});
   const minimal = redactSpans(minimizeSpans(spans, trajectory, keys), redactor);
   // A convention may read a span the trajectory does not name: then keep every span of the trace.
@@ -162,9 +163,19 @@ export async function promoteCommand(args: readonly string[], io: CliIO): Promis
   return 0;
 }
 
-/** `NAME.json` → `NAME.expected.json`. */
-export function expectedPathOf(out: string): string {
-  return out.endsWith('.json') ? `${out.slice(0, -'.json'.length)}.expected.json` : `${out}.expected.json`;
+/**
+ * The HMAC key: a digest of the whole stored trace, never written out. The same trace promoted
+ * again gets the same tokens (no churn in a fixture's diff), and a token cannot be checked
+ * against a guessed identifier without the original trace, which holds everything the fixture
+ * dropped (timestamps, other attributes, the identifiers themselves).
+ */
+function redactionKey(text: string, traceId: string): Uint8Array {
+  return createHash('sha256')
+    .update('toolpath promote redaction key\0')
+    .update(traceId)
+    .update('\0')
+    .update(text)
+    .digest();
 }
 
 interface PromoteOptions {
@@ -208,7 +219,7 @@ async function locateInReports(
 }
 
 function parsePromoteArgs(args: readonly string[]): PromoteOptions {
-  const { values, positionals } = parsingUsage(() => parse(args));
+  const { values, positionals } = parse(args);
   if (positionals.length !== 1)
     throw new UsageError(
       positionals.length === 0
@@ -232,7 +243,7 @@ function parsePromoteArgs(args: readonly string[]): PromoteOptions {
 }
 
 function parse(args: readonly string[]) {
-  return parseArgs({
+  return parseCommandLine({
     args: [...args],
     allowPositionals: true,
     strict: true,
@@ -295,6 +306,6 @@ async function readText(io: CliIO, path: string): Promise<string | { error: stri
   try {
     return await io.readFile(path);
   } catch (error) {
-    return { error: `cannot read: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}` };
+    return { error: describeReadError(error, path) };
   }
 }

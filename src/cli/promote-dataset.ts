@@ -7,6 +7,7 @@
 import { mkdir } from 'node:fs/promises';
 import { basename, dirname, relative, resolve, sep } from 'node:path';
 import { parse as parseYaml } from 'yaml';
+import { describeReadError } from '../scenario/read-error.js';
 import { DatasetError, parseDataset } from './dataset.js';
 import type { CliIO } from './io.js';
 
@@ -40,7 +41,7 @@ export async function prepareDatasetRow(
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code !== 'ENOENT')
       return {
-        error: `--dataset ${options.dataset}: cannot read: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`,
+        error: `--dataset: ${describeReadError(error, options.dataset)}`,
       };
   }
   let assertions: unknown;

@@ -48,6 +48,27 @@ export interface EvalRun {
   summary: RunSummary;
   /** Traces no scenario applied to, so that "nothing was evaluated" is never silent. */
   unmatched?: UnmatchedTrace[];
+  /** Traces with spans, none of them an agent, LLM or tool span a convention claims: no trajectory. */
+  unrecognized?: UnmatchedTrace[];
+}
+
+/**
+ * Why a run that read traces evaluated none of them, in words a user can act on: no agent
+ * spans recognized (look with `toolpath inspect`), or no scenario's `appliesTo` matched.
+ */
+export function nothingEvaluatedReason(run: EvalRun): string | undefined {
+  if (run.summary.evaluated > 0 || run.summary.traces === 0) return undefined;
+  const appliesTo = 'no scenario applies to any of the traces (check appliesTo)';
+  const unrecognized = run.unrecognized ?? [];
+  const [first] = unrecognized;
+  if (!first) return appliesTo;
+  const count = unrecognized.length === 1 ? 'the trace' : `${unrecognized.length} traces`;
+  const reason =
+    `no agent or tool spans recognized in ${count} (no convention toolpath reads claimed a span); ` +
+    `run toolpath inspect ${first.source} to see what was read from each span`;
+  return (run.unmatched ?? []).length > 0
+    ? `${reason}; no scenario applies to the other traces (check appliesTo)`
+    : reason;
 }
 
 /**
@@ -117,6 +138,7 @@ function finishRun(
     errors: tally.errors,
     summary: summarizeRun(tally.traces, reports, judged, { dataset }),
     unmatched: tally.unmatched,
+    ...(tally.unrecognized.length > 0 && { unrecognized: tally.unrecognized }),
   };
 }
 
@@ -147,12 +169,13 @@ export interface RunEvalOptions {
 interface Tally {
   errors: InputError[];
   unmatched: UnmatchedTrace[];
+  unrecognized: UnmatchedTrace[];
   traces: number;
   onTrajectory: RunEvalOptions['onTrajectory'];
 }
 
 function newTally(onTrajectory?: RunEvalOptions['onTrajectory']): Tally {
-  return { errors: [], unmatched: [], traces: 0, onTrajectory };
+  return { errors: [], unmatched: [], unrecognized: [], traces: 0, onTrajectory };
 }
 
 /** Where an evaluation belongs: its input, its dataset row and trial, the task it ran. */
@@ -182,9 +205,11 @@ function* evaluations(
       tally.errors.push({ source, message: `could not read its trajectory: ${(error as Error).message}` });
       continue;
     }
-    tally.traces +=
-      read.input.format === 'typed-events' ? 1 : new Set(read.input.spans.map((s) => s.traceId)).size;
     const spans = read.input.format === 'typed-events' ? [] : read.input.spans;
+    const traceIds = new Set(spans.map((s) => s.traceId));
+    tally.traces += read.input.format === 'typed-events' ? 1 : traceIds.size;
+    for (const trajectory of trajectories) traceIds.delete(trajectory.traceId);
+    for (const traceId of traceIds) tally.unrecognized.push({ source, traceId });
     // Made on first use: only a gate.trialsBy reads a root span's resource.
     let byId: Map<string, SpanRecord> | undefined;
     const spanById = (id: string) => {

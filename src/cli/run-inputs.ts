@@ -2,6 +2,8 @@
  * What `toolpath eval` and `toolpath view` read before a run: scenario files, stored trace
  * files, or a dataset's rows as inputs. Problems are written to stderr as `toolpath COMMAND: ...`.
  */
+
+import { describeReadError } from '../scenario/read-error.js';
 import { loadScenarioFile, type Scenario, ScenarioError } from '../scenario/scenario.js';
 import { DatasetError, parseDataset, resolveDatasetFiles } from './dataset.js';
 import type { CliIO } from './io.js';
@@ -49,7 +51,10 @@ export async function readInputs(
     } catch (error) {
       readErrors.push({
         source,
-        message: `cannot read: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`,
+        message:
+          source === '-'
+            ? `cannot read stdin: ${(error as Error).message}`
+            : describeReadError(error, source),
       });
     }
   }
@@ -70,9 +75,7 @@ export async function loadDataset(
   try {
     text = await io.readFile(path);
   } catch (error) {
-    io.stderr(
-      `toolpath ${command}: dataset ${path}: cannot read: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}\n`,
-    );
+    io.stderr(`toolpath ${command}: dataset: ${describeReadError(error, path)}\n`);
     return undefined;
   }
   try {

@@ -3,10 +3,9 @@
  * format, generated from the zod schema that validates scenarios, so editors can complete and
  * check scenario files and the schema can never drift from what `toolpath eval` accepts.
  */
-import { parseArgs } from 'node:util';
 import { z } from 'zod';
 import { nativeScenarioSchema, rulesSchema } from '../scenario/native.js';
-import { type CliIO, UsageError } from './io.js';
+import { type CliIO, parseCommandLine, UsageError } from './io.js';
 
 /** Usage text of `toolpath schema`. */
 export const SCHEMA_USAGE = `usage: toolpath schema [--out FILE]
@@ -45,7 +44,7 @@ export function scenarioJsonSchema(): Record<string, unknown> {
 export async function schemaCommand(args: readonly string[], io: CliIO): Promise<number> {
   let out: string | undefined;
   try {
-    const { values } = parseArgs({
+    const { values } = parseCommandLine({
       args: [...args],
       strict: true,
       allowPositionals: false,

@@ -4,12 +4,16 @@
  * Without a config it runs on built-in defaults and says where it listens.
  */
 import { dirname, resolve } from 'node:path';
-import { parseArgs } from 'node:util';
 import type { AdapterStats } from '../collector/adapter.js';
-import { ConfigError, loadAdapterConfig, parseAdapterConfig } from '../collector/config.js';
-import { type RunningService, startService } from '../collector/serve.js';
+import {
+  type AdapterConfig,
+  ConfigError,
+  loadAdapterConfig,
+  parseAdapterConfig,
+} from '../collector/config.js';
+import { DEFAULT_SCENARIO, type RunningService, startService } from '../collector/serve.js';
 import { ScenarioError } from '../scenario/scenario.js';
-import { type CliIO, UsageError } from './io.js';
+import { type CliIO, parseCommandLine, UsageError } from './io.js';
 
 export const SERVE_USAGE = `usage: toolpath serve [--config toolpath.yaml]
 
@@ -26,14 +30,19 @@ options:
 export async function serveCommand(args: readonly string[], io: CliIO): Promise<number> {
   let configPath: string | undefined;
   try {
-    const { values } = parseArgs({ args: [...args], options: { config: { type: 'string' } }, strict: true });
+    const { values } = parseCommandLine({
+      args: [...args],
+      options: { config: { type: 'string' } },
+      strict: true,
+    });
     configPath = values.config;
   } catch (error) {
     throw new UsageError((error as Error).message);
   }
   let service: Awaited<ReturnType<typeof startService>>;
+  let config: AdapterConfig;
   try {
-    const config = configPath ? loadAdapterConfig(configPath) : parseAdapterConfig({}, 'built-in defaults');
+    config = configPath ? loadAdapterConfig(configPath) : parseAdapterConfig({}, 'built-in defaults');
     const baseDir = configPath ? dirname(resolve(configPath)) : process.cwd();
     service = await startService(config, { baseDir, log: (line) => io.stderr(`${line}\n`) });
   } catch (error) {
@@ -50,6 +59,31 @@ export async function serveCommand(args: readonly string[], io: CliIO): Promise<
     io.stderr(`toolpath serve: cannot start: ${(error as Error).message}${hint}\n`);
     return 2;
   }
+  // Listening before the startup text says so: a SIGTERM sent on reading it stops gracefully.
+  const stopped = new Promise<void>((resolveStop) => {
+    const stop = () => {
+      process.off('SIGINT', stop);
+      process.off('SIGTERM', stop);
+      resolveStop();
+    };
+    process.on('SIGINT', stop);
+    process.on('SIGTERM', stop);
+  });
+  io.stdout(startupText(service, config, configPath));
+  await stopped;
+  io.stdout('toolpath serve: stopping: judging pending traces and flushing\n');
+  await service.close();
+  io.stdout(`${stopLine(service)}\n`);
+  return 0;
+}
+
+/**
+ * What the service says when it starts: where it listens, what it judges by, and where its
+ * findings go. On the built-in defaults it says what they check and what they cannot (they know
+ * no tool names), and when nothing is configured to receive findings it says they are only
+ * printed here.
+ */
+export function startupText(service: RunningService, config: AdapterConfig, configPath?: string): string {
   const lines = [
     `toolpath serve: ${configPath ? `config ${configPath}` : 'built-in defaults (no --config)'}`,
   ];
@@ -62,22 +96,24 @@ export async function serveCommand(args: readonly string[], io: CliIO): Promise<
   lines.push(
     `  scenarios  ${service.scenarios.map((s) => (s.source ? `${s.id} (${s.source})` : s.id)).join(', ')}`,
   );
-  io.stdout(`${lines.join('\n')}\n`);
-
-  await new Promise<void>((resolveStop) => {
-    const stop = () => {
-      process.off('SIGINT', stop);
-      process.off('SIGTERM', stop);
-      resolveStop();
-    };
-    process.on('SIGINT', stop);
-    process.on('SIGTERM', stop);
-  });
-  io.stdout('toolpath serve: stopping: judging pending traces and flushing\n');
-  await service.close();
-  io.stdout(`${stopLine(service)}\n`);
-  return 0;
+  if (config.scenarios.length === 0)
+    lines.push(
+      `  checks     ${DEFAULT_CHECKS}; they know no tool names, so order, grounding and allowed tools need a scenario (scenarios: in a --config file)`,
+    );
+  const sinks = [
+    config.exporters.otlp && `evaluation spans to ${config.exporters.otlp.endpoint}`,
+    config.reports.file && `reports to ${config.reports.file}`,
+  ].filter((sink): sink is string => typeof sink === 'string' && sink !== '');
+  lines.push(
+    sinks.length > 0
+      ? `  findings   ${sinks.join(', ')}`
+      : '  findings   printed here only, one line a trace: no exporters.otlp or reports.file is configured, so none is forwarded or kept',
+  );
+  return `${lines.join('\n')}\n`;
 }
+
+/** The built-in scenario's checks, in words (src/collector/serve.ts DEFAULT_SCENARIO). */
+const DEFAULT_CHECKS = `no value taken from a failed call's result, at most ${DEFAULT_SCENARIO.efficiency.repeats.max} identical repeats of a call, at most ${DEFAULT_SCENARIO.efficiency.retries.max} retries`;
 
 /** What a stop did not keep, by reason, in words (forwarding losses are said under "lost"). */
 const DROPPED: Partial<Record<keyof AdapterStats['dropped'], [item: string, why: string]>> = {
@@ -98,7 +134,7 @@ export function stopLine(service: RunningService): string {
   const stats = service.adapter.stats();
   const lost = service.losses.describe();
   const parts = [
-    `${stats.judgedTraces} traces judged, ${stats.lateSpans} late spans`,
+    `${plural(stats.judgedTraces, 'trace')} judged, ${plural(stats.lateSpans, 'late span')}`,
     lost === '' ? 'nothing lost' : `lost: ${lost}`,
   ];
   const dropped = Object.entries(DROPPED).flatMap(([reason, words]) => {
@@ -114,4 +150,8 @@ export function stopLine(service: RunningService): string {
       `${stats.decisionsForgottenEarly} judged trace ids forgotten before decision.lateWindow (limits.maxJudgedTraceIds)`,
     );
   return `toolpath serve: stopped; ${parts.join('; ')}`;
+}
+
+function plural(count: number, noun: string): string {
+  return `${count} ${noun}${count === 1 ? '' : 's'}`;
 }

@@ -8,12 +8,12 @@
  * a usage or input error (a run page is still written, listing what could not be read).
  */
 import { basename, dirname, join } from 'node:path';
-import { parseArgs } from 'node:util';
 import { appliesTo } from '../evaluate/applies-to.js';
 import { evaluate } from '../evaluate/evaluate.js';
 import type { Trajectory } from '../model/trajectory.js';
+import { describeReadError } from '../scenario/read-error.js';
 import { loadScenarioFile, type Scenario, ScenarioError } from '../scenario/scenario.js';
-import { type CliIO, parsingUsage, UsageError } from './io.js';
+import { type CliIO, parseCommandLine, UsageError } from './io.js';
 import { formatInputError, type InputError, readStoredTraces } from './read-traces.js';
 import { runEval, type StoredText, trajectoriesOf } from './run-eval.js';
 import { loadDataset, loadScenarios, readInputs } from './run-inputs.js';
@@ -67,8 +67,7 @@ export async function viewCommand(args: readonly string[], io: CliIO): Promise<n
   try {
     text = await io.readFile(options.input);
   } catch (error) {
-    const reason = (error as NodeJS.ErrnoException).code ?? (error as Error).message;
-    return fail(`${options.input}: cannot read: ${reason}`);
+    return fail(describeReadError(error, options.input));
   }
   const read = readStoredTraces(text, options.input);
   if (read.errors.length > 0 || !read.input) {
@@ -151,7 +150,7 @@ interface ViewOptions {
 }
 
 function parseViewArgs(args: readonly string[]): ViewOptions {
-  const { values, positionals } = parsingUsage(() => parse(args));
+  const { values, positionals } = parse(args);
   if (values.dataset !== undefined) {
     if (positionals.length > 0 || values.scenario !== undefined)
       throw new UsageError(
@@ -172,7 +171,7 @@ function parseViewArgs(args: readonly string[]): ViewOptions {
 }
 
 function parse(args: readonly string[]) {
-  return parseArgs({
+  return parseCommandLine({
     args: [...args],
     allowPositionals: true,
     strict: true,

@@ -50,7 +50,10 @@ export function renderTrajectory(
     for (const id of finding.calls) flagged.set(id, [...(flagged.get(id) ?? []), finding]);
   }
   const graph = new GraphWriter(trajectory, flagged).write();
-  const calls = Object.fromEntries(trajectory.calls.map((call) => [call.id, callDetails(call, flagged)]));
+  const turnLabels = turnLabelsOf(trajectory);
+  const calls = Object.fromEntries(
+    trajectory.calls.map((call) => [call.id, callDetails(call, flagged, turnLabels)]),
+  );
   const html = `<section class="graph" aria-label="trajectory">
 ${graph}
 </section>
@@ -117,12 +120,30 @@ export interface CallDetails {
   result: string;
 }
 
-function callDetails(call: ToolCall, flagged: Map<string, Finding[]>): CallDetails {
+/**
+ * `turn 2` (or `turn 2 of billing-agent` when there are several runs), as the graph numbers
+ * them: the details panel names a turn the way the drawing does, not by its internal id.
+ */
+function turnLabelsOf(trajectory: Trajectory): Map<string, string> {
+  const labels = new Map<string, string>();
+  const several = trajectory.agents.length > 1;
+  for (const run of trajectory.agents)
+    run.turns.forEach((id, index) => {
+      labels.set(id, `turn ${index + 1}${several && run.name ? ` of ${run.name}` : ''}`);
+    });
+  return labels;
+}
+
+function callDetails(
+  call: ToolCall,
+  flagged: Map<string, Finding[]>,
+  turnLabels: Map<string, string>,
+): CallDetails {
   const fields: [string, string][] = [['node id', call.id]];
   if (call.callId && call.callId !== call.id) fields.push(['call id', call.callId]);
   if (call.spanId) fields.push(['span', call.spanId]);
   if (call.agentName) fields.push(['agent', call.agentName]);
-  if (call.turnId) fields.push(['turn', call.turnId]);
+  if (call.turnId) fields.push(['turn', turnLabels.get(call.turnId) ?? 'a turn of no drawn run']);
   fields.push(['convention', call.convention]);
   for (const finding of flagged.get(call.id) ?? []) fields.push([`finding ${finding.rule}`, finding.message]);
   return {
@@ -318,12 +339,12 @@ aside section{background:#fff;border:1px solid #d0d7de;border-radius:6px;padding
 .run{background:#fff;border:1px solid #d0d7de;border-radius:6px;padding:8px 12px;margin-bottom:12px}
 .run.sub{margin:6px 0 6px 48px;background:#f3f0ff;border-color:#c5b8f5}
 .run-head{margin-bottom:6px}.run-head .muted{margin-left:6px}
-.turn{display:flex;align-items:center;gap:12px;padding:4px 0}
+.turn{display:flex;align-items:center;gap:12px;padding:4px 0;min-width:0}
 .turn.lane{border-top:1px dashed #d0d7de;margin-top:6px;padding-top:8px}
 .turn-label{flex:0 0 92px;font-weight:600;color:#57606a}.turn-label small{display:block;font-weight:400}
-.calls{display:flex;flex-wrap:wrap;gap:10px}
+.calls{display:flex;flex-wrap:wrap;gap:10px;flex:1 1 auto;min-width:0}
 .edge{margin-left:140px;color:#8c959f;line-height:1;font-size:12px}
-.call{position:relative;display:inline-flex;flex-direction:column;align-items:flex-start;min-width:130px;padding:6px 10px;border:2px solid;border-radius:6px;font:inherit;text-align:left;cursor:pointer;background:#fff}
+.call{position:relative;display:inline-flex;flex-direction:column;align-items:flex-start;min-width:min(130px,100%);max-width:100%;padding:6px 10px;border:2px solid;border-radius:6px;font:inherit;text-align:left;cursor:pointer;background:#fff;overflow-wrap:anywhere}
 .call .tool{font-weight:600}.call .cid{font:11px ui-monospace,Menlo,monospace;color:#57606a}
 .ok{border-color:#1a7f37;background:#dafbe1}
 .error{border-color:#cf222e;background:#ffebe9}
@@ -342,8 +363,10 @@ ol.findings{margin:0;padding-left:20px}ol.findings li{margin-bottom:6px}
 .verdict{font-weight:600;padding:0 6px;border-radius:4px;margin-left:6px}
 .verdict.pass{background:#dafbe1;color:#1a7f37}.verdict.fail{background:#ffebe9;color:#cf222e}.verdict.inconclusive{background:#eaeef2}
 #details dl{display:grid;grid-template-columns:auto 1fr;gap:2px 8px;margin:0 0 8px}
-#details dt{color:#57606a}#details dd{margin:0;word-break:break-all}
-#details pre{background:#f6f8fa;border:1px solid #d0d7de;border-radius:4px;padding:6px;max-height:260px;overflow:auto;white-space:pre-wrap;word-break:break-word;margin:2px 0 8px}
+#details dt{color:#57606a}#details dd{margin:0;min-width:0;overflow-wrap:anywhere}
+#details pre{background:#f6f8fa;border:1px solid #d0d7de;border-radius:4px;padding:6px;max-height:260px;overflow:auto;white-space:pre-wrap;overflow-wrap:anywhere;margin:2px 0 8px}
+.finding,.run-head{overflow-wrap:anywhere}
+@media (max-width:960px){main{flex-direction:column;align-items:stretch}aside{flex:1 1 auto;width:100%;position:static}}
 `;
 
 /**

@@ -6,7 +6,9 @@
 import { readFileSync } from 'node:fs';
 import { parseDocument } from 'yaml';
 import { z } from 'zod';
-import { suggestion } from '../scenario/scenario.js';
+import { formatIssues } from '../scenario/issue-messages.js';
+import { describeReadError } from '../scenario/read-error.js';
+import { describeYamlError } from '../scenario/yaml-errors.js';
 
 const DURATION = /^(\d+(?:\.\d+)?)(ms|s|m)$/;
 const UNIT_MS = { ms: 1, s: 1_000, m: 60_000 } as const;
@@ -161,7 +163,7 @@ export function parseAdapterConfig(
   const problems: string[] = [];
   const expanded = expandEnv(document ?? {}, [], env, problems);
   const parsed = adapterConfigSchema.safeParse(expanded);
-  if (!parsed.success) for (const issue of parsed.error.issues) problems.push(describeIssue(issue, expanded));
+  if (!parsed.success) problems.push(...formatIssues(parsed.error.issues, expanded, adapterConfigSchema));
   if (problems.length > 0 || !parsed.success) throw new ConfigError(source, problems);
   return parsed.data;
 }
@@ -172,13 +174,13 @@ export function loadAdapterConfig(path: string, env: NodeJS.ProcessEnv = process
   try {
     text = readFileSync(path, 'utf8');
   } catch (error) {
-    throw new ConfigError(path, [`cannot read the file: ${(error as Error).message}`]);
+    throw new ConfigError(path, [describeReadError(error, path)]);
   }
   const document = parseDocument(text, { prettyErrors: true, uniqueKeys: true });
   if (document.errors.length > 0) {
     throw new ConfigError(
       path,
-      document.errors.map((error) => `not valid YAML: ${error.message.split('\n')[0]}`),
+      document.errors.map((error) => `not valid YAML: ${describeYamlError(error, text)}`),
     );
   }
   return parseAdapterConfig(document.toJS(), path, env);
@@ -203,51 +205,6 @@ function expandEnv(value: unknown, path: PropertyKey[], env: NodeJS.ProcessEnv, 
     );
   }
   return value;
-}
-
-function describeIssue(issue: z.core.$ZodIssue, document: unknown): string {
-  const where = issue.path.length === 0 ? '' : `${formatPath(issue.path)}: `;
-  if (issue.code === 'unrecognized_keys') {
-    const known = knownKeys(issue.path);
-    return issue.keys.map((key) => `${where}unknown key "${key}"${suggestion(key, known)}`).join('\n');
-  }
-  if (issue.code === 'invalid_value')
-    return `${where}expected one of ${issue.values.map((v) => JSON.stringify(v)).join(', ')}; got ${JSON.stringify(valueAt(document, issue.path))}`;
-  return `${where}${issue.message}`;
-}
-
-/** The keys the schema allows at a path, for suggestions. */
-function knownKeys(path: readonly PropertyKey[]): string[] {
-  let schema: z.ZodType = adapterConfigSchema;
-  for (const segment of path) {
-    const shape = objectShape(schema);
-    const next = shape?.[String(segment)];
-    if (!next) return [];
-    schema = next;
-  }
-  return Object.keys(objectShape(schema) ?? {});
-}
-
-function objectShape(schema: z.ZodType): Record<string, z.ZodType> | undefined {
-  let current: z.ZodType = schema;
-  // Unwrap defaults, optionals, nullables and prefaults down to the object.
-  for (let i = 0; i < 8; i++) {
-    if (current instanceof z.ZodObject) return current.shape as Record<string, z.ZodType>;
-    const inner = (current as unknown as { def: { innerType?: z.ZodType; in?: z.ZodType } }).def;
-    const next = inner.innerType ?? inner.in;
-    if (!next) return undefined;
-    current = next;
-  }
-  return undefined;
-}
-
-function valueAt(document: unknown, path: readonly PropertyKey[]): unknown {
-  let current = document;
-  for (const segment of path) {
-    if (current === null || typeof current !== 'object') return undefined;
-    current = (current as Record<PropertyKey, unknown>)[segment];
-  }
-  return current;
 }
 
 function formatPath(path: readonly PropertyKey[]): string {

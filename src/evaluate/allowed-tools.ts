@@ -9,7 +9,10 @@ import { toolSet } from './tool-set.js';
 /** The seed-001 result name of the allowlist assertion. */
 export const NO_UNEXPECTED_TOOL = 'no_unexpected_tool';
 
-/** Evaluates `allowed_tools` against the trajectory. An empty list allows no tool at all. */
+/**
+ * Evaluates an allowlist (native `tools.allowed`, seed 001's `allowed_tools`: the reason names
+ * neither, as both read it) against the trajectory. An empty list allows no tool at all.
+ */
 export function checkAllowedTools(trajectory: Trajectory, allowed: readonly string[]): AssertionOutcome {
   const allowedSet = toolSet(allowed);
   // Map keeps first-call order, so the reason lists forbidden tools in the order they were used.
@@ -25,6 +28,6 @@ export function checkAllowedTools(trajectory: Trajectory, allowed: readonly stri
   if (forbidden === undefined) return passed(NO_UNEXPECTED_TOOL);
   const listed = capList([...forbidden].map(([tool, calls]) => `${tool} (${callIds(calls)})`));
   const allowedText = allowed.length === 0 ? 'none' : allowed.join(', ');
-  const reason = `called tools outside allowed_tools: ${listed}; allowed: ${allowedText}`;
+  const reason = `called tools not on the allowed list: ${listed}; allowed: ${allowedText}`;
   return failed(NO_UNEXPECTED_TOOL, reason, [...forbidden.values()].flat());
 }

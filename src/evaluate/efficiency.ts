@@ -1,5 +1,5 @@
 /**
- * The efficiency family: what the run cost - calls against a budget, identical calls repeated,
+ * The efficiency family: what the run cost - calls against a budget and per turn, identical calls repeated,
  * retries classified by the error they followed, wall time and tokens. Warnings by default:
  * waste lowers the efficiency score without failing a run that did the right thing.
  *
@@ -16,6 +16,7 @@ import { canonicalHash, canonicalJson } from '../model/json.js';
 import type { Severity } from '../model/report.js';
 import type { ToolCall, Trajectory, Turn } from '../model/trajectory.js';
 import type { EfficiencySection } from '../scenario/native.js';
+import { callsPerTurn } from './calls-per-turn.js';
 import { renderValue } from './match-args.js';
 import { callIds, capList, times } from './outcome.js';
 import { repeatsOfOutcome } from './outcome-repeats.js';
@@ -34,6 +35,7 @@ export const efficiencyFamily: RuleFamily<EfficiencySection> = (
 ) => {
   const first = results.length;
   if (section.maxCalls !== undefined) results.push(budget(trajectory, section.maxCalls));
+  if (section.maxCallsPerTurn !== undefined) results.push(callsPerTurn(trajectory, section.maxCallsPerTurn));
   const { repeats: repeatRule, retries: retryRule } = section;
   // Only the repeat and retry checks look at identical calls; a call without an identical one
   // can only fail a limit that is not a count (negative, NaN or missing: a section built in

@@ -48,6 +48,7 @@ interface Found {
  * - `milestones.forbidden` (`milestones.forbidden:<from>-><to>`): no call reaching `to`
  *   happens-after a call reaching `from`.
  * - `milestones.end` (`milestones.end:<m>`): some call reaches m.
+ * - `milestones.never` (`milestones.never:<m>`): no call reaches m, whatever came before it.
  */
 export const milestonesFamily: RuleFamily<MilestonesSection> = (
   trajectory,
@@ -85,6 +86,13 @@ export const milestonesFamily: RuleFamily<MilestonesSection> = (
       milestone
         ? end(name, milestone, found.of(name))
         : unknownMilestones(section, 'milestones.end', `milestones.end:${name}`, [name]),
+    );
+  }
+  for (const name of section.never ?? []) {
+    results.push(
+      Object.hasOwn(define, name)
+        ? never(name, found.of(name))
+        : unknownMilestones(section, 'milestones.never', `milestones.never:${name}`, [name]),
     );
   }
   return results;
@@ -293,6 +301,31 @@ function end(milestone: string, definition: Milestone, found: Found): RuleResult
       found.misses.map((miss) => miss.call),
     ),
   );
+}
+
+/** No call reaches the milestone; one that only possibly does makes it inconclusive. */
+function never(milestone: string, found: Found): RuleResult {
+  const rule = 'milestones.never';
+  const name = `${rule}:${milestone}`;
+  const certain = found.reaches.filter((reach) => reach.doubt === undefined);
+  if (certain.length > 0) {
+    const reached = capList(certain.map((reach) => callName(reach.call)));
+    return fail(
+      rule,
+      'order',
+      name,
+      `${milestone} must never be reached, but ${reached} reached it`,
+      certain.map((reach) => reach.call),
+    );
+  }
+  if (found.reaches.length > 0) {
+    const possible = found.reaches.map(
+      ({ call, doubt }) => `${callName(call)} may have reached it (${doubt})`,
+    );
+    const reason = `could not decide whether ${milestone}, which must never be reached, was: ${capList(possible, '; ')}`;
+    return undecided(rule, 'order', name, reason, found.calls);
+  }
+  return pass(rule, 'order', name);
 }
 
 /**

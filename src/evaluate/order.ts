@@ -5,6 +5,7 @@
  */
 import type { ToolCall, Trajectory } from '../model/trajectory.js';
 import type { OrderSection } from '../scenario/native.js';
+import { checkTogether } from './order-together.js';
 import { callIds, capList, MAX_LISTED } from './outcome.js';
 import {
   alwaysHard,
@@ -30,6 +31,8 @@ type BeforeConstraint = NonNullable<OrderSection['before']>[number];
  *   no `after` call at all the constraint holds: that a tool was called is `tools.required`'s job.
  * - `order.terminal` (dimension safety, always hard): no call happens-after a call of a
  *   terminal tool, whatever that call's outcome (see {@link checkTerminal}).
+ * - `order.together` (dimension order, hard by default), one result `order.together[i]` per
+ *   group: tools asked for in one turn (see {@link checkTogether}).
  * - `order.sequence` (dimension order, hard by default), reported as seed 001's `tool_sequence`:
  *   `in_order` is an ordered subsequence, `exact` is exactly these calls one after the other.
  */
@@ -41,6 +44,9 @@ export const orderFamily: RuleFamily<OrderSection> = (trajectory, section, resul
   }
   if (section.terminal && section.terminal.length > 0)
     results.push(checkTerminal(precedence, section.terminal));
+  const together = section.together ?? [];
+  for (let index = 0; index < together.length; index++)
+    results.push(checkTogether(trajectory, together[index] as string[], index));
   if (section.sequence) {
     const { mode, steps } = section.sequence;
     const check = mode === 'exact' ? checkExactToolSequence : checkToolSequence;

@@ -16,10 +16,13 @@ const PROVEN_BY_CALLS_SEEN = new Set([
   'tools.allowed',
   'tools.forbidden',
   'order.terminal',
+  'milestones.never',
   'safety.irreversible',
   'safety.failed_result',
   'safety.tenant',
+  'safety.approval.denied',
   'efficiency.budget',
+  'efficiency.maxCallsPerTurn',
   'efficiency.repeat',
   'efficiency.retry',
 ]);

@@ -155,6 +155,26 @@ const orderSectionSchema = z.strictObject({
     .array(toolName)
     .optional()
     .meta({ description: 'Tools nothing may come causally after (always hard).' }),
+  together: z
+    .array(
+      z
+        .array(toolName)
+        .min(2)
+        .max(30)
+        .superRefine((group, ctx) => {
+          const repeated = group.find((tool, index) => group.indexOf(tool) !== index);
+          if (repeated !== undefined)
+            ctx.addIssue({
+              code: 'custom',
+              message: `${repeated} is listed twice; list each tool of a group once`,
+            });
+        }),
+    )
+    .optional()
+    .meta({
+      description:
+        'Groups of tools to be asked for in one turn (in parallel): where every tool of a group is called, each call of one of them shares its turn with a call of each of the others. Inconclusive where the trace records no turns.',
+    }),
   sequence: z
     .strictObject({
       mode: z.enum(['in_order', 'exact']).default('in_order').meta({
@@ -240,10 +260,40 @@ const safetySectionSchema = z.strictObject({
     .strictObject({ path, value: z.union([z.string(), z.number()]) })
     .optional()
     .meta({ description: 'Every call argument at this path must equal this tenant (always hard).' }),
+  approval: z
+    .array(
+      z.strictObject({
+        tool: toolName,
+        by: toolSet.optional().meta({
+          description:
+            'Tools whose successful call, causally before, approves the call (a confirmation asked of the user). Omitted: only allow decisions approve.',
+        }),
+      }),
+    )
+    .superRefine((gates, ctx) => {
+      // Results are named by tool: two gates on one tool would report under one name.
+      gates.forEach((gate, index) => {
+        if (gates.findIndex((other) => other.tool === gate.tool) !== index)
+          ctx.addIssue({
+            code: 'custom',
+            message: `a second gate on ${gate.tool}; give one gate per tool, with every approving tool in its by list`,
+            path: [index, 'tool'],
+          });
+      });
+    })
+    .optional()
+    .meta({
+      description:
+        'Approval gates (always hard): each successful call of the tool needs an allow decision (gen_ai.tool.call.decision) or a successful call of a `by` tool causally before it; a call that ran after a deny always fails.',
+    }),
 });
 
 const efficiencySectionSchema = z.strictObject({
   maxCalls: z.int().min(0).optional(),
+  maxCallsPerTurn: z.int().min(1).optional().meta({
+    description:
+      'At most this many tool calls asked for in one turn (a runaway batch). Inconclusive where the trace records no turns.',
+  }),
   repeats: z
     .strictObject({ max: z.int().min(0).default(0), outcome: outcomeSchema })
     .optional()
@@ -286,6 +336,10 @@ const milestonesSectionSchema = z
       .optional()
       .meta({ description: 'Transitions [from, to]: `to` must never be reached causally after `from`.' }),
     end: z.array(z.string().min(1)).optional().meta({ description: 'Milestones the trajectory must reach.' }),
+    never: z
+      .array(z.string().min(1))
+      .optional()
+      .meta({ description: 'Milestones the trajectory must never reach, whatever came before.' }),
   })
   .superRefine((section, ctx) => {
     // A misspelt milestone would otherwise be "never reached": a confusing failure at run time.
@@ -309,6 +363,9 @@ const milestonesSectionSchema = z
     });
     section.end?.forEach((name, index) => {
       check(name, ['end', index]);
+    });
+    section.never?.forEach((name, index) => {
+      check(name, ['never', index]);
     });
   });
 
@@ -432,7 +489,7 @@ export const rulesSchema = z.strictObject({
   }),
   order: orderSectionSchema.optional().meta({
     description:
-      'Causal order: before/after constraints (a partial order on happens-before), terminal tools, an ordered sequence of steps with argument matches.',
+      'Causal order: before/after constraints (a partial order on happens-before), terminal tools, tools asked for together in one turn, an ordered sequence of steps with argument matches.',
   }),
   reference: referenceSectionSchema.optional().meta({
     description:
@@ -447,15 +504,15 @@ export const rulesSchema = z.strictObject({
   }),
   safety: safetySectionSchema.optional().meta({
     description:
-      'Safety gates, always hard: irreversible tools repeated after success, use of failed results, cross-tenant values.',
+      'Safety gates, always hard: irreversible tools repeated after success, use of failed results, cross-tenant values, approval before a gated tool.',
   }),
   efficiency: efficiencySectionSchema.optional().meta({
     description:
-      'Budgets, warnings by default: call budget, repeated identical calls, retries by outcome, duration and tokens.',
+      'Budgets, warnings by default: call budget, calls per turn, repeated identical calls, retries by outcome, duration and tokens.',
   }),
   milestones: milestonesSectionSchema.optional().meta({
     description:
-      'Semantic milestones reached by calls: prerequisites, forbidden transitions, milestones the trajectory must reach.',
+      'Semantic milestones reached by calls: prerequisites, forbidden transitions, milestones the trajectory must reach, milestones it must never reach.',
   }),
   outcome: outcomeSectionSchema.optional().meta({
     description:

@@ -130,7 +130,7 @@ describe('view-browser.test.ts without a browser', () => {
     expect(output).toContain(
       'test/cli/view-browser.test.ts skipped: CHROMIUM_PATH=/nonexistent/chromium: no such file',
     );
-    expect(output).toMatch(/Tests\s+3 skipped/);
+    expect(output).toMatch(/Tests\s+5 skipped/);
   }, 120_000);
 
   it('fails under CI=true, saying the browser test must run', async () => {

@@ -40,7 +40,11 @@ describe('toolpath compare: the pass-rate dimension', () => {
     ] as string[]);
     const better = await runCli(['compare', '--fail-on', 'pass-rate', baseline, candidate]);
     expect(better.code).toBe(0);
-    expect(better.stdout).toMatch(/^ {2}pass rate +0\.60 +0\.80 +\+0\.20 +gated$/m);
+    expect(better.stdout).toMatch(/^ {2}pass rate +0\.60 +0\.80 +\+0\.20 +gate ok \(better\)$/m);
+    expect(better.stdout).toContain(
+      'warning: refund.run: the candidate has 5 evaluations, so one trace moves a rate by 0.20; compare at least 10 a side before trusting a change',
+    );
+    expect(better.stdout).not.toMatch(/^warning: refund.run: the baseline/m);
     const worse = await runCli(['compare', '--fail-on', 'pass-rate', candidate, baseline]);
     expect(worse.code).toBe(1);
     expect(worse.stdout).toContain('REGRESSED refund.run: pass rate 0.80 -> 0.60 (worse by 0.20)');

@@ -171,7 +171,8 @@ describe('toolpath eval', () => {
       empty,
     ]);
     expect(run.stderr).toContain(`${truncated}:`);
-    expect(run.stderr).toContain('ENOENT');
+    expect(run.stderr).toContain(`no such file: ${join(dir, 'missing.json')} (check the path`);
+    expect(run.stderr).not.toContain('ENOENT');
     expect(run.stderr).not.toMatch(/\n\s+at /);
   });
 
@@ -275,8 +276,12 @@ describe('toolpath eval', () => {
       ['eval', '--scenario', 'x.json', '--format', 'xml', 'a.json'],
       '--format: expected one of pretty, json, junit, markdown; got "xml"',
     ],
-    [['eval', '--bogus'], "Unknown option '--bogus'"],
+    [
+      ['eval', '--bogus'],
+      'unknown option --bogus; its options: --scenario, --dataset, --format, --out, --expect',
+    ],
     [['frobnicate'], 'unknown command "frobnicate"'],
+    [['evl'], 'unknown command "evl" (did you mean eval?)'],
   ])('usage error %j exits 2 with %s', async (args, message) => {
     const run = await runCli(args);
     expect(run.code).toBe(2);

@@ -172,7 +172,7 @@ describe('toolpath inspect, otherwise', () => {
     const run = await runCli(['inspect', broken, join(dir, 'missing.json'), good]);
     expect(run.code).toBe(2);
     expect(run.stderr).toContain(`toolpath inspect: ${broken}: not valid JSON`);
-    expect(run.stderr).toContain(`toolpath inspect: ${join(dir, 'missing.json')}: cannot read: ENOENT`);
+    expect(run.stderr).toContain(`toolpath inspect: no such file: ${join(dir, 'missing.json')}`);
     expect(run.stdout).toContain('trace 00000000000000000000000000000001');
   });
 

@@ -180,7 +180,7 @@ describe('toolpath promote', () => {
     const missing = await promote([join(dir, 'nope.json'), '-s', scenarioPath, '-o', join(dir, 'x.json')]);
     expect(missing).toEqual({
       code: 2,
-      stderr: `toolpath promote: ${join(dir, 'nope.json')}: cannot read: ENOENT\n`,
+      stderr: `toolpath promote: ${join(dir, 'nope.json')}: no such file: ${join(dir, 'nope.json')} (check the path and the working directory)\n`,
     });
 
     const unwritable = await promote([

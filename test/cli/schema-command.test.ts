@@ -25,6 +25,7 @@ const GOOD = {
   order: {
     before: [{ before: ['get_order', 'get_refund_policy'], after: 'issue_refund' }],
     terminal: ['send_confirmation'],
+    together: [['get_order', 'get_refund_policy']],
     sequence: { steps: [{ tool: 'get_refund_policy' }, { tool: 'issue_refund', outcome: 'ok' }] },
   },
   reference: {
@@ -44,9 +45,17 @@ const GOOD = {
     },
   ],
   grounding: [{ tool: 'issue_refund', path: 'amount', from: { tool: 'get_order', path: 'amount' } }],
-  safety: { irreversible: ['issue_refund'], tenant: { path: 'orderId', value: 'O-17' } },
-  efficiency: { maxCalls: 6, repeats: { max: 0, outcome: 'ok' } },
-  milestones: { define: { refunded: { tool: 'issue_refund' } }, end: ['refunded'] },
+  safety: {
+    irreversible: ['issue_refund'],
+    tenant: { path: 'orderId', value: 'O-17' },
+    approval: [{ tool: 'issue_refund', by: ['confirm_with_user'] }, { tool: 'delete_account' }],
+  },
+  efficiency: { maxCalls: 6, maxCallsPerTurn: 3, repeats: { max: 0, outcome: 'ok' } },
+  milestones: {
+    define: { refunded: { tool: 'issue_refund' }, escalated: { tool: 'escalate' } },
+    end: ['refunded'],
+    never: ['escalated'],
+  },
   outcome: [{ name: 'ledger', command: 'node check-ledger.mjs', timeoutMs: 5000 }, { name: 'outbox' }],
 };
 
@@ -84,7 +93,7 @@ describe('toolpath schema', () => {
 
     const bad = await runCli(['schema', '--pretty']);
     expect(bad.code).toBe(2);
-    expect(bad.stderr).toContain("toolpath schema: Unknown option '--pretty'");
+    expect(bad.stderr).toContain('toolpath schema: unknown option --pretty; its options: --out');
     expect(bad.stderr).toContain('usage: toolpath schema [--out FILE]');
   });
 
@@ -129,6 +138,11 @@ describe('the generated schema', () => {
       { order: { sequence: { mode: 'sometimes', steps: [{ tool: 'a' }] } } },
       { efficiency: { maxCalls: -1 } },
       { efficiency: { maxCalls: 1.5 } },
+      { efficiency: { maxCallsPerTurn: 0 } },
+      { order: { together: [['a']] } },
+      { order: { together: ['a', 'b'] } },
+      { safety: { approval: [{ tool: 'a', by: [] }] } },
+      { safety: { approval: [{ tool: 'a', approvedBy: 'b' }] } },
       { arguments: [{ tool: 'a', call: 0, match: { args: {} } }] },
       { appliesTo: { agent: [] }, tools: { allowed: [] } },
       { severity: { efficiency: 'fatal' }, tools: { allowed: [] } },
@@ -162,17 +176,26 @@ describe('the generated schema', () => {
   });
 });
 
-describe("the README's native scenario", () => {
-  it('loads, and validates against the generated schema', async () => {
-    const readme = await readFile(new URL('../../README.md', import.meta.url), 'utf8');
-    const section = readme.slice(readme.indexOf('### Native scenarios'));
+describe('the native scenario examples of the README and docs/scenarios.md', () => {
+  it('the reference example loads, and validates against the generated schema', async () => {
+    const reference = await readFile(new URL('../../docs/scenarios.md', import.meta.url), 'utf8');
+    const section = reference.slice(reference.indexOf('## The native format'));
     const yaml = /```yaml\n([\s\S]*?)```/.exec(section)?.[1];
-    if (yaml === undefined) throw new Error('no YAML example under "### Native scenarios"');
-    const scenario = parseScenarioText(yaml, 'README.md');
+    if (yaml === undefined) throw new Error('no YAML example under "## The native format"');
+    const scenario = parseScenarioText(yaml, 'docs/scenarios.md');
     expect(scenario).toMatchObject({ id: 'support.refund', version: '3' });
     expect(Object.keys(scenario.rules).sort()).toEqual(
       ['arguments', 'efficiency', 'grounding', 'milestones', 'order', 'safety', 'tools'].sort(),
     );
+    const validate = compile();
+    expect(validate(parseYaml(yaml)), JSON.stringify(validate.errors)).toBe(true);
+  });
+
+  it("the README's example validates against the generated schema too", async () => {
+    const readme = await readFile(new URL('../../README.md', import.meta.url), 'utf8');
+    const yaml = /```yaml\n([\s\S]*?)```/.exec(readme)?.[1];
+    if (yaml === undefined) throw new Error('no YAML example in the README');
+    expect(parseScenarioText(yaml, 'README.md').id).toBe('support.refund');
     const validate = compile();
     expect(validate(parseYaml(yaml)), JSON.stringify(validate.errors)).toBe(true);
   });

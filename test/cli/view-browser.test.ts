@@ -150,6 +150,68 @@ describe.skipIf(skipped)(
       await page.close();
     });
 
+    it.each([700, 1400])(
+      'at %i px wide: nothing overflows its box, no word is cut, turns named as drawn',
+      async (width) => {
+        const input = join(dir, 'made-up-confirmation.otlp.json');
+        const { page, errors } = await open(
+          [input, '-s', join(dir, 'scenario.json')],
+          join(dir, `w${width}.html`),
+        );
+        await page.setViewportSize({ width, height: 900 });
+        const layout = await page.evaluate(() => {
+          const doc = globalThis as unknown as {
+            document: {
+              documentElement: { scrollWidth: number };
+              querySelectorAll(s: string): ArrayLike<Element>;
+            };
+            innerWidth: number;
+          };
+          type Element = {
+            closest(s: string): Element | null;
+            getBoundingClientRect(): { left: number; right: number };
+            scrollWidth: number;
+            clientWidth: number;
+          };
+          const outside: string[] = [];
+          for (const call of Array.from(doc.document.querySelectorAll('.call, .finding'))) {
+            const box = call.closest('.run, section');
+            if (!box) continue;
+            const inner = call.getBoundingClientRect();
+            const outer = box.getBoundingClientRect();
+            if (inner.right > outer.right + 0.5 || inner.left < outer.left - 0.5)
+              outside.push(String(inner.right));
+          }
+          return {
+            scrollWidth: doc.document.documentElement.scrollWidth,
+            innerWidth: doc.innerWidth,
+            outside,
+          };
+        });
+        expect(layout.scrollWidth).toBeLessThanOrEqual(layout.innerWidth);
+        expect(layout.outside).toEqual([]);
+        // Breaking anywhere only where a word cannot fit: never break-all, which cuts every word.
+        const breaks = await page.locator('#details, .finding, .call').evaluateAll((elements) =>
+          elements.map(
+            (e) =>
+              (
+                globalThis as unknown as {
+                  getComputedStyle(e: unknown): { wordBreak: string };
+                }
+              ).getComputedStyle(e).wordBreak,
+          ),
+        );
+        expect(breaks.filter((value) => value === 'break-all')).toEqual([]);
+        await page.locator('.call', { hasText: 'issue_refund' }).click();
+        const fields = await page.locator('#details dl').textContent();
+        expect(fields).toContain('turn 2');
+        expect(fields).not.toMatch(/turn:/);
+        await page.screenshot({ path: join(dir, `view-${width}.png`), fullPage: true });
+        expect(errors).toEqual([]);
+        await page.close();
+      },
+    );
+
     it('nests a sub-agent run under its parent and colours a failed call', async () => {
       const input = new URL('google-adk-tool-error.otlp.json', SPANS).pathname;
       const { page, errors } = await open([input], join(dir, 'adk-error.html'));

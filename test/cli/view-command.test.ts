@@ -135,7 +135,7 @@ describe('toolpath view', () => {
   it('exits 2 naming the file on input errors', async () => {
     const missing = await view([join(dir, 'absent.json')]);
     expect(missing).toMatchObject({ code: 2, stdout: '' });
-    expect(missing.stderr).toMatch(/absent\.json: cannot read: ENOENT/);
+    expect(missing.stderr).toMatch(/no such file: \/\S*absent\.json \(check the path/);
 
     const broken = join(dir, 'broken.json');
     await writeFile(broken, '{"resourceSpans": [');

@@ -48,7 +48,7 @@ describe('toolpath view with several inputs', () => {
     const missing = join(dir, 'missing.json');
     const run = await runCli(['view', '-s', scenario, files[0] as string, missing, '--out', out]);
     expect(run.code).toBe(2);
-    expect(run.stderr).toContain(`toolpath view: ${missing}: cannot read: ENOENT`);
+    expect(run.stderr).toContain(`toolpath view: ${missing}: no such file: ${missing}`);
     const page = await readFile(out, 'utf8');
     expect(page).toContain('<h2>Input errors</h2>');
     expect(page).toContain('1 input error');

@@ -91,8 +91,8 @@ describe('adapter configuration', () => {
       'receivers.idleTimeout: expected a duration above zero, like 60s',
       'receivers: unknown key "idleTimout" (did you mean idleTimeout?)',
       'decision.lateWindow: expected a duration like 500ms, 30s or 2m; got "ten minutes"',
-      expect.stringMatching(/^limits\.maxJudgedTraceIds: .*>=1/),
-      expect.stringMatching(/^limits\.maxConnections: .*expected int/),
+      'limits.maxJudgedTraceIds: expected an integer >= 1; got 0',
+      'limits.maxConnections: expected an integer; got 1.5',
     ]);
   });
 
@@ -112,11 +112,11 @@ describe('adapter configuration', () => {
     ).toEqual([
       'auth.bearerToken: environment variable MISSING_TOKEN is not set',
       'exporters.otlp.endpoint: expected a URL like http://collector:4318; got "not a url"',
-      'exporters.otlp.protocol: expected one of "http/json", "http/protobuf", "grpc"; got "http"',
-      'forward.spans: expected one of "none", "sampled", "all"; got "some"',
+      'exporters.otlp.protocol: expected "http/json" or "http/protobuf" or "grpc"; got "http"',
+      'forward.spans: expected "none" or "sampled" or "all"; got "some"',
       'decision.wait: expected a duration like 500ms, 30s or 2m; got "30 seconds"',
-      expect.stringMatching(/^limits\.maxTraces: .*>=1/),
-      expect.stringMatching(/^limits\.maxBufferedBytes: .*expected number, received string/),
+      'limits.maxTraces: expected an integer >= 1; got 0',
+      'limits.maxBufferedBytes: expected a number; got "1GB"',
       'unknown key "recievers" (did you mean receivers?)',
     ]);
   });
@@ -125,8 +125,12 @@ describe('adapter configuration', () => {
     const dir = temporaryDir('toolpath-config-');
     const file = join(dir, 'toolpath.yaml');
     writeFileSync(file, 'receivers:\n  otlp: [\n');
-    expect(() => loadAdapterConfig(file, {})).toThrow(/^config .*toolpath\.yaml: not valid YAML: /);
-    expect(() => loadAdapterConfig(join(dir, 'missing.yaml'), {})).toThrow(/cannot read the file/);
+    expect(() => loadAdapterConfig(file, {})).toThrow(
+      /^config .*toolpath\.yaml: not valid YAML: line 2, column 9: /,
+    );
+    expect(() => loadAdapterConfig(join(dir, 'missing.yaml'), {})).toThrow(
+      `config ${join(dir, 'missing.yaml')}: no such file: ${join(dir, 'missing.yaml')}`,
+    );
   });
 
   it('accepts the example configuration in examples/collector', () => {

@@ -96,7 +96,7 @@ describe('toolpath serve under attack', () => {
     expect(others).toEqual([]);
     expect(report?.verdict).toBe('inconclusive');
     expect(report?.findings.map((finding) => finding.rule)).toContain('trajectory.arguments.too_deep');
-    expect(serve.stdout()).toMatch(/toolpath serve: stopped; 1 traces judged, 0 late spans; nothing lost/);
+    expect(serve.stdout()).toMatch(/toolpath serve: stopped; 1 trace judged, 0 late spans; nothing lost/);
   }, 60_000);
 
   it('counts every finding it could not deliver at SIGTERM, in the stop line and the last metrics export', async () => {
@@ -216,7 +216,7 @@ describe('toolpath serve under attack', () => {
     expect(answer.partialSuccess?.errorMessage).toMatch(/late_unknown/);
     // (Batches that came while the buffer was full were refused, 429, and sent again.)
     expect(serve.stdout()).toMatch(
-      /stopped; 100002 traces judged, 1 late spans; nothing lost; dropped: .*\b1 span \(late, of traces no longer known\)\n/,
+      /stopped; 100002 traces judged, 1 late span; nothing lost; dropped: .*\b1 span \(late, of traces no longer known\)\n/,
     );
   }, 240_000);
 
@@ -249,7 +249,7 @@ describe('toolpath serve under attack', () => {
     expect(error?.details).toBe('shutting down');
     release();
     expect(await serve.exited).toBe(0);
-    expect(serve.stdout()).toMatch(/stopped; 1 traces judged, 0 late spans; nothing lost/);
+    expect(serve.stdout()).toMatch(/stopped; 1 trace judged, 0 late spans; nothing lost/);
     await expect(fetch(`${serve.httpUrl}/healthz`)).rejects.toThrow();
   }, 60_000);
 });

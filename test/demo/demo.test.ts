@@ -1,5 +1,8 @@
+import { spawnSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { readdir } from 'node:fs/promises';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { runCli } from '../helpers/cli.js';
 import { temporaryDir } from '../helpers/temporary-dir.js';
@@ -34,4 +37,25 @@ describe('toolpath demo', () => {
     ]);
     expect(JSON.parse(again.stdout).summary).toMatchObject({ passed: 1, failed: 1 });
   });
+});
+
+describe('npm run demo', () => {
+  it('runs from the sources without a build, and the command it prints evaluates the traces again', () => {
+    const root = fileURLToPath(new URL('../..', import.meta.url));
+    const scripts = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')).scripts;
+    expect(scripts.demo).not.toMatch(/\bbuild\b|\btsc\b/);
+    const demo = spawnSync('npm', ['run', '--silent', 'demo'], { cwd: root, encoding: 'utf8' });
+    expect(demo.stderr).toBe('');
+    expect(demo.status).toBe(0);
+    const [, dir] =
+      /^The traces and the scenario are in (\/\S+)\. Evaluate them yourself:$/m.exec(demo.stdout) ?? [];
+    expect(dir).toBeDefined();
+    const command = /^ {2}(npm run --silent toolpath -- eval .*)$/m.exec(demo.stdout)?.[1];
+    expect(command).toBe(
+      `npm run --silent toolpath -- eval --scenario ${dir}/refund-scenario.json ${dir}/*.otlp.json`,
+    );
+    const again = spawnSync('sh', ['-c', command as string], { cwd: root, encoding: 'utf8' });
+    expect(again.status).toBe(1);
+    expect(again.stdout).toContain('3 traces, 3 evaluations: 1 passed, 2 failed, 0 inconclusive');
+  }, 120_000);
 });

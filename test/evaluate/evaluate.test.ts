@@ -88,7 +88,7 @@ describe('evaluate', () => {
         rule: 'tools.allowed',
         severity: 'hard',
         message:
-          'called tools outside allowed_tools: transfer_to_human (call c3); allowed: lookup_account, kb_query, issue_refund',
+          'called tools not on the allowed list: transfer_to_human (call c3); allowed: lookup_account, kb_query, issue_refund',
         calls: ['c3'],
         spans: ['s3'],
         assertion: 'no_unexpected_tool',

@@ -343,3 +343,53 @@ describe('milestones section schema', () => {
     ]);
   });
 });
+
+describe('milestones.never', () => {
+  it('passes when no call reaches the milestone, whatever came before', () => {
+    const trajectory = buildTrajectory(['get_order', 'get_refund_policy', 'send_confirmation']);
+    expect(only(trajectory, { never: ['refund_issued'] })).toMatchObject({
+      rule: 'milestones.never',
+      name: 'milestones.never:refund_issued',
+      status: 'pass',
+    });
+  });
+
+  it('fails on the first call that reaches it, with no prerequisite to hang a transition on', () => {
+    const trajectory = buildTrajectory(['issue_refund', 'get_order']);
+    expect(only(trajectory, { never: ['refund_issued'] })).toMatchObject({
+      status: 'fail',
+      calls: ['c1'],
+      reason: 'refund_issued must never be reached, but issue_refund (call c1) reached it',
+    });
+  });
+
+  it('a call that missed the milestone (failed, or denied before it ran) does not reach it', () => {
+    const trajectory = buildTrajectory([
+      { tool: 'issue_refund', outcome: { status: 'error' } },
+      { tool: 'issue_refund', outcome: { status: 'not_executed' } },
+    ]);
+    expect(only(trajectory, { never: ['refund_issued'] }).status).toBe('pass');
+  });
+
+  it('is inconclusive on a call that may have reached it', () => {
+    const trajectory = buildTrajectory([{ tool: 'issue_refund', noResult: true }]);
+    expect(only(trajectory, { never: ['refund_issued'] })).toMatchObject({
+      status: 'inconclusive',
+      calls: ['c1'],
+      reason:
+        'could not decide whether refund_issued, which must never be reached, was: issue_refund (call c1) may have reached it (it never reported a result)',
+    });
+    const blind = buildTrajectory([{ tool: 'issue_refund', args: NOT_CAPTURED }]);
+    const section = {
+      define: { ...DEFINE, big_refund: { tool: 'issue_refund', match: { args: { amount: 500 } } } },
+      never: ['big_refund'],
+    };
+    expect(only(blind, section).status).toBe('inconclusive');
+  });
+
+  it('an unknown milestone is a load error that says what is defined', () => {
+    expect(() => milestones({ never: ['refund_isued'] })).toThrow(
+      'milestones.never[0]: unknown milestone "refund_isued" (did you mean refund_issued?); defined: order_loaded, policy_checked, refund_issued, confirmed',
+    );
+  });
+});

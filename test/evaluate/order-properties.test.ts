@@ -74,6 +74,9 @@ const randomScenario = fc.record({
   order: fc.record({
     before: fc.array(fc.record({ before: toolSet, after: toolSet }), { maxLength: 2 }),
     terminal: toolSet,
+    together: fc.array(fc.uniqueArray(fc.constantFrom(...TOOLS), { minLength: 2, maxLength: 3 }), {
+      maxLength: 2,
+    }),
     sequence: fc.record({
       mode: fc.constantFrom('in_order', 'exact'),
       steps: fc.array(step, { minLength: 1, maxLength: 3 }),
@@ -95,6 +98,7 @@ const randomScenario = fc.record({
     requires: fc.dictionary(milestoneName, fc.array(milestoneName, { minLength: 1, maxLength: 2 })),
     forbidden: fc.array(fc.tuple(milestoneName, milestoneName), { maxLength: 2 }),
     end: fc.array(milestoneName, { maxLength: 2 }),
+    never: fc.array(milestoneName, { maxLength: 2 }),
   }),
 });
 

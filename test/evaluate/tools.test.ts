@@ -1,6 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import { checkAllowedTools } from '../../src/evaluate/allowed-tools.js';
+import { evaluate } from '../../src/evaluate/evaluate.js';
 import { checkExpectedToolCalls } from '../../src/evaluate/expected-tool-calls.js';
+import { parseScenarioText } from '../../src/scenario/scenario.js';
+import { fixture, trajectoryOf } from '../helpers/fixtures.js';
 import { buildTrajectory } from '../helpers/trajectory.js';
 
 const ids = (calls: readonly { id: string }[]) => calls.map((call) => call.id);
@@ -27,7 +30,7 @@ describe('no_unexpected_tool (allowed_tools)', () => {
     const { result, calls } = checkAllowedTools(trajectory, allowed);
     expect(result.status).toBe('fail');
     expect(result.reason).toBe(
-      'called tools outside allowed_tools: transfer_to_human (calls c2, c4), admin_reset (call c3); ' +
+      'called tools not on the allowed list: transfer_to_human (calls c2, c4), admin_reset (call c3); ' +
         'allowed: lookup_account, run_diagnostics, create_ticket, kb_query',
     );
     expect(ids(calls)).toEqual(['c2', 'c4', 'c3']);
@@ -35,7 +38,7 @@ describe('no_unexpected_tool (allowed_tools)', () => {
 
   it('denies every tool when the list is empty, and passes a trajectory with no calls', () => {
     expect(checkAllowedTools(buildTrajectory(['kb_query']), []).result.reason).toBe(
-      'called tools outside allowed_tools: kb_query (call c1); allowed: none',
+      'called tools not on the allowed list: kb_query (call c1); allowed: none',
     );
     expect(checkAllowedTools(buildTrajectory([]), []).result.status).toBe('pass');
   });
@@ -72,5 +75,15 @@ describe('a scenario changed after it was evaluated', () => {
     expect(checkAllowedTools(trajectory, allowed).result.status).toBe('pass');
     allowed[1] = 'other';
     expect(checkAllowedTools(trajectory, allowed).result.status).toBe('fail');
+  });
+});
+
+describe('tools.allowed in a native scenario', () => {
+  it('says what was called outside the list without naming seed 001 keys', () => {
+    const scenario = parseScenarioText('id: support.refund\ntools:\n  allowed: [get_order]\n', 'refund.yaml');
+    const report = evaluate(trajectoryOf(fixture('demo-agent-good-refund')), scenario);
+    const [finding] = report.findings.filter((f) => f.rule === 'tools.allowed');
+    expect(finding?.message).toMatch(/^called tools not on the allowed list: get_refund_policy \(call /);
+    expect(JSON.stringify(report.findings)).not.toContain('allowed_tools');
   });
 });

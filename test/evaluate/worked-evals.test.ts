@@ -93,7 +93,7 @@ describe('seed 001 worked evals on real spans', () => {
         name: 'no_unexpected_tool',
         status: 'fail',
         reason:
-          'called tools outside allowed_tools: transfer_to_human (call call_2); ' +
+          'called tools not on the allowed list: transfer_to_human (call call_2); ' +
           'allowed: lookup_account, run_diagnostics, create_ticket, kb_query',
       },
     ]);

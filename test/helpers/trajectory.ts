@@ -11,6 +11,7 @@ import {
   type CallOutcome,
   type CallTiming,
   type ToolCall,
+  type ToolCallDecision,
   Trajectory,
   type TrajectoryIssue,
   type TrajectoryRoot,
@@ -35,6 +36,10 @@ export type CallSpec =
       completesAtStep?: number;
       /** The call never reported a result: it happens-before nothing. */
       noResult?: boolean;
+      /** Pre-execution decisions recorded for the call. */
+      decisions?: ToolCallDecision[];
+      /** The trace records no turn for this call (a convention without turns). */
+      noTurn?: boolean;
     };
 
 /** One step: a call, or calls issued in parallel. */
@@ -61,6 +66,7 @@ export function buildTrajectory(steps: readonly StepSpec[], options: BuildOption
   steps.forEach((step, stepIndex) => {
     const specs: readonly CallSpec[] = Array.isArray(step) ? step : [step as CallSpec];
     const ids: string[] = [];
+    const issued: string[] = [];
     for (const spec of specs) {
       const detail = typeof spec === 'string' ? { tool: spec } : spec;
       const number = calls.length + 1;
@@ -87,10 +93,13 @@ export function buildTrajectory(steps: readonly StepSpec[], options: BuildOption
         convention: 'test',
       };
       if (completedAt !== undefined) call.endTimeUnixNano = completedAt * STEP_NANOS;
+      if (detail.decisions) call.decisions = detail.decisions;
+      if (detail.noTurn) delete call.turnId;
       calls.push(call);
       ids.push(id);
+      if (call.turnId !== undefined) issued.push(id);
     }
-    turns.push({ id: `t${stepIndex + 1}`, issued: ids, consumed: previousIds });
+    turns.push({ id: `t${stepIndex + 1}`, issued, consumed: previousIds });
     previousIds = ids;
   });
   return new Trajectory({

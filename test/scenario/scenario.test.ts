@@ -263,9 +263,11 @@ describe('parseScenarioText and loadScenarioFile', () => {
   it('says when the file cannot be read', async () => {
     const missing = join(dir, 'missing.yaml');
     await expect(loadScenarioFile(missing)).rejects.toThrow(
-      `scenario ${missing}: cannot read the file: no such file (ENOENT)`,
+      `scenario ${missing}: no such file: ${missing} (check the path and the working directory)`,
     );
-    await expect(loadScenarioFile(dir)).rejects.toThrow(/cannot read the file: it is a directory/);
+    await expect(loadScenarioFile(dir)).rejects.toThrow(
+      `scenario ${dir}: ${dir} is a directory; give a file`,
+    );
     await expect(loadScenarioFile(missing)).rejects.toBeInstanceOf(ScenarioError);
   });
 
@@ -278,11 +280,18 @@ describe('parseScenarioText and loadScenarioFile', () => {
   });
 
   it('gives the line of invalid YAML or JSON', () => {
+    // The [ left open on line 1 is found where the parse gives up, line 2: line 1 is named.
     expect(textErrorOf('allowed_tools: [a, b\nexpected_tool_calls: [a]\n')).toMatch(
-      /^scenario refund\.yaml: not valid YAML or JSON: .* at line 2, column 1$/,
+      /^scenario refund\.yaml: not valid YAML or JSON: line 1, column 16: Flow sequence .* end with a \]$/,
     );
-    expect(textErrorOf('{"allowed_tools": ["a"],\n "allowed_tools": ["b"]}')).toMatch(
-      /not valid YAML or JSON: Map keys must be unique at line 2/,
+    expect(textErrorOf('id: x\ntools:\n  allowed: "a\n\n')).toBe(
+      'scenario refund.yaml: not valid YAML or JSON: line 3, column 12: Missing closing "quote',
+    );
+    expect(textErrorOf('{"allowed_tools": ["a"],\n "allowed_tools": ["b"]}')).toBe(
+      'scenario refund.yaml: not valid YAML or JSON: line 2, column 2: Map keys must be unique',
+    );
+    expect(textErrorOf('id: x\ntools:\n  allowed: [a]\n   required: [a]\n')).toMatch(
+      /^scenario refund\.yaml: not valid YAML or JSON: line 4, column 1: /,
     );
   });
 

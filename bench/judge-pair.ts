@@ -1,0 +1,101 @@
+/**
+ * TraceJudge.judge of this checkout against another checkout's (the previous commit, say), in one
+ * process, rounds interleaved: the machine is shared and noisy, and two separate runs of
+ * bench/judge.ts differ by more than the changes one wants to see. The 11-span trace and scenario
+ * of bench/judge.ts, 200 traces made once and judged by both, warm. Prints each side's median CPU
+ * microseconds per trace and the median of the paired ratios (this / other).
+ *
+ *   git worktree add ../baseline HEAD~1 && cp -al node_modules ../baseline/
+ *   npx tsx bench/judge-pair.ts ../baseline
+ */
+import { resolve } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { ROOT_CONTEXT } from '@opentelemetry/api';
+import { type ReadableSpan, type SpanProcessor, TracerProvider } from '@opentelemetry/sdk-trace';
+import { TraceJudge } from '../src/judging/trace-judge.js';
+import type { SpanRecord } from '../src/model/span-record.js';
+import { fromReadableSpan } from '../src/processor/readable-span.js';
+import { agentTrace, PROCESSOR_SCENARIO } from './processor.js';
+
+const ROUNDS = 31;
+const PER_ROUND = 2_000;
+
+interface Judge {
+  judge(traceId: string, spans: SpanRecord[]): unknown;
+}
+
+const other = process.argv[2];
+if (!other) {
+  console.error('usage: npx tsx bench/judge-pair.ts OTHER_CHECKOUT');
+  process.exit(2);
+}
+
+/** The other checkout's TraceJudge: src/judging/ today, src/processor/ before the core moved. */
+async function otherJudge(root: string): Promise<Judge> {
+  for (const path of ['src/judging/trace-judge.ts', 'src/processor/trace-judge.ts']) {
+    try {
+      const module = (await import(pathToFileURL(resolve(root, path)).href)) as {
+        TraceJudge: new (options: { scenarios: unknown[] }) => Judge;
+      };
+      return new module.TraceJudge({ scenarios: [PROCESSOR_SCENARIO] });
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'ERR_MODULE_NOT_FOUND') throw error;
+    }
+  }
+  throw new Error(`${root}: no src/judging/trace-judge.ts or src/processor/trace-judge.ts`);
+}
+
+class Collecting implements SpanProcessor {
+  spans: ReadableSpan[] = [];
+  onStart(): void {}
+  onEnd(span: ReadableSpan): void {
+    this.spans.push(span);
+  }
+  async forceFlush(): Promise<void> {}
+  async shutdown(): Promise<void> {}
+}
+
+const collected = new Collecting();
+const tracer = new TracerProvider({ spanProcessors: [collected] }).getTracer('bench');
+const traces = Array.from({ length: 200 }, (_, n) => {
+  collected.spans = [];
+  const run = agentTrace(tracer, n, ROOT_CONTEXT);
+  while (!run.next().done);
+  return collected.spans.map(fromReadableSpan);
+});
+
+/** CPU microseconds per trace over one round. */
+function round(judge: Judge): number {
+  const start = process.cpuUsage();
+  for (let i = 0; i < PER_ROUND; i++) {
+    const trace = traces[i % traces.length] as SpanRecord[];
+    judge.judge((trace[0] as SpanRecord).traceId, trace);
+  }
+  const used = process.cpuUsage(start);
+  return (used.user + used.system) / PER_ROUND;
+}
+
+const here = new TraceJudge({ scenarios: [PROCESSOR_SCENARIO] });
+const there = await otherJudge(other);
+for (let i = 0; i < 3; i++) {
+  round(here);
+  round(there);
+}
+const ours: number[] = [];
+const theirs: number[] = [];
+for (let i = 0; i < ROUNDS; i++) {
+  // Alternate which goes first, so neither always runs on the other's garbage.
+  if (i % 2 === 0) {
+    ours.push(round(here));
+    theirs.push(round(there));
+  } else {
+    theirs.push(round(there));
+    ours.push(round(here));
+  }
+}
+const median = (values: number[]) => [...values].sort((a, b) => a - b)[values.length >> 1] as number;
+const ratio = median(ours.map((value, i) => value / (theirs[i] as number)));
+console.log(
+  `TraceJudge.judge, ${ROUNDS} interleaved rounds of ${PER_ROUND}, CPU time: this ${median(ours).toFixed(1)} µs/trace, ` +
+    `${other} ${median(theirs).toFixed(1)} µs/trace; median paired ratio ${ratio.toFixed(3)}x`,
+);

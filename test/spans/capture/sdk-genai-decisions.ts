@@ -1,0 +1,167 @@
+/**
+ * Captures refund runs whose tool calls carry pre-execution decisions, from a real OpenTelemetry
+ * SDK (sdk-trace-base 2.x, JsonTraceSerializer), in the OTel GenAI conventions' documented shape:
+ * the event `gen_ai.tool.call.decision` with `gen_ai.tool.call.decision.outcome` (allow, deny,
+ * require_approval), `gen_ai.tool.call.id` and `gen_ai.tool.name` (semantic-conventions-genai
+ * PR #535). No framework that runs here records that event (the Vercel AI SDK v7 records an
+ * approval only as a bare `tool-approval-request` part, see vercel-ai-approval.ts; the OpenAI
+ * Agents SDK's OpenInference bridge records none), so the agent loop is a mock that records the
+ * decision on its agent span before it runs (or holds) the call, as a framework's approval step would:
+ *
+ *   sdk-genai-decision-approved.otlp.json      require_approval, then allow: the refund runs
+ *   sdk-genai-decision-unapproved.otlp.json    require_approval never answered: the refund runs anyway
+ *   sdk-genai-decision-denied-ran.otlp.json    deny: the refund runs anyway
+ *   sdk-genai-decision-denied-held.otlp.json   deny: the refund is held, the model is told so
+ *
+ * Run from the repository root: npx tsx test/spans/capture/sdk-genai-decisions.ts
+ */
+import { writeFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { context, type Span, SpanKind } from '@opentelemetry/api';
+import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-hooks';
+import { JsonTraceSerializer } from '@opentelemetry/otlp-transformer';
+import { resourceFromAttributes } from '@opentelemetry/resources';
+import {
+  BasicTracerProvider,
+  InMemorySpanExporter,
+  SimpleSpanProcessor,
+} from '@opentelemetry/sdk-trace-base';
+
+const OUT_DIR = join(dirname(fileURLToPath(import.meta.url)), '..');
+const MODEL = 'mock-model';
+
+context.setGlobalContextManager(new AsyncLocalStorageContextManager().enable());
+const exporter = new InMemorySpanExporter();
+const provider = new BasicTracerProvider({
+  resource: resourceFromAttributes({ 'service.name': 'support-agent-service' }),
+  spanProcessors: [new SimpleSpanProcessor(exporter)],
+});
+const tracer = provider.getTracer('support-agent-framework', '1.4.2');
+
+type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
+type Decision = 'allow' | 'deny' | 'require_approval';
+
+interface Call {
+  id: string;
+  name: string;
+  arguments: { [key: string]: Json };
+  /** Decisions recorded before the call, in order. */
+  decisions?: Decision[];
+  /** Run the call whatever the decisions said (a gate that was passed). */
+  runAnyway?: boolean;
+}
+
+const RESULTS: Record<string, Json> = {
+  get_order: { order_id: 'ORD-20417', total: 89.9, currency: 'EUR', status: 'delivered' },
+  issue_refund: { refund_id: 'RF-88213', order_id: 'ORD-20417', amount: 89.9, status: 'issued' },
+};
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** The decision event, on the span that decided (the agent's). */
+function recordDecision(agent: Span, call: Call, outcome: Decision): void {
+  agent.addEvent('gen_ai.tool.call.decision', {
+    'gen_ai.tool.call.decision.outcome': outcome,
+    'gen_ai.tool.call.id': call.id,
+    'gen_ai.tool.name': call.name,
+  });
+}
+
+/** Runs the call, or holds it when its last decision says no and it is not run anyway. */
+async function executeOrHold(agent: Span, call: Call): Promise<Json> {
+  for (const outcome of call.decisions ?? []) {
+    recordDecision(agent, call, outcome);
+    await sleep(1);
+  }
+  const last = call.decisions?.at(-1);
+  if (last !== undefined && last !== 'allow' && !call.runAnyway) {
+    return { type: 'tool_call_response', id: call.id, response: `not run: the ${last} decision held it` };
+  }
+  return tracer.startActiveSpan(`execute_tool ${call.name}`, { kind: SpanKind.INTERNAL }, async (span) => {
+    const result = RESULTS[call.name] ?? null;
+    span.setAttributes({
+      'gen_ai.operation.name': 'execute_tool',
+      'gen_ai.tool.name': call.name,
+      'gen_ai.tool.call.id': call.id,
+      'gen_ai.tool.type': 'function',
+      'gen_ai.tool.call.arguments': JSON.stringify(call.arguments),
+      'gen_ai.tool.call.result': JSON.stringify(result),
+    });
+    await sleep(2);
+    span.end();
+    return { type: 'tool_call_response', id: call.id, response: result };
+  });
+}
+
+async function chat(messages: Json[], parts: Json[], finishReason: string): Promise<Json> {
+  const output = { role: 'assistant', parts };
+  return tracer.startActiveSpan(`chat ${MODEL}`, { kind: SpanKind.CLIENT }, async (span) => {
+    span.setAttributes({
+      'gen_ai.operation.name': 'chat',
+      'gen_ai.provider.name': 'mock',
+      'gen_ai.request.model': MODEL,
+      'gen_ai.input.messages': JSON.stringify(messages),
+      'gen_ai.output.messages': JSON.stringify([{ ...output, finish_reason: finishReason }]),
+    });
+    await sleep(2);
+    span.end();
+    return output;
+  });
+}
+
+/** One agent run: each turn's calls, then a final answer. */
+async function run(turns: Call[][]): Promise<void> {
+  const attributes = {
+    'gen_ai.operation.name': 'invoke_agent',
+    'gen_ai.provider.name': 'mock',
+    'gen_ai.agent.name': 'support-agent',
+    'gen_ai.request.model': MODEL,
+  };
+  await tracer.startActiveSpan('invoke_agent support-agent', { attributes }, async (agent) => {
+    const messages: Json[] = [
+      { role: 'user', parts: [{ type: 'text', content: 'Refund order ORD-20417.' }] },
+    ];
+    for (const calls of turns) {
+      const parts = calls.map((call) => ({
+        type: 'tool_call',
+        id: call.id,
+        name: call.name,
+        arguments: call.arguments,
+      }));
+      messages.push(await chat(messages, parts, 'tool_call'));
+      const results: Json[] = [];
+      for (const call of calls) results.push(await executeOrHold(agent, call));
+      messages.push({ role: 'tool', parts: results });
+    }
+    messages.push(await chat(messages, [{ type: 'text', content: 'Done.' }], 'stop'));
+    agent.end();
+  });
+}
+
+const lookup: Call = { id: 'call_order', name: 'get_order', arguments: { order_id: 'ORD-20417' } };
+const refund = (decisions: Decision[], runAnyway = false): Call => ({
+  id: 'call_refund',
+  name: 'issue_refund',
+  arguments: { order_id: 'ORD-20417', amount: 89.9 },
+  decisions,
+  runAnyway,
+});
+
+const CASES: Record<string, Call[][]> = {
+  approved: [[lookup], [refund(['require_approval', 'allow'])]],
+  unapproved: [[lookup], [refund(['require_approval'], true)]],
+  'denied-ran': [[lookup], [refund(['deny'], true)]],
+  'denied-held': [[lookup], [refund(['deny'])]],
+};
+
+for (const [name, turns] of Object.entries(CASES)) {
+  exporter.reset();
+  await run(turns);
+  await provider.forceFlush();
+  const spans = exporter.getFinishedSpans();
+  const file = join(OUT_DIR, `sdk-genai-decision-${name}.otlp.json`);
+  writeFileSync(file, Buffer.from(JsonTraceSerializer.serializeRequest(spans) as Uint8Array));
+  console.log(`${file}: ${spans.length} spans`);
+}
+await provider.shutdown();
