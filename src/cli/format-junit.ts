@@ -119,7 +119,7 @@ function testcase(suite: string, sourced: SourcedReport, tolerated: boolean): st
     sourced.row === undefined
       ? ''
       : `row ${sourced.row}${sourced.trial === undefined ? '' : ` trial ${sourced.trial}`}, `;
-  const open = `    <testcase classname="${xml(suite)}" name="${xml(`${report.traceId} (${row}${source})`)}" time="${(report.stats.durationMs / 1000).toFixed(3)}">`;
+  const open = `    <testcase classname="${xml(suite)}" name="${xml(`${report.conversationId === undefined ? report.traceId : `conversation ${report.conversationId}`} (${row}${source})`)}" time="${(report.stats.durationMs / 1000).toFixed(3)}">`;
   if (report.pass) return [open, '    </testcase>'];
   const body = report.findings.map((f) => `[${f.severity}] ${f.rule}: ${f.message}`).join('\n');
   if (tolerated) {

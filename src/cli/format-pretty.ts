@@ -11,6 +11,13 @@ export interface PrettyOptions {
 
 const LABEL: Record<Report['verdict'], string> = { pass: 'PASS', fail: 'FAIL', inconclusive: 'INCONCLUSIVE' };
 
+/** What a report judged: `trace <id>`, or `conversation <id> (traces a, b)`. */
+function judgedUnit(report: Report): string {
+  if (report.conversationId === undefined) return `trace ${report.traceId}`;
+  const traces = report.traceIds ?? [report.traceId];
+  return `conversation ${report.conversationId} (${traces.length === 1 ? 'trace' : 'traces'} ${traces.join(', ')})`;
+}
+
 /** The run as readable text. */
 export function formatPretty(run: EvalRun, options: PrettyOptions = { color: false }): string {
   const paint = painter(options.color);
@@ -24,7 +31,7 @@ export function formatPretty(run: EvalRun, options: PrettyOptions = { color: fal
         ? ''
         : `row ${sourced.row}${sourced.trial === undefined ? '' : ` trial ${sourced.trial}`}, `;
     out.push(
-      `${paint(colour, LABEL[report.verdict])}  ${scenarioLabel(report.scenario)}  trace ${report.traceId}  ${paint('dim', `(${row}${source}, ${agent}, ${formatMs(report.stats.durationMs)})`)}`,
+      `${paint(colour, LABEL[report.verdict])}  ${scenarioLabel(report.scenario)}  ${judgedUnit(report)}  ${paint('dim', `(${row}${source}, ${agent}, ${formatMs(report.stats.durationMs)})`)}`,
     );
     const scores = Object.entries(report.scores).map(
       ([dimension, score]) => `${dimension} ${score.toFixed(2)}`,

@@ -6,6 +6,7 @@
 import { basename } from 'node:path';
 import { appliesTo } from '../evaluate/applies-to.js';
 import { evaluate } from '../evaluate/evaluate.js';
+import type { Report } from '../model/report.js';
 import type { AttributeValue, SpanRecord } from '../model/span-record.js';
 import type { Trajectory } from '../model/trajectory.js';
 import { normalizeSpans } from '../normalizers/normalize.js';
@@ -14,6 +15,7 @@ import { type RunEvaluation, type RunSummary, runExitStatus, summarizeRun } from
 import type { Scenario } from '../scenario/scenario.js';
 import { evaluateWithOutcomes, type OutcomeHookOptions } from './outcome-runner.js';
 import { type InputError, readStoredTraces, type StoredInput } from './read-traces.js';
+import { type ConversationKey, RunConversations } from './run-conversations.js';
 
 /**
  * One stored input: where it came from (a path, or `-` for stdin) and its text; for a dataset,
@@ -85,7 +87,7 @@ export function runEval(
   const reports: SourcedReport[] = [];
   for (const { trajectory, scenario, unit } of evaluations(inputs, scenarios, tally)) {
     try {
-      reports.push({ ...unit, report: evaluate(trajectory, scenario) });
+      reports.push({ ...unit, report: finalIfConversation(trajectory, evaluate(trajectory, scenario)) });
     } catch (error) {
       tally.errors.push(evaluationError(unit.source, trajectory, scenario, error));
     }
@@ -107,12 +109,19 @@ export async function runEvalWithOutcomes(
   const reports: SourcedReport[] = [];
   for (const { trajectory, scenario, unit } of evaluations(inputs, scenarios, tally, onInput)) {
     try {
-      reports.push({ ...unit, report: await evaluateWithOutcomes(trajectory, scenario, hooks) });
+      const report = await evaluateWithOutcomes(trajectory, scenario, hooks);
+      reports.push({ ...unit, report: finalIfConversation(trajectory, report) });
     } catch (error) {
       tally.errors.push(evaluationError(unit.source, trajectory, scenario, error));
     }
   }
   return finishRun(inputs, scenarios, tally, reports);
+}
+
+/** A run has every trace: its verdict on a conversation is final. */
+function finalIfConversation(trajectory: Trajectory, report: Report): Report {
+  if (trajectory.traceIds) report.final = true;
+  return report;
 }
 
 function finishRun(
@@ -170,7 +179,7 @@ function newTally(onTrajectory?: RunEvalOptions['onTrajectory']): Tally {
 }
 
 /** Where an evaluation belongs: its input, its dataset row and trial, the task it ran. */
-type UnitOf = Omit<SourcedReport, 'report'>;
+export type UnitOf = Omit<SourcedReport, 'report'>;
 
 /** Each (trace, applicable scenario) pair, input by input; errors and unmatched traces go to `tally`. */
 function* evaluations(
@@ -179,6 +188,7 @@ function* evaluations(
   tally: Tally,
   onInput?: (done: number, total: number, source: string) => void,
 ): Generator<{ trajectory: Trajectory; scenario: Scenario; unit: UnitOf }> {
+  const conversations = new RunConversations();
   for (const [index, input] of inputs.entries()) {
     const { source, text } = input;
     const scenarios = input.scenarios ?? runScenarios;
@@ -208,6 +218,8 @@ function* evaluations(
     };
     for (const trajectory of trajectories) {
       tally.onTrajectory?.(source, trajectory);
+      const conversation = conversationOf(trajectory, input);
+      if (conversation) conversations.addTrace(conversation, trajectory, source);
       const applicable = scenarios.filter((scenario) => appliesTo(scenario, trajectory));
       if (applicable.length === 0) tally.unmatched.push({ source, traceId: trajectory.traceId });
       for (const scenario of applicable) {
@@ -219,10 +231,30 @@ function* evaluations(
           ...(input.trial !== undefined && { trial: input.trial }),
           ...(task !== undefined && { task }),
         };
-        yield { trajectory, scenario, unit };
+        // A conversation scenario waits for every trace of the conversation (in any input).
+        if (conversation && scenario.scope === 'conversation')
+          conversations.addScenario(conversation, scenario, unit);
+        else yield { trajectory, scenario, unit };
       }
     }
   }
+  for (const { trajectory, scenario, unit } of conversations.evaluations())
+    yield { trajectory, scenario, unit };
+}
+
+/**
+ * The conversation a trace belongs to in this run: its conversation id; in a dataset, within its
+ * row (and trial), where a trace without an id belongs to the row's conversation (a row is one
+ * conversation). Undefined: the trace is judged on its own.
+ */
+function conversationOf(trajectory: Trajectory, input: StoredText): ConversationKey | undefined {
+  if (input.row === undefined)
+    return trajectory.conversationId === undefined ? undefined : { id: trajectory.conversationId, group: '' };
+  const trial = input.trial === undefined ? '' : ` trial ${input.trial}`;
+  return {
+    id: trajectory.conversationId ?? `row ${input.row}${trial}`,
+    group: `${input.row}\u0000${input.trial ?? ''}`,
+  };
 }
 
 /** The trajectories of what a stored file held: its traces, or one for a typed-event list (named after the file). */

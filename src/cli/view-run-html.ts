@@ -68,12 +68,16 @@ export function renderRunPage(
     const key = traceKey(trace.source, trace.trajectory.traceId);
     if (index.has(key)) continue;
     index.set(key, drawn.length);
+    // A conversation's report names its traces by id alone (its source lists several files).
+    const byId = traceKey('', trace.trajectory.traceId);
+    if (!index.has(byId)) index.set(byId, drawn.length);
     drawn.push({ trace, reports: [] });
   }
   for (const { source, report } of run.reports) {
-    const at = index.get(traceKey(source, report.traceId));
-    const entry = at === undefined ? undefined : drawn[at];
-    if (entry && !entry.reports.includes(report)) entry.reports.push(report);
+    for (const at of drawnTraces(index, source, report)) {
+      const entry = drawn[at];
+      if (entry && !entry.reports.includes(report)) entry.reports.push(report);
+    }
   }
   const toolsOf = (n: number) => [
     ...new Set(drawn[n]?.trace.trajectory.calls.map((call) => call.tool) ?? []),
@@ -152,19 +156,18 @@ function unitRow(
   toolsOf: (n: number) => string[],
 ): TableRow {
   const members = unit.evaluations;
-  const traces = members.flatMap(({ source, report }) => {
-    const at = index.get(traceKey(source, report.traceId));
-    return at === undefined ? [] : [at];
-  });
+  const traces = members.flatMap(({ source, report }) => drawnTraces(index, source, report));
   const findings = members.flatMap(({ report }) => report.findings);
   const first =
     findings.find((finding) => !finding.inconclusive && finding.severity === 'hard') ?? findings[0];
   const only = members.length === 1 ? members[0] : undefined;
   const label =
     unit.row === undefined
-      ? shortId(only?.report.traceId ?? '')
+      ? only?.report.conversationId !== undefined
+        ? `conversation ${shortId(only.report.conversationId)}`
+        : shortId(only?.report.traceId ?? '')
       : `row ${unit.row}${unit.trial === undefined ? '' : ` · trial ${unit.trial}`}`;
-  const ids = members.map(({ report }) => report.traceId);
+  const ids = members.flatMap(({ report }) => report.traceIds ?? [report.traceId]);
   const sources = [...new Set(members.map(({ source }) => source))];
   return {
     scenario: summary.id,
@@ -187,6 +190,16 @@ function unitRow(
       .join(' ')
       .toLowerCase(),
   };
+}
+
+/** The drawn traces a report judged: its own, or each of its conversation's. */
+function drawnTraces(index: ReadonlyMap<string, number>, source: string, report: Report): number[] {
+  const out: number[] = [];
+  for (const traceId of report.traceIds ?? [report.traceId]) {
+    const at = index.get(traceKey(source, traceId)) ?? index.get(traceKey('', traceId));
+    if (at !== undefined && !out.includes(at)) out.push(at);
+  }
+  return out;
 }
 
 function shortId(traceId: string): string {

@@ -1,5 +1,6 @@
 /** The collector adapter's options and statistics. */
 import type { SpanExporter } from '@opentelemetry/sdk-trace';
+import type { ConversationJudgement } from '../judging/conversation-judge.js';
 import type { TraceBuffer } from '../judging/trace-buffer.js';
 import type { Judgement, JudgeOptions } from '../judging/trace-judge.js';
 import type { SpanRecord } from '../model/span-record.js';
@@ -51,6 +52,8 @@ export interface AdapterOptions extends JudgeOptions {
   sweepIntervalMs?: number;
   /** Told of each judged trace with its spans (to store the traces worth promoting to fixtures). */
   onJudged?: (spans: readonly SpanRecord[], judgement: Judgement) => void;
+  /** Told of each conversation's final judgement (idle, evicted, or at shutdown). */
+  onConversationJudged?: (judgement: ConversationJudgement) => void;
 }
 
 /** What the adapter holds and has done. */

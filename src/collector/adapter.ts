@@ -7,6 +7,8 @@
  * deliver it adds to its {@link Losses}.
  */
 import { diag } from '@opentelemetry/api';
+import { ConversationAnchors } from '../judging/conversation-anchors.js';
+import type { ConversationJudgement } from '../judging/conversation-judge.js';
 import { DecisionCache } from '../judging/decision-cache.js';
 import {
   BYTES_PER_CHAR,
@@ -30,7 +32,7 @@ import type { IngestResult, TraceIngest } from './ingest.js';
 import { JudgedOutput } from './judged-output.js';
 import { Losses } from './losses.js';
 import type { DecodeResult } from './otlp-json.js';
-import { toReadableSpan } from './to-readable-span.js';
+import { resourceOf, toReadableSpan } from './to-readable-span.js';
 
 export type { AdapterOptions, AdapterStats, ForwardSpans, StorageStats } from './adapter-options.js';
 
@@ -98,10 +100,17 @@ export class TraceAdapter implements TraceIngest {
     keptForRestart: 0,
     refusedFull: 0,
   };
+  /** The latest trace's resource per conversation in progress, for its final evaluation span. */
+  private readonly anchors: ConversationAnchors;
+  private readonly onConversationJudged: AdapterOptions['onConversationJudged'];
 
   /** Throws a ScenarioError for a scenario that cannot be loaded (setup, not runtime). */
   constructor(options: AdapterOptions) {
     this.judge = new TraceJudge(options);
+    this.anchors = new ConversationAnchors(
+      options.conversations === false ? 1 : (options.conversations?.maxConversations ?? 10_000),
+    );
+    this.onConversationJudged = options.onConversationJudged;
     this.waitMs = options.decision?.waitMs ?? 30_000;
     this.waitAfterRootMs = options.decision?.waitAfterRootMs ?? 2_000;
     this.lateWindowMs = options.decision?.lateWindowMs ?? 600_000;
@@ -388,6 +397,7 @@ export class TraceAdapter implements TraceIngest {
       this.drain(JUDGE_SLICE_MS);
       await new Promise((resolve) => setImmediate(resolve));
     }
+    this.writeConversations(this.judge.closeConversations());
     this.stopGauges();
     await this.queue?.shutdown();
     await this.durable?.close();
@@ -418,6 +428,7 @@ export class TraceAdapter implements TraceIngest {
       this.wait(this.buffer.takeDue(now, this.waitMs, this.waitAfterRootMs));
       this.decisions.expire(now);
       this.drain(JUDGE_SLICE_MS);
+      this.writeConversations(this.judge.expireConversations(now));
     } catch (error) {
       diag.error('toolpath: judging failed', error);
     }
@@ -474,8 +485,27 @@ export class TraceAdapter implements TraceIngest {
 
   private finish(trace: Buffered, judgement: Judgement): void {
     const { decision } = judgement;
+    if (judgement.conversations) this.writeConversations(judgement.conversations);
+    if (judgement.reports.some((report) => report.conversationId !== undefined)) {
+      const evaluated =
+        trace.spans.find((span) => span.spanId === judgement.evaluatedSpanId) ?? trace.spans[0];
+      this.anchors.remember(judgement.reports, evaluated && resourceOf(evaluated));
+    }
     this.decisions.set(trace.traceId, decision.keep, performance.now());
     if (!decision.keep) this.buffer.count('sampled_out', 1);
     this.output.send(trace, judgement);
+  }
+
+  /** Conversations judged final: their findings go on an evaluation span under their latest trace. */
+  private writeConversations(judged: readonly ConversationJudgement[]): void {
+    for (const judgement of judged) {
+      try {
+        this.onConversationJudged?.(judgement);
+      } catch (error) {
+        diag.error('toolpath: onConversationJudged failed', error);
+      }
+      const span = this.anchors.spanOf(judgement);
+      if (span && this.queue) this.queue.push([span], [span]);
+    }
   }
 }

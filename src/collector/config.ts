@@ -83,6 +83,15 @@ export const adapterConfigSchema = z.strictObject({
       lateWindow: duration.default(600_000),
     })
     .prefault({}),
+  conversations: z
+    .strictObject({
+      // A conversation with no new trace for this long is judged final and let go.
+      idleTimeout: positiveDuration.default(300_000),
+      maxConversations: z.int().min(1).default(10_000),
+      // Calls held per conversation; past it the conversation is judged final early.
+      maxCalls: z.int().min(1).default(100_000),
+    })
+    .prefault({}),
   limits: z
     .strictObject({
       maxTraces: z.int().min(1).default(10_000),

@@ -75,7 +75,11 @@ export class ReportsFile implements DurableReports {
   /** Writes the reports of one judged trace, storing its spans first if they are to be kept. */
   writeTrace(spans: readonly SpanRecord[], reports: readonly Report[]): void {
     if (reports.length === 0) return;
-    const traceFile = this.store(spans, reports);
+    this.writeReports(reports, this.store(spans, reports));
+  }
+
+  /** Writes reports with no trace of their own to store (a conversation's final judgement). */
+  writeReports(reports: readonly Report[], traceFile?: string): void {
     const lines: string[] = [];
     for (const report of reports) {
       if (this.stream && this.stream.writableLength > MAX_PENDING_BYTES) {

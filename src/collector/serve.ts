@@ -112,7 +112,15 @@ export async function startService(config: AdapterConfig, context: ServeContext)
     ...(config.sampling !== undefined && { sampling: config.sampling }),
     meterProvider,
     ...(onReport && { onReport }),
-    ...(reports && { onJudged: (spans, judgement) => reports.writeTrace(spans, judgement.reports) }),
+    ...(reports && {
+      onJudged: (spans, judgement) => reports.writeTrace(spans, judgement.reports),
+      onConversationJudged: (judgement) => reports.writeReports(judgement.reports),
+    }),
+    conversations: {
+      idleMs: config.conversations.idleTimeout,
+      maxConversations: config.conversations.maxConversations,
+      maxCalls: config.conversations.maxCalls,
+    },
     decision: {
       waitMs: config.decision.wait,
       waitAfterRootMs: config.decision.waitAfterRoot,

@@ -10,19 +10,28 @@ import type { DemoTool } from './tools.js';
 
 const MAX_STEPS = 8;
 
-/** Runs one conversation to its final answer; all of it is one trace. */
+/**
+ * Runs one user message to its final answer; all of it is one trace (of the conversation
+ * `conversationId`, when given).
+ */
 export async function runAgent(
   tracer: Tracer,
   agentName: string,
   model: ScriptedModel,
   tools: Record<string, DemoTool>,
   userMessage: string,
+  conversationId?: string,
 ): Promise<string> {
   return tracer.startActiveSpan(
     `invoke_agent ${agentName}`,
     {
       kind: SpanKind.INTERNAL,
-      attributes: { 'gen_ai.operation.name': 'invoke_agent', 'gen_ai.agent.name': agentName },
+      attributes: {
+        'gen_ai.operation.name': 'invoke_agent',
+        'gen_ai.agent.name': agentName,
+        // A chat app's conversation: one trace per user message, all carrying its id.
+        ...(conversationId !== undefined && { 'gen_ai.conversation.id': conversationId }),
+      },
     },
     async (agentSpan) => {
       try {

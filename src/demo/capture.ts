@@ -19,6 +19,8 @@ export interface Conversation {
   /** Fresh tools per run, so every run starts from the same state. */
   tools: () => Record<string, DemoTool>;
   steps: ScriptStep[];
+  /** The chat conversation this message belongs to (`gen_ai.conversation.id`), if any. */
+  conversationId?: string;
 }
 
 /** One conversation's trace, serialized as an OTLP JSON ExportTraceServiceRequest. */
@@ -50,7 +52,14 @@ export async function captureConversations<C extends Conversation>(
     for (const conversation of conversations) {
       exporter.reset();
       const model = new ScriptedModel(conversation.steps);
-      await runAgent(tracer, conversation.agent, model, conversation.tools(), conversation.userMessage);
+      await runAgent(
+        tracer,
+        conversation.agent,
+        model,
+        conversation.tools(),
+        conversation.userMessage,
+        conversation.conversationId,
+      );
       await provider.forceFlush();
       const spans = exporter.getFinishedSpans();
       const bytes = JsonTraceSerializer.serializeRequest([...spans]);

@@ -36,6 +36,11 @@ export interface EvaluateOptions {
    * here is inconclusive.
    */
   outcomes?: Readonly<Record<string, OutcomeResult>>;
+  /**
+   * The trajectory may still grow (a conversation whose next trace may come): a failure that later
+   * calls could mend is `pending` instead of failed (see `Finding.pending`).
+   */
+  provisional?: boolean;
 }
 
 /**
@@ -66,16 +71,22 @@ export function evaluate(trajectory: Trajectory, scenario: Scenario, options: Ev
   if (hooks !== undefined)
     for (const result of outcomeHookResults(hooks, options.outcomes)) results.push(result);
 
+  const provisional = options.provisional === true;
   const findings: Finding[] = [];
   let referenceScores: ReferenceScores | undefined;
   for (const result of results) {
-    if (result.status !== 'pass') findings.push(findingOf(result, scenario.severity));
+    if (result.status !== 'pass')
+      findings.push(findingOf(result, scenario.severity, trajectory, provisional));
     if (result.referenceScores !== undefined) referenceScores = result.referenceScores;
   }
-  for (const issue of trajectory.issues) findings.push(issueFinding(issue));
+  for (const issue of trajectory.issues) findings.push(issueFinding(issue, trajectory));
   const verdict = decideVerdict(findings);
   const report: Report = {
     traceId: trajectory.traceId,
+    ...(trajectory.traceIds && {
+      conversationId: trajectory.conversationId as string,
+      traceIds: [...trajectory.traceIds],
+    }),
     scenario:
       scenario.version === undefined ? { id: scenario.id } : { id: scenario.id, version: scenario.version },
     toolpathVersion: TOOLPATH_VERSION,
@@ -83,7 +94,7 @@ export function evaluate(trajectory: Trajectory, scenario: Scenario, options: Ev
     pass: verdict === 'pass',
     scores: scoresOf(results),
     findings,
-    assertions: results.map(assertionOf),
+    assertions: results.map(provisional ? provisionalAssertionOf : assertionOf),
     stats: computeStats(trajectory),
   };
   if (referenceScores !== undefined) report.referenceScores = referenceScores;
@@ -94,17 +105,33 @@ function assertionOf(result: RuleResult): AssertionResult {
   return { name: result.name, status: result.status, reason: result.reason };
 }
 
+function provisionalAssertionOf(result: RuleResult): AssertionResult {
+  const status = isPending(result, true) ? 'pending' : result.status;
+  return { name: result.name, status, reason: result.reason };
+}
+
+function isPending(result: RuleResult, provisional: boolean): boolean {
+  return provisional && result.status === 'fail' && result.couldStillPass === true;
+}
+
 /** The finding of a failed or undecided result. */
-function findingOf(result: RuleResult, severities: Readonly<Record<string, Severity>>): Finding {
+function findingOf(
+  result: RuleResult,
+  severities: Readonly<Record<string, Severity>>,
+  trajectory: Trajectory,
+  provisional: boolean,
+): Finding {
   const finding: Finding = {
     rule: result.rule,
     severity: severityOf(result, severities),
     message: result.reason,
     calls: result.calls.map(idOf),
     spans: spanIdsOf(result.calls),
-    assertion: result.name,
   };
+  if (trajectory.traceIds) finding.traceIds = result.calls.map((call) => trajectory.traceIdOf(call));
+  finding.assertion = result.name;
   if (result.status === 'inconclusive') finding.inconclusive = true;
+  if (isPending(result, provisional)) finding.pending = true;
   return finding;
 }
 
@@ -162,7 +189,7 @@ function severityOf(result: RuleResult, overrides: Readonly<Record<string, Sever
  * decide the verdict, but a reader of a surprising verdict needs to see it. Unread tool use is
  * hard and inconclusive instead.
  */
-function issueFinding(issue: TrajectoryIssue): Finding {
+function issueFinding(issue: TrajectoryIssue, trajectory: Trajectory): Finding {
   const finding: Finding = {
     rule: `trajectory.${issue.kind}`,
     severity: 'warning',
@@ -170,6 +197,7 @@ function issueFinding(issue: TrajectoryIssue): Finding {
     calls: [],
     spans: issue.spanIds,
   };
+  if (trajectory.traceIds) finding.traceIds = [];
   // Unread tool use is the one issue that decides: while it stands the verdict cannot be `pass`.
   if (issue.kind === UNREAD_TOOL_ACTIVITY) {
     finding.severity = 'hard';
@@ -183,7 +211,7 @@ function decideVerdict(findings: readonly Finding[]): Verdict {
   let verdict: Verdict = 'pass';
   for (const finding of findings) {
     if (finding.severity !== 'hard') continue;
-    if (!finding.inconclusive) return 'fail';
+    if (!finding.inconclusive && !finding.pending) return 'fail';
     verdict = 'inconclusive';
   }
   return verdict;

@@ -14,7 +14,7 @@ import { describeOutcome, outcomeAnswer } from './call-outcome.js';
 import { describeExpectation, matchArgs } from './match-args.js';
 import { capClauses, inCausalOrder, notBefore, orList, Precedence } from './order.js';
 import { capList, MAX_LISTED } from './outcome.js';
-import { fail, pass, type RuleFamily, type RuleResult, undecided } from './rule.js';
+import { fail, pass, type RuleFamily, type RuleResult, undecided, untilMoreCalls } from './rule.js';
 import { toolSet } from './tool-set.js';
 
 type Milestone = MilestonesSection['define'][string];
@@ -287,15 +287,19 @@ function end(milestone: string, definition: Milestone, found: Found): RuleResult
   const wanted = definition.match ? ` with ${describeExpectation(definition.match)}` : '';
   const needs = `${milestone} was never reached: it needs ${outcome} of ${orList(definition.tool)}${wanted}`;
   if (found.misses.length === 0) {
-    return fail(rule, 'order', name, `${needs}; ${orList(definition.tool)} was never called`, []);
+    return untilMoreCalls(
+      fail(rule, 'order', name, `${needs}; ${orList(definition.tool)} was never called`, []),
+    );
   }
   const seen = describeMisses(found.misses);
-  return fail(
-    rule,
-    'order',
-    name,
-    `${needs}; saw ${seen}`,
-    found.misses.map((miss) => miss.call),
+  return untilMoreCalls(
+    fail(
+      rule,
+      'order',
+      name,
+      `${needs}; saw ${seen}`,
+      found.misses.map((miss) => miss.call),
+    ),
   );
 }
 

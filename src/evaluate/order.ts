@@ -16,6 +16,7 @@ import {
   type RuleResult,
   ruleResult,
   undecided,
+  untilMoreCalls,
 } from './rule.js';
 import { checkExactToolSequence, checkToolSequence } from './tool-sequence.js';
 import { toolSet } from './tool-set.js';
@@ -50,7 +51,8 @@ export const orderFamily: RuleFamily<OrderSection> = (trajectory, section, resul
     const { mode, steps } = section.sequence;
     const check = mode === 'exact' ? checkExactToolSequence : checkToolSequence;
     const { result, calls } = check(trajectory, steps);
-    results.push(ruleResult('order.sequence', 'order', result, calls));
+    // A sequence not finished yet may be finished by later calls.
+    results.push(untilMoreCalls(ruleResult('order.sequence', 'order', result, calls)));
   }
   return results;
 };

@@ -6,7 +6,7 @@
 import type { ToolCall, Trajectory } from '../model/trajectory.js';
 import { outcomeAdjective, outcomeAnswer } from './call-outcome.js';
 import { callIds, times } from './outcome.js';
-import { fail, pass, type RuleResult, undecided } from './rule.js';
+import { fail, pass, type RuleResult, undecided, untilMoreCalls } from './rule.js';
 import { callsOfTool } from './trajectory-index.js';
 
 /**
@@ -45,8 +45,11 @@ export function countOfOutcome(
   const expected = `expected ${bounds(min, max)}${outcomeAdjective(outcome)} ${single ? 'call' : 'calls'}`;
   const seen = `${tool} ${verb} ${times(least)}${ids}${pending}; ${expected}`;
   // No count the unknown calls allow is within the bounds (the bounds may even contradict each other).
-  if (Math.max(least, low) > Math.min(most, high))
-    return fail(rule, 'structure', name, seen, least > 0 ? counted : unknown);
+  if (Math.max(least, low) > Math.min(most, high)) {
+    const result = fail(rule, 'structure', name, seen, least > 0 ? counted : unknown);
+    // Too few can still be made up by later calls; too many cannot be undone.
+    return least <= high ? untilMoreCalls(result) : result;
+  }
   // Some number of the unknown calls having the outcome makes the count hold: say how many.
   const fewest = Math.max(0, low - least);
   const atMost = Math.min(unknown.length, high - least);

@@ -20,7 +20,7 @@ import { type NumberedCall, numberedReference, type ReferenceCall } from './refe
 import { coveredWhicheverWayTheyEnded } from './reference-outcomes.js';
 import { BOTH, NEEDS, type Needs, Pairing } from './reference-pairing.js';
 import { referenceScores } from './reference-scores.js';
-import { fail, pass, type RuleFamily, type RuleResult, undecided } from './rule.js';
+import { fail, pass, type RuleFamily, type RuleResult, undecided, untilMoreCalls } from './rule.js';
 
 const NAME = 'reference';
 const DIMENSION = 'order';
@@ -37,7 +37,11 @@ export const referenceFamily: RuleFamily<ReferenceSection> = (
     results.push(fail(rule, DIMENSION, NAME, `the reference cannot be read: ${reading.problem}`, []));
   else if (section.mode === 'strict')
     results.push(checkStrict(rule, trajectoryTurns(trajectory), reading.turns, section));
-  else results.push(checkCalls(rule, trajectory.calls, reading.calls, NEEDS[section.mode], section));
+  else {
+    const result = checkCalls(rule, trajectory.calls, reading.calls, NEEDS[section.mode], section);
+    // Superset asks only for recall: a reference call missing so far may still come.
+    results.push(section.mode === 'superset' ? untilMoreCalls(result) : result);
+  }
   return results;
 };
 

@@ -23,6 +23,11 @@ export interface RuleResult {
   alwaysHard?: boolean | undefined;
   /** The reference rule's graded scores, for the report. */
   referenceScores?: ReferenceScores | undefined;
+  /**
+   * A failure calls yet to come could still turn into a pass (a required tool not called yet, a
+   * sequence not finished): while a conversation may go on, it is `pending`, not failed.
+   */
+  couldStillPass?: boolean | undefined;
 }
 
 /**
@@ -98,7 +103,18 @@ function makeResult(
     severity: undefined,
     alwaysHard: undefined,
     referenceScores: undefined,
+    couldStillPass: undefined,
   };
+}
+
+/**
+ * Marks a failure as one later calls could still mend (see {@link RuleResult.couldStillPass});
+ * a pass or an undecided result is left as it is. Sets the flag on the result itself, as
+ * {@link alwaysHard} does.
+ */
+export function untilMoreCalls(result: RuleResult): RuleResult {
+  if (result.status === 'fail') result.couldStillPass = true;
+  return result;
 }
 
 /**
@@ -121,5 +137,7 @@ export function ruleResult(
   assertion: AssertionResult,
   calls: readonly ToolCall[],
 ): RuleResult {
-  return makeResult(rule, dimension, assertion.name, assertion.status, assertion.reason, calls);
+  // The checks never say `pending`: only a provisional report's assertions do.
+  const status = assertion.status === 'pending' ? 'inconclusive' : assertion.status;
+  return makeResult(rule, dimension, assertion.name, status, assertion.reason, calls);
 }

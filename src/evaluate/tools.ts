@@ -14,7 +14,15 @@ import { checkExpectedToolCalls } from './expected-tool-calls.js';
 import { forbidden } from './forbidden-tools.js';
 import { callIds, times } from './outcome.js';
 import { countOfOutcome } from './outcome-counts.js';
-import { alwaysHard, fail, pass, type RuleFamily, type RuleResult, ruleResult } from './rule.js';
+import {
+  alwaysHard,
+  fail,
+  pass,
+  type RuleFamily,
+  type RuleResult,
+  ruleResult,
+  untilMoreCalls,
+} from './rule.js';
 import { callsOfTool } from './trajectory-index.js';
 
 /** Evaluates the `tools` section. */
@@ -27,7 +35,7 @@ export const toolsFamily: RuleFamily<ToolsSection> = (trajectory, section, resul
     results.push(forbidden(trajectory, section.forbidden));
   if (section.required) {
     for (const { result, calls } of checkExpectedToolCalls(trajectory, section.required))
-      results.push(ruleResult('tools.required', 'structure', result, calls));
+      results.push(untilMoreCalls(ruleResult('tools.required', 'structure', result, calls)));
   }
   if (section.counts) {
     for (const [tool, { min, max, outcome }] of Object.entries(section.counts)) {
@@ -59,11 +67,13 @@ function count(
         ? `at least ${min}`
         : `at most ${max}`;
   const which = tooMany ? `: ${callIds(calls)}` : '';
-  return fail(
+  const result = fail(
     'tools.count',
     'structure',
     name,
     `${tool} was called ${times(calls.length)}; expected ${bounds}${which}`,
     calls,
   );
+  // Too few can still be made up by later calls; too many cannot be undone.
+  return tooMany ? result : untilMoreCalls(result);
 }

@@ -76,6 +76,11 @@ export function resultAttributes(report: Report): OtelAttributes {
   const explanation = explain(report);
   if (explanation !== '') attributes['gen_ai.evaluation.explanation'] = explanation;
   if (report.incomplete !== undefined) attributes['toolpath.trace.incomplete'] = report.incomplete;
+  if (report.conversationId !== undefined) {
+    attributes['gen_ai.conversation.id'] = report.conversationId;
+    attributes['toolpath.conversation.traces'] = report.traceIds ?? [report.traceId];
+    attributes['toolpath.conversation.final'] = report.final === true;
+  }
   return attributes;
 }
 
@@ -112,6 +117,8 @@ export function reportEvents(report: Report, events: EvaluationEvent[] = []): Ev
       'toolpath.finding.spans': finding.spans,
     };
     if (finding.inconclusive) attributes['toolpath.finding.inconclusive'] = true;
+    if (finding.pending) attributes['toolpath.finding.pending'] = true;
+    if (finding.traceIds) attributes['toolpath.finding.traces'] = finding.traceIds;
     events.push({ name: FINDING_EVENT, attributes });
   }
   const omitted = findings.length - shown;

@@ -33,6 +33,7 @@ export class ToolpathMetrics {
   private readonly sampled: Counter;
   private readonly errors: Counter;
   private readonly refused: Counter;
+  private readonly conversationsEvicted: Counter;
 
   constructor(meterProvider: MeterProvider = metrics.getMeterProvider()) {
     const meter = meterProvider.getMeter('toolpath', '0.1.0');
@@ -71,6 +72,11 @@ export class ToolpathMetrics {
       description: 'Evaluations that threw (the trace is still passed on), by stage.',
       unit: '{error}',
     });
+    this.conversationsEvicted = meter.createCounter('toolpath.conversations.evicted', {
+      description:
+        'Conversations judged final before going idle, by reason: max_conversations, max_calls (limits) or shutdown.',
+      unit: '{conversation}',
+    });
     this.refused = meter.createCounter('toolpath.connections.refused', {
       description:
         'Connections closed as soon as accepted because limits.maxConnections were open, by receiver.',
@@ -83,8 +89,14 @@ export class ToolpathMetrics {
     guarded(() => this.refused.add(1, { 'toolpath.receiver': receiver }));
   }
 
-  /** One scenario's report. */
+  /** A conversation let go before it went idle. */
+  recordConversationEviction(reason: string): void {
+    guarded(() => this.conversationsEvicted.add(1, { 'toolpath.eviction.reason': reason }));
+  }
+
+  /** One scenario's report. A provisional one (a conversation that may go on) counts for nothing. */
   recordReport(report: Report): void {
+    if (report.final === false) return;
     guarded(() => {
       const scenario = report.scenario.id;
       this.evaluations.add(1, { 'toolpath.scenario.id': scenario, 'toolpath.verdict': report.verdict });

@@ -5,6 +5,7 @@
  * on the app's thread or on a worker alike. Metrics, logs, `onReport` and `diag` are the
  * caller's ({@link JudgementSinks}).
  */
+import { diag } from '@opentelemetry/api';
 import { appliesTo } from '../evaluate/applies-to.js';
 import { evaluate } from '../evaluate/evaluate.js';
 import type { Report } from '../model/report.js';
@@ -12,6 +13,8 @@ import type { SpanRecord } from '../model/span-record.js';
 import type { AgentRun, ToolCall, Trajectory } from '../model/trajectory.js';
 import { normalizeTrace } from '../normalizers/normalize.js';
 import { loadScenarioFileSync, parseScenario, type Scenario } from '../scenario/scenario.js';
+import { ConversationJudge, type ConversationJudgement, conversationLimits } from './conversation-judge.js';
+import type { ConversationLimits } from './conversation-state.js';
 import { type EvaluationEvent, reportEvents } from './evaluation-events.js';
 import { type RedactionSetting, Redactor } from './redact.js';
 import { RiskSampler, type SamplingDecision, type SamplingOptions } from './risk-sampler.js';
@@ -30,6 +33,12 @@ export interface EvaluatorOptions {
   redact?: RedactionSetting;
   /** Risk sampling of what goes on to the exporter; default: keep every trace. */
   sampling?: SamplingOptions;
+  /**
+   * The state kept per conversation for `scope: conversation` scenarios (idle timeout and caps,
+   * defaults in conversation-state.ts); `false` keeps none: such scenarios are then judged on each
+   * trace alone, inconclusive where the trace carries a conversation id (a worker thread).
+   */
+  conversations?: Partial<ConversationLimits> | false;
 }
 
 /** Something that went wrong while judging: the trace still goes on, the caller reports it. */
@@ -59,6 +68,8 @@ export interface Judgement {
   /** Time to normalize and evaluate, for the duration metric. */
   seconds: number;
   failures: JudgingFailure[];
+  /** Conversations judged final while judging this trace (evicted to make room for its own). */
+  conversations?: ConversationJudgement[];
 }
 
 /** Loads every scenario input; throws a ScenarioError naming the bad one (setup, not runtime). */
@@ -84,6 +95,8 @@ export class TraceEvaluator {
   readonly scenarios: readonly Scenario[];
   private readonly redactor: Redactor;
   private readonly sampler: RiskSampler;
+  /** Undefined without conversation scenarios, or with `conversations: false`. */
+  readonly conversations: ConversationJudge | undefined;
 
   constructor(options: EvaluatorOptions) {
     // Outcome hooks check a system's final state: a job for CI (`toolpath eval`), not for live traffic.
@@ -91,6 +104,13 @@ export class TraceEvaluator {
     this.redactor = new Redactor(options.redact);
     const irreversible = this.scenarios.flatMap((scenario) => scenario.rules.safety?.irreversible ?? []);
     this.sampler = new RiskSampler(options.sampling, irreversible);
+    const anyConversational = this.scenarios.some((scenario) => scenario.scope === 'conversation');
+    if (anyConversational && options.conversations !== false)
+      this.conversations = new ConversationJudge(
+        this.scenarios,
+        this.redactor,
+        conversationLimits(options.conversations),
+      );
   }
 
   /**
@@ -103,6 +123,7 @@ export class TraceEvaluator {
     spans: readonly SpanRecord[],
     incomplete?: string,
     partlyPassedOn = false,
+    now = performance.now(),
   ): Judgement {
     const startedAtMs = Date.now();
     const started = performance.now();
@@ -115,18 +136,25 @@ export class TraceEvaluator {
     }
     const reports: Report[] = [];
     const events: EvaluationEvent[] = [];
+    let closed: ConversationJudgement[] | undefined;
     if (trajectory) {
+      const conversations = this.conversations;
       for (const scenario of this.scenarios) {
+        if (conversations?.judges(scenario, trajectory)) continue;
         const report = this.evaluateOne(trajectory, scenario, failures);
         if (!report) continue;
         if (incomplete !== undefined) report.incomplete = incomplete;
         reports.push(report);
-        reportEvents(report, events);
       }
       this.redactor.release();
+      if (conversations && trajectory.conversationId !== undefined)
+        closed = this.judgeConversation(conversations, trajectory, incomplete, now, reports, failures);
+      for (const report of reports) reportEvents(report, events);
     }
     const seconds = (performance.now() - started) / 1000;
-    const decision = this.decide(traceId, spans, reports, trajectory, partlyPassedOn, failures);
+    // A provisional verdict is no verdict to sample on: only final reports decide.
+    const final = reports.filter((report) => report.final !== false);
+    const decision = this.decide(traceId, spans, final, trajectory, partlyPassedOn, failures);
     return {
       trajectory,
       toolCalls: trajectory?.calls.length,
@@ -138,7 +166,41 @@ export class TraceEvaluator {
       endedAtMs: Date.now(),
       seconds,
       failures,
+      ...(closed && closed.length > 0 && { conversations: closed }),
     };
+  }
+
+  /** The trace's conversation, judged provisionally after it; adds the reports to `reports`. */
+  private judgeConversation(
+    conversations: ConversationJudge,
+    trajectory: Trajectory,
+    incomplete: string | undefined,
+    now: number,
+    reports: Report[],
+    failures: JudgingFailure[],
+  ): ConversationJudgement[] {
+    try {
+      const judged = conversations.afterTrace(trajectory, evaluatedSpanOf(trajectory), now);
+      for (const report of judged.reports) {
+        if (incomplete !== undefined) report.incomplete = incomplete;
+        reports.push(report);
+      }
+      return judged.closed;
+    } catch (error) {
+      const message = `toolpath: could not judge conversation ${trajectory.conversationId} after trace ${trajectory.traceId}`;
+      failures.push({ stage: 'evaluate', message, error });
+      return [];
+    }
+  }
+
+  /** Conversations idle at `now` (the clock `judge` was given), judged final. Never throws. */
+  expireConversations(now = performance.now()): ConversationJudgement[] {
+    return this.conversations ? guardedList(() => (this.conversations as ConversationJudge).expire(now)) : [];
+  }
+
+  /** Every conversation held, judged final (at shutdown). Never throws. */
+  closeConversations(): ConversationJudgement[] {
+    return this.conversations ? guardedList(() => (this.conversations as ConversationJudge).closeAll()) : [];
   }
 
   private evaluateOne(
@@ -148,7 +210,11 @@ export class TraceEvaluator {
   ): Report | undefined {
     try {
       if (!appliesTo(scenario, trajectory)) return undefined;
-      return this.redactor.redact(evaluate(trajectory, scenario), trajectory);
+      const report = evaluate(trajectory, scenario);
+      // A conversation scenario with no conversation state to join the trace's conversation in.
+      if (scenario.scope === 'conversation' && trajectory.conversationId !== undefined)
+        notJoined(report, trajectory.conversationId);
+      return this.redactor.redact(report, trajectory);
     } catch (error) {
       const message = `toolpath: scenario ${scenario.id} threw on trace ${trajectory.traceId}`;
       failures.push({ stage: 'evaluate', message, error });
@@ -192,6 +258,29 @@ export function evaluatedSpanOf(trajectory: Trajectory): string | undefined {
     if (run.parentRunId === undefined || !withSpan.has(run.parentRunId)) return run.spanId;
   }
   return trajectory.root?.spanId;
+}
+
+/** A conversation judged on one trace alone cannot be trusted: inconclusive, and why. */
+function notJoined(report: Report, conversationId: string): void {
+  report.findings.push({
+    rule: 'conversation.not_joined',
+    severity: 'hard',
+    message: `the trace belongs to conversation ${conversationId}, but conversations are not kept here (judging on a worker thread, or conversations: false), so it was judged on its own; judge on the app's thread to judge conversations`,
+    calls: [],
+    spans: [],
+    inconclusive: true,
+  });
+  report.verdict = 'inconclusive';
+  report.pass = false;
+}
+
+function guardedList<T>(make: () => T[]): T[] {
+  try {
+    return make();
+  } catch (error) {
+    diag.error('toolpath: judging idle conversations failed', error);
+    return [];
+  }
 }
 
 function hasErrorSpan(spans: readonly SpanRecord[]): boolean {

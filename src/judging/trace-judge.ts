@@ -10,6 +10,7 @@ import type { Report } from '../model/report.js';
 import type { SpanRecord } from '../model/span-record.js';
 import type { Trajectory } from '../model/trajectory.js';
 import type { Scenario } from '../scenario/scenario.js';
+import type { ConversationJudgement } from './conversation-judge.js';
 import { EVALUATION_RESULT_EVENT, type EvaluationEvent } from './evaluation-events.js';
 import { ToolpathMetrics } from './metrics.js';
 import {
@@ -56,6 +57,7 @@ export class JudgementSinks {
   /** Records one judgement of trace `traceId`. Never throws. */
   record(traceId: string, judgement: Judgement): void {
     for (const failure of judgement.failures) this.fail(failure);
+    for (const closed of judgement.conversations ?? []) this.recordConversation(closed);
     for (const report of judgement.reports) {
       this.metrics.recordReport(report);
       if (!this.options.onReport) continue;
@@ -99,6 +101,24 @@ export class JudgementSinks {
     }
   }
 
+  /** Records a conversation's final judgement: its reports, why it was let go early. Never throws. */
+  recordConversation(judgement: ConversationJudgement): void {
+    for (const failure of judgement.failures) this.fail(failure);
+    if (judgement.evicted !== undefined) this.metrics.recordConversationEviction(judgement.evicted);
+    for (const report of judgement.reports) {
+      this.metrics.recordReport(report);
+      if (!this.options.onReport) continue;
+      try {
+        // The joined trajectory is not kept past its judgement: such calls get the report alone.
+        this.options.onReport(report, undefined as unknown as Trajectory);
+      } catch (error) {
+        this.fail({ stage: 'on_report', message: 'toolpath: onReport threw', error });
+      }
+    }
+    if (judgement.evaluatedSpanId !== undefined)
+      this.log(judgement.traceId, judgement.evaluatedSpanId, judgement.reports, judgement.events);
+  }
+
   /** Counts and reports a failure (of judging, or of a sink). Never throws, even when the meter does. */
   fail(failure: JudgingFailure): void {
     this.metrics.recordError(failure.stage);
@@ -131,9 +151,24 @@ export class TraceJudge {
     spans: readonly SpanRecord[],
     incomplete?: string,
     partlyPassedOn = false,
+    now?: number,
   ): Judgement {
-    const judgement = this.evaluator.judge(traceId, spans, incomplete, partlyPassedOn);
+    const judgement = this.evaluator.judge(traceId, spans, incomplete, partlyPassedOn, now);
     this.sinks.record(traceId, judgement);
     return judgement;
+  }
+
+  /** Conversations idle at `now` (the clock `judge` is given), judged final and recorded. Never throws. */
+  expireConversations(now?: number): ConversationJudgement[] {
+    const judged = this.evaluator.expireConversations(now);
+    for (const judgement of judged) this.sinks.recordConversation(judgement);
+    return judged;
+  }
+
+  /** Every conversation held, judged final and recorded (at shutdown). Never throws. */
+  closeConversations(): ConversationJudgement[] {
+    const judged = this.evaluator.closeConversations();
+    for (const judgement of judged) this.sinks.recordConversation(judgement);
+    return judged;
   }
 }

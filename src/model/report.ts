@@ -34,16 +34,28 @@ export interface Finding {
   calls: string[];
   /** Span ids of the calls concerned (where they came from spans). */
   spans: string[];
+  /**
+   * In a conversation's report: the trace of each call, parallel to `calls` (ids of calls of
+   * different traces may be alike).
+   */
+  traceIds?: string[];
   /** Name of the assertion this finding came from, when it came from one. */
   assertion?: string;
   /** True when the rule could not decide (e.g. arguments not captured). */
   inconclusive?: boolean;
+  /**
+   * In a provisional report (`final: false`): the rule has not held yet, but calls of later
+   * traces could still make it hold (a required tool not called so far). It does not fail the
+   * verdict, which is `inconclusive` while it stands.
+   */
+  pending?: boolean;
 }
 
 /** One named assertion's result, in the `{name, status, reason}` shape of the compatibility format. */
 export interface AssertionResult {
   name: string;
-  status: 'pass' | 'fail' | 'inconclusive';
+  /** `pending` only in a provisional report: see {@link Finding.pending}. */
+  status: 'pass' | 'fail' | 'inconclusive' | 'pending';
   /** Empty on pass; on fail says what was expected and what was seen. */
   reason: string;
 }
@@ -70,7 +82,19 @@ export interface ReportStats {
 
 /** The outcome of evaluating one trace against one scenario. */
 export interface Report {
+  /** The trace judged; for a conversation, its latest trace (whose evaluation span gets the findings). */
   traceId: string;
+  /** Set when a conversation was judged (`scope: conversation`): its id. */
+  conversationId?: string;
+  /** Set with `conversationId`: every trace of the conversation judged, earliest first. */
+  traceIds?: string[];
+  /**
+   * For a conversation: whether this is its final verdict. `false` while later traces could still
+   * come (the processor and `toolpath serve` judge after each trace; rules later calls could
+   * still satisfy are then `pending`); `true` once it went idle, and always in `toolpath eval`.
+   * Only final reports count in pass rates and metrics.
+   */
+  final?: boolean;
   scenario: { id: string; version?: string };
   /** The toolpath version that judged: with the scenario's id and version, what produced the verdict. */
   toolpathVersion: string;

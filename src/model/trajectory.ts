@@ -202,12 +202,24 @@ export interface TrajectoryInit {
    * in that order; nothing checks it, and a wrong `true` leaves the calls out of order.
    */
   callsInOrder?: boolean;
+  /**
+   * The calls come from trajectories that bounded their values' depth already (a conversation's,
+   * joined): not walked again. The issues then say so already, as given.
+   */
+  depthBounded?: boolean;
   timing?: Map<string, CallTiming>;
   turns?: Turn[];
   agents?: AgentRun[];
   root?: TrajectoryRoot;
   issues?: TrajectoryIssue[];
   spanCount?: number;
+  /** The conversation the trace (or the joined traces) belongs to, when one was read. */
+  conversationId?: string;
+  /**
+   * For a conversation's trajectory: its traces, earliest first, and the trace each call came
+   * from (see model/conversation.ts). Absent for one trace.
+   */
+  conversation?: { traceIds: readonly string[]; traceOf: (call: ToolCall) => string | undefined };
 }
 
 /**
@@ -225,6 +237,11 @@ export class Trajectory {
   readonly spanCount: number;
   /** Agent runs (sub-agents, handoffs), outermost first. */
   readonly agents: readonly AgentRun[];
+  /** The conversation id the trace carries (or the joined conversation's), if any. */
+  readonly conversationId: string | undefined;
+  /** For a conversation's trajectory: the traces joined, earliest first; undefined for one trace. */
+  readonly traceIds: readonly string[] | undefined;
+  readonly #traceOf: ((call: ToolCall) => string | undefined) | undefined;
   readonly #order: CausalOrder;
   /** Made on first use: most evaluations never ask for a call by id. */
   #byId: Map<string, ToolCall> | undefined;
@@ -240,8 +257,21 @@ export class Trajectory {
     this.turns = init.turns ?? [];
     this.agents = init.agents ?? [];
     this.root = init.root;
-    this.issues = boundDepth(init.calls, init.issues ?? []);
+    this.issues = init.depthBounded ? (init.issues ?? []) : boundDepth(init.calls, init.issues ?? []);
     this.spanCount = init.spanCount ?? 0;
+    this.conversationId = init.conversationId;
+    this.traceIds = init.conversation?.traceIds;
+    this.#traceOf = init.conversation?.traceOf;
+  }
+
+  /** Happens-before as the trajectory holds it: for joining traces into a conversation. */
+  get causalOrder(): CausalOrder {
+    return this.#order;
+  }
+
+  /** The trace a call came from: this trajectory's own, unless it joins a conversation's traces. */
+  traceIdOf(call: ToolCall): string {
+    return this.#traceOf?.(call) ?? this.traceId;
   }
 
   /** The call with this node id. */

@@ -24,6 +24,7 @@ import {
 import { buildTrajectory } from './causal-edges.js';
 import type { Convention, SpanReading, ToolCallDraft } from './convention.js';
 import { CONVENTIONS, readSpan } from './conventions.js';
+import { readConversationId } from './conversation-id.js';
 import { linkDecisions } from './link-decisions.js';
 import { addRequestOnlyCalls, linkByCallId, linkByNameAndArguments } from './link-requests.js';
 import { mergeSameGeneration } from './same-generation.js';
@@ -84,6 +85,9 @@ export function readTrace(
   if (claimed === 0)
     return { trajectory: unreadOnlyTrajectory(traceId, tree, unclaimed), tree, assembly: undefined };
   const assembly = collect(traceId, tree, readings, claimed);
+  const conversation = readConversationId(tree, (span) => isAgentSpan(assembly, span), conventions);
+  assembly.conversationId = conversation.id;
+  for (const issue of conversation.issues) assembly.issues.push(issue);
   linkByCallId(assembly);
   linkByNameAndArguments(assembly);
   addRequestOnlyCalls(assembly);
@@ -92,6 +96,10 @@ export function readTrace(
   linkDecisions(assembly, conventions);
   assignIds(assembly);
   return { trajectory: buildTrajectory(assembly), tree, assembly };
+}
+
+function isAgentSpan(assembly: Assembly, span: number): boolean {
+  return ((assembly.marks[span] as number) & AGENT_MARK) !== 0;
 }
 
 function collect(
@@ -183,6 +191,7 @@ function collect(
     callsById: new Map(),
     steps,
     stepOfSpan: stepOfSpan ?? NO_STEPS,
+    conversationId: undefined,
   };
   for (const run of assembly.runs) finishRun(assembly, run);
   return assembly;

@@ -114,6 +114,8 @@ export interface Assembly {
   steps: StepNode[];
   /** Per span, its step node (step spans). */
   stepOfSpan: readonly (StepNode | undefined)[];
+  /** The conversation the trace belongs to (conversation-id.ts), once read. */
+  conversationId: string | undefined;
 }
 
 /** An agent span. */

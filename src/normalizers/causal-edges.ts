@@ -85,6 +85,7 @@ export function buildTrajectory(assembly: Assembly): Trajectory {
     issues: assembly.issues,
     spanCount: assembly.tree.spans.length,
     root: rootOf(assembly),
+    ...(assembly.conversationId !== undefined && { conversationId: assembly.conversationId }),
   });
 }
 

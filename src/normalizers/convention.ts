@@ -114,4 +114,9 @@ export interface Convention {
    * on an agent, chat or application span). Asked only of spans with events. Pure, never throws.
    */
   readDecisions?(span: SpanRecord): DecisionDraft[] | undefined;
+  /**
+   * The attribute keys this convention records a conversation (session, thread) id under, most
+   * specific first. Traces carrying the same id are one conversation (see conversation-id.ts).
+   */
+  conversationKeys?: readonly string[];
 }

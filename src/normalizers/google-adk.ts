@@ -49,6 +49,8 @@ const NOT_RECORDED = '{}';
 export const googleAdk: Convention = {
   name: GOOGLE_ADK,
   marks: { keys: [ADK.toolCallArgs, ADK.llmResponse, ADK.llmRequest, ADK.system], scopes: [ADK.scope] },
+  // The ADK session a run belongs to, on its LLM and tool spans.
+  conversationKeys: ['gcp.vertex.agent.session_id'],
   read(span: SpanRecord): SpanReading | undefined {
     if (!isAdkSpan(span)) return undefined;
     const operation = stringAttribute(span.attributes, ADK.operationName);

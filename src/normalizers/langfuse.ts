@@ -49,6 +49,8 @@ export const LANGFUSE_CONVENTION = 'langfuse';
 export const langfuse: Convention = {
   name: LANGFUSE_CONVENTION,
   marks: { keys: [LANGFUSE.observationType] },
+  // Langfuse's ingestion reads the session from `langfuse.session.id`, then `session.id`.
+  conversationKeys: ['langfuse.session.id', 'session.id'],
   read(span: SpanRecord): SpanReading | undefined {
     const type = stringAttribute(span.attributes, LANGFUSE.observationType);
     if (type === 'tool') return readTool(span);

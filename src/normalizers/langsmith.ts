@@ -48,6 +48,12 @@ export const LANGSMITH_CONVENTION = 'langsmith';
 export const langsmith: Convention = {
   name: LANGSMITH_CONVENTION,
   marks: { keys: [LANGSMITH.runType] },
+  // LangSmith groups traces into a thread by one of three metadata keys, exported as langsmith.metadata.*.
+  conversationKeys: [
+    'langsmith.metadata.thread_id',
+    'langsmith.metadata.session_id',
+    'langsmith.metadata.conversation_id',
+  ],
   read(span: SpanRecord): SpanReading | undefined {
     const runType = stringAttribute(span.attributes, LANGSMITH.runType);
     if (runType === 'tool') return readToolRun(span);

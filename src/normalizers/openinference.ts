@@ -69,6 +69,8 @@ const HANDOFF_TOOL_PREFIX = 'handoff_to_';
 export const openInference: Convention = {
   name: OPENINFERENCE_CONVENTION,
   marks: { keys: [OPENINFERENCE.spanKind] },
+  // OpenInference's SpanAttributes.SESSION_ID, which Phoenix groups sessions by.
+  conversationKeys: ['session.id'],
   read(span: SpanRecord): SpanReading | undefined {
     const kind = stringAttribute(span.attributes, OPENINFERENCE.spanKind)?.toUpperCase();
     switch (kind) {

@@ -67,6 +67,8 @@ const FIRST_PROMPT_ROLE = `${TRACELOOP.promptPrefix}0.role`;
 export const openllmetry: Convention = {
   name: OPENLLMETRY,
   marks: { keys: [TRACELOOP.spanKind, TRACELOOP.requestType, FIRST_COMPLETION_ROLE, FIRST_PROMPT_ROLE] },
+  // Traceloop.set_association_properties({ session_id }), copied onto every span of the context.
+  conversationKeys: ['traceloop.association.properties.session_id'],
   read(span: SpanRecord): SpanReading | undefined {
     const attributes = span.attributes;
     const kind = stringAttribute(attributes, TRACELOOP.spanKind);

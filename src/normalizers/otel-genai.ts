@@ -22,6 +22,7 @@ export const GENAI = {
   toolCallArguments: 'gen_ai.tool.call.arguments',
   toolCallResult: 'gen_ai.tool.call.result',
   agentName: 'gen_ai.agent.name',
+  conversationId: 'gen_ai.conversation.id',
   inputMessages: 'gen_ai.input.messages',
   outputMessages: 'gen_ai.output.messages',
   requestModel: 'gen_ai.request.model',
@@ -52,6 +53,7 @@ const AGENT = new Set(['invoke_agent', 'invoke_workflow']);
 export const otelGenAi: Convention = {
   name: OTEL_GENAI,
   readDecisions: readToolCallDecisions,
+  conversationKeys: [GENAI.conversationId],
   read(span: SpanRecord): SpanReading | undefined {
     const operation = stringAttribute(span.attributes, GENAI.operationName);
     if (operation === 'execute_tool' || isMcpToolCall(span) || isNamedToolSpan(span, operation)) {

@@ -62,6 +62,8 @@ const VALUE_OUTPUTS = new Set(['text', 'json', 'error-text', 'error-json']);
 export const vercelAi: Convention = {
   name: VERCEL_AI,
   marks: { keys: [VERCEL_AI_KEYS.operationId], namePrefixes: [OPERATION_PREFIX] },
+  // `experimental_telemetry: { metadata: { sessionId } }`, as Langfuse's and Phoenix's AI SDK integrations read it.
+  conversationKeys: ['ai.telemetry.metadata.sessionId'],
   read(span: SpanRecord): SpanReading | undefined {
     const operation = operationOf(span);
     if (operation === undefined) return undefined;

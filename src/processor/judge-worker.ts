@@ -242,7 +242,13 @@ export function workerEvaluatorOptions(options: EvaluatorOptions): EvaluatorOpti
     );
   }
   const { redact } = options;
-  const evaluatorOptions: EvaluatorOptions = { scenarios: options.scenarios, sampling: options.sampling };
+  // No conversation state on a worker (its idle judgements would need the app's thread to ask):
+  // conversation scenarios are judged there trace by trace, inconclusive where that cannot do.
+  const evaluatorOptions: EvaluatorOptions = {
+    scenarios: options.scenarios,
+    sampling: options.sampling,
+    conversations: false,
+  };
   evaluatorOptions.redact =
     redact === false ? false : { ...redact, hashKey: redact?.hashKey ?? randomBytes(32) };
   return evaluatorOptions;

@@ -52,6 +52,19 @@ export interface ProcessorLimits {
    * stops it; those traces go on unjudged, counted, and a new worker takes the next ones.
    */
   workerTimeoutMs?: number;
+  /**
+   * A conversation (`scope: conversation` scenarios) with no new trace for this long (default
+   * 300,000 ms) is judged final, on its latest trace's evaluation span, and let go. Until then it
+   * is judged provisionally after each trace (`final: false`).
+   */
+  conversationIdleMs?: number;
+  /** Conversations held at once (default 10,000); past it the one idle longest is judged final early (counted). */
+  maxConversations?: number;
+  /**
+   * Calls held per conversation (default 100,000); a trace that would pass it has the conversation
+   * judged final first (counted), and what follows is judged without the traces let go (inconclusive).
+   */
+  maxConversationCalls?: number;
 }
 
 /** What both ways of judging take. */
@@ -119,6 +132,9 @@ export const DEFAULTS = {
   lateWindowMs: 600_000,
   maxJudgedTraceIds: 1_000_000,
   workerTimeoutMs: 60_000,
+  conversationIdleMs: 300_000,
+  maxConversations: 10_000,
+  maxConversationCalls: 100_000,
 } as const;
 
 /** The limits given, with the defaults for those not given. */

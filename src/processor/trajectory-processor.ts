@@ -8,6 +8,8 @@
  */
 import { type Context, diag } from '@opentelemetry/api';
 import type { ReadableSpan, Span, SpanProcessor } from '@opentelemetry/sdk-trace';
+import { ConversationAnchors } from '../judging/conversation-anchors.js';
+import type { ConversationJudgement } from '../judging/conversation-judge.js';
 import { DecisionCache } from '../judging/decision-cache.js';
 import { evaluationSpanOf, SDK_SPAN_VIEW } from '../judging/evaluation-span.js';
 import { HeldBytes, heldBytes } from '../judging/held-bytes.js';
@@ -83,6 +85,8 @@ export class TrajectoryProcessor implements SpanProcessor {
   private readonly stopGauges: () => void;
   /** What the buffered and waiting traces' spans take, estimated (held-bytes.ts). */
   private readonly held: HeldBytes;
+  /** The latest trace's resource per conversation in progress, for its final evaluation span. */
+  private readonly anchors: ConversationAnchors;
   /** Whether the process's OpenTelemetry registry was compared with toolpath's API copy (api-copies.ts). */
   private apiCopiesChecked: boolean;
 
@@ -93,8 +97,16 @@ export class TrajectoryProcessor implements SpanProcessor {
   constructor(options: TrajectoryProcessorOptions) {
     this.limits = withDefaults(options.limits);
     this.held = new HeldBytes(this.limits.maxBufferedBytes);
+    this.anchors = new ConversationAnchors(this.limits.maxConversations);
     if (!options.worker) {
-      this.judge = new TraceJudge(options);
+      this.judge = new TraceJudge({
+        ...options,
+        conversations: {
+          idleMs: this.limits.conversationIdleMs,
+          maxConversations: this.limits.maxConversations,
+          maxCalls: this.limits.maxConversationCalls,
+        },
+      });
       this.sinks = this.judge.sinks;
     } else {
       this.sinks = new JudgementSinks(options);
@@ -148,7 +160,10 @@ export class TrajectoryProcessor implements SpanProcessor {
       spans: this.buffer.spanCount + this.waiting.spanCount,
       bytes: this.held.total,
     }));
-    this.sweepTimer = setInterval(() => this.sweep(), Math.min(this.limits.traceTimeoutMs, 1_000));
+    this.sweepTimer = setInterval(
+      () => this.sweep(),
+      Math.min(this.limits.traceTimeoutMs, this.limits.conversationIdleMs, 1_000),
+    );
     this.sweepTimer.unref?.();
     // The app's provider is usually registered after the processor is made: looked at again at the first span.
     this.apiCopiesChecked = warnOfSecondApiCopy();
@@ -286,6 +301,7 @@ export class TrajectoryProcessor implements SpanProcessor {
         for (const trace of this.buffer.takeAll()) this.closeIncomplete(trace, 'shutdown');
         this.drain(Number.POSITIVE_INFINITY);
         await this.worker?.terminate();
+        this.writeConversations(this.judge?.closeConversations() ?? []);
       } catch (error) {
         diag.error('toolpath: shutdown failed', error);
       }
@@ -416,6 +432,12 @@ export class TrajectoryProcessor implements SpanProcessor {
    */
   private finish(trace: Buffered, judgement: Judgement, eventsWritten: boolean): void {
     const { decision } = judgement;
+    if (judgement.conversations) this.writeConversations(judgement.conversations);
+    if (judgement.reports.some((report) => report.conversationId !== undefined)) {
+      const evaluated =
+        trace.spans.find((span) => span.spanContext().spanId === judgement.evaluatedSpanId) ?? trace.spans[0];
+      this.anchors.remember(judgement.reports, evaluated?.resource);
+    }
     this.held.release(trace.state);
     this.decisions.set(trace.traceId, decision.keep, performance.now());
     if (!decision.keep) {
@@ -445,6 +467,7 @@ export class TrajectoryProcessor implements SpanProcessor {
         this.closeIncomplete(trace, 'timeout');
       this.openTraces.forgetOlderThan(now, this.limits.traceTimeoutMs);
       this.decisions.expire(now);
+      if (this.judge) this.writeConversations(this.judge.expireConversations(now));
     } catch (error) {
       diag.error('toolpath: timeout sweep failed', error);
     }
@@ -481,6 +504,14 @@ export class TrajectoryProcessor implements SpanProcessor {
     }
     while (this.held.wouldPass(bytes) && this.buffer.evictOldestBut(trace));
     return true;
+  }
+
+  /** Conversations judged final: their findings go on, on an evaluation span under their latest trace. */
+  private writeConversations(judged: readonly ConversationJudgement[]): void {
+    for (const judgement of judged) {
+      const span = this.anchors.spanOf(judgement);
+      if (span) this.forward(span);
+    }
   }
 
   private forward(span: ReadableSpan): void {

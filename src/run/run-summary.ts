@@ -26,10 +26,10 @@ export interface GatedScenario {
 }
 
 /**
- * What one pass-rate evaluation is: a trace; a dataset row (its traces judged together); one
+ * What one pass-rate evaluation is: a trace; a conversation (its traces joined); a dataset row (its traces judged together); one
  * trial of a dataset row that lists trials.
  */
-export type RunUnit = 'trace' | 'row' | 'trial';
+export type RunUnit = 'trace' | 'conversation' | 'row' | 'trial';
 
 /** A gate's decision on one scenario's evaluations. */
 export interface GateDecision {
@@ -100,6 +100,8 @@ export function runUnits<E extends Pick<RunEvaluation, 'report' | 'row' | 'trial
     { unit: RunUnit; units: RunUnitOf<E>[]; rows: Map<string, RunUnitOf<E>> }
   >();
   for (const evaluation of evaluations) {
+    // A provisional verdict on a conversation that may still go on counts for nothing.
+    if (evaluation.report.final === false) continue;
     const id = evaluation.report.scenario.id;
     let entry = byScenario.get(id);
     if (!entry) {
@@ -107,6 +109,8 @@ export function runUnits<E extends Pick<RunEvaluation, 'report' | 'row' | 'trial
       byScenario.set(id, entry);
     }
     if (evaluation.row === undefined) {
+      if (evaluation.report.conversationId !== undefined && entry.unit === 'trace')
+        entry.unit = 'conversation';
       entry.units.push({
         evaluations: [evaluation],
         verdict: evaluation.report.verdict,
@@ -199,10 +203,11 @@ export function summarizeRun(
   scenarios: readonly GatedScenario[],
   options: { dataset?: boolean } = {},
 ): RunSummary {
-  const count = (verdict: Verdict) => evaluations.filter(({ report }) => report.verdict === verdict).length;
+  const final = evaluations.filter(({ report }) => report.final !== false);
+  const count = (verdict: Verdict) => final.filter(({ report }) => report.verdict === verdict).length;
   return {
     traces,
-    evaluated: evaluations.length,
+    evaluated: final.length,
     passed: count('pass'),
     failed: count('fail'),
     inconclusive: count('inconclusive'),

@@ -533,6 +533,10 @@ export const nativeScenarioSchema = rulesSchema.extend({
     .optional()
     .meta({ description: 'The scenario version, reported with every result.' }),
   description: z.string().optional().meta({ description: 'What the scenario is about, for people.' }),
+  scope: z.enum(['trace', 'conversation']).optional().meta({
+    description:
+      "What one evaluation judges: one trace (default), or a conversation: every trace carrying the same conversation id (gen_ai.conversation.id or a convention's session or thread id), their calls in one cumulative trajectory. A trace without an id is judged on its own.",
+  }),
   appliesTo: appliesToSchema.optional().meta({
     description:
       'Which traces the scenario evaluates: root agent name, root span name, root span attributes (all given must hold). Omitted: every trace.',
@@ -551,6 +555,8 @@ export const nativeScenarioSchema = rulesSchema.extend({
 
 export type ArgsMatchSpec = z.output<typeof argsMatchSchema>;
 export type AppliesTo = z.output<typeof appliesToSchema>;
+/** What one evaluation judges: a trace, or every trace of a conversation. */
+export type Scope = 'trace' | 'conversation';
 export type Rules = z.output<typeof rulesSchema>;
 export type ToolsSection = NonNullable<Rules['tools']>;
 export type OrderSection = NonNullable<Rules['order']>;

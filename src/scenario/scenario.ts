@@ -14,7 +14,14 @@ import { scenarioDocumentSchema } from './assertions.js';
 import { SEED_000_KEYS, seed000DocumentSchema, seed000Rules } from './compat-seed-000.js';
 import { SEED_001_KEYS, seed001Rules } from './compat-seed-001.js';
 import { formatIssues } from './issue-messages.js';
-import { type AppliesTo, type Gate, nativeScenarioSchema, type Rules, rulesSchema } from './native.js';
+import {
+  type AppliesTo,
+  type Gate,
+  nativeScenarioSchema,
+  type Rules,
+  rulesSchema,
+  type Scope,
+} from './native.js';
 import { describeReadError } from './read-error.js';
 import { describeYamlError } from './yaml-errors.js';
 
@@ -28,6 +35,12 @@ export interface Scenario {
   /** The file (or other origin) the scenario was read from, for messages. */
   source?: string;
   appliesTo?: AppliesTo;
+  /**
+   * `conversation`: judged on every trace carrying the trace's conversation id, joined (native
+   * `scope: conversation`, and every seed-001 assertion file, whose grader runs over a
+   * conversation's cumulative calls). Absent: each trace on its own.
+   */
+  scope?: Exclude<Scope, 'trace'>;
   /** Severity overrides by rule id or family. */
   severity: Readonly<Record<string, Severity>>;
   /** The rule sections, in the native form whatever format the file was in; regexes compiled. */
@@ -68,7 +81,17 @@ export function parseScenario(value: unknown, source: string): Scenario {
   const parsed = nativeScenarioSchema.safeParse(value);
   if (!parsed.success)
     throw new ScenarioError(source, formatIssues(parsed.error.issues, value, rootForSuggestions));
-  const { id, version, description, appliesTo, severity, gate, $schema: _schema, ...rules } = parsed.data;
+  const {
+    id,
+    version,
+    description,
+    appliesTo,
+    severity,
+    gate,
+    scope,
+    $schema: _schema,
+    ...rules
+  } = parsed.data;
   const given = RULE_SECTIONS.filter((section) => rules[section as keyof Rules] !== undefined);
   if (given.length === 0) {
     throw new ScenarioError(source, [`no rules: expected at least one of ${RULE_SECTIONS.join(', ')}`]);
@@ -81,13 +104,14 @@ export function parseScenario(value: unknown, source: string): Scenario {
     ...(version !== undefined && { version }),
     ...(description !== undefined && { description }),
     ...(appliesTo !== undefined && { appliesTo }),
+    ...(scope === 'conversation' && { scope }),
     ...(gate !== undefined && { gate }),
   };
 }
 
 /** The keys that mark each format; `id`, `version` and `description` are shared by all three. */
 const FORMAT_KEYS = {
-  native: [...RULE_SECTIONS, 'appliesTo', 'severity', 'gate'],
+  native: [...RULE_SECTIONS, 'appliesTo', 'severity', 'gate', 'scope'],
   'seed-001': [...SEED_001_KEYS, 'min_pass_rate'],
   'seed-000': SEED_000_KEYS,
 } as const;
@@ -159,6 +183,8 @@ function fromSeed001(value: Record<string, unknown>, source: string): Scenario {
     source,
     severity: {},
     rules,
+    // Seed 001's grader runs over the cumulative tool calls of a conversation.
+    scope: 'conversation',
     ...(version !== undefined && { version }),
     ...(description !== undefined && { description }),
     ...(minPassRate !== undefined && { gate: { minPassRate } }),

@@ -68,9 +68,17 @@ describe('toolpath compare: the pass-rate dimension', () => {
 
   it('counts dataset rows, not traces, when the reports carry their row', async () => {
     const dataset = join(dir, 'rows.jsonl');
+    // REFUND_RUN_ASSERTIONS in the native format, judged per trace (its default scope): a row
+    // then has a report per trace. (Seed-001 assertions judge a row as one conversation.)
+    const assertions = {
+      id: 'refund.run',
+      order: { sequence: { steps: [{ tool: 'get_refund_policy' }, { tool: 'issue_refund' }] } },
+      arguments: [{ tool: 'issue_refund', match: { mode: 'superset', args: { orderId: 'O-17' } } }],
+      tools: { allowed: REFUND_RUN_ASSERTIONS.allowed_tools, required: ['send_confirmation'] },
+    };
     const rows = [
-      { id: 'two-good', traces: [files[0], files[2]], assertions: REFUND_RUN_ASSERTIONS },
-      { id: 'one-bad', traces: [files[0], files[9]], assertions: REFUND_RUN_ASSERTIONS },
+      { id: 'two-good', traces: [files[0], files[2]], assertions },
+      { id: 'one-bad', traces: [files[0], files[9]], assertions },
     ];
     await writeFile(dataset, rows.map((row) => JSON.stringify(row)).join('\n'));
     const run = await runCli(['eval', '--dataset', dataset, '-f', 'json']);

@@ -191,7 +191,7 @@ describe('toolpath eval --dataset', () => {
     );
   });
 
-  it("judges a row's traces as one conversation: the row passes only when each trace does", async () => {
+  it("judges a row's traces as one conversation: one report per row, over all its traces", async () => {
     const path = join(dir, 'conversations.jsonl');
     const rows = [
       { id: 'two-good', traces: [trace(1), trace(3)], assertions: REFUND_RUN_ASSERTIONS },
@@ -201,7 +201,17 @@ describe('toolpath eval --dataset', () => {
     const run = await runCli(['eval', '--dataset', path, '-f', 'json']);
     expect(run.code).toBe(1);
     const document = JSON.parse(run.stdout);
-    expect(document.summary).toMatchObject({ evaluated: 4, passed: 3, failed: 1 });
+    expect(document.summary).toMatchObject({ traces: 4, evaluated: 2, passed: 1, failed: 1 });
+    expect(
+      document.reports.map((report: { conversationId: string; traceIds: string[]; row: string }) => [
+        report.row,
+        report.conversationId,
+        report.traceIds.length,
+      ]),
+    ).toEqual([
+      ['two-good', 'row two-good', 2],
+      ['one-bad', 'row one-bad', 2],
+    ]);
     expect(document.summary.scenarios[0]).toMatchObject({
       unit: 'row',
       evaluated: 2,

@@ -45,6 +45,10 @@ export interface ExpectedTrace {
   calls: Record<string, ExpectedCall>;
   /** Chains of groups in causal order; calls in no common chain are concurrent. */
   order: string[][][];
+  /** The conversation id the trace belongs to (its outermost agent run's), when it carries one. */
+  conversationId?: string;
+  /** The kinds of the warnings the trace must read with; none when absent. */
+  warnings?: string[];
 }
 
 /** Turns of one run where each is shown every result asked for before it (the history only grows). */
@@ -69,6 +73,7 @@ export const TRACES: ExpectedTrace[] = [
     // again, and the call once more as execute_tool: two turns, one call.
     file: 'adk-python-kagent/helm-list-releases.otlp.json',
     traceId: '3e289017fe03ffd7c4145316d2eb3d0d',
+    conversationId: 'ctx-7ed9780f-3688-4fc0-b10b-2e4df2f83cf0',
     runs: [
       {
         spanId: '581f1448d659341f',
@@ -93,6 +98,7 @@ export const TRACES: ExpectedTrace[] = [
   {
     file: 'adk-python-kagent/helm-list-releases-json.otlp.json',
     traceId: 'c9a03cc4e80ea7a22332db0fe4dc3adf',
+    conversationId: 'ctx-9cf62851-eac3-4802-ae09-0825201ee0b4',
     runs: [
       {
         spanId: '304b7df7e81946d0',
@@ -117,6 +123,7 @@ export const TRACES: ExpectedTrace[] = [
   {
     file: 'adk-python-kagent/k8s-no-tool.otlp.json',
     traceId: 'd497c9dd55717f2c5ecb79bda3028993',
+    conversationId: 'ctx-d8251ac3-6289-464a-8404-0fc4e312e823',
     runs: [
       { spanId: 'bfdb163f37e04a47', name: 'k8s_agent', turns: conversation([['896fc6b7b215e46d', []]]) },
     ],
@@ -128,6 +135,7 @@ export const TRACES: ExpectedTrace[] = [
     // under the httpx scope, and the Go controller's own invoke_agent span with nothing in it.
     file: 'adk-python-kagent/tempo-helm-list-releases.otlp.json',
     traceId: 'dd547580319ab0312cee07f1def50dad',
+    conversationId: 'ctx-eff35888-55ab-4eb0-b90d-7b21f711f91f',
     runs: [
       {
         spanId: 'eb7f99f3e3ec5041',
@@ -176,6 +184,7 @@ export const TRACES: ExpectedTrace[] = [
   {
     file: 'claude-agent-sdk-logfire/bash-ls.otlp.json',
     traceId: '00000000000000000000000000000001',
+    conversationId: 'ca03765b-a7e1-483b-9629-448c7aba5e7a',
     runs: [
       {
         spanId: '0000000000000001',
@@ -227,6 +236,9 @@ export const TRACES: ExpectedTrace[] = [
     // its sampling model's chat span and by the client's chat span under it.
     file: 'pydantic-ai-mcp-logfire/joker-mcp-sampling.otlp.json',
     traceId: '00000000000000000000000000000002',
+    // The outer agent's id; the sampling agent's own id (span 21's run) is ignored, and said so.
+    conversationId: 'conversation-of-run-span-3',
+    warnings: ['conversation.other_ids'],
     runs: [
       {
         spanId: '0000000000000003',
@@ -260,6 +272,7 @@ export const TRACES: ExpectedTrace[] = [
   {
     file: 'openinference-phoenix-pxi/pxi-turn.otlp.json',
     traceId: '0a82a441bf870b1a19eea45d31dc7185',
+    conversationId: 'fixture-session',
     runs: [
       {
         spanId: 'fb173a948cf4a99a',
@@ -399,6 +412,7 @@ export const TRACES: ExpectedTrace[] = [
     // nor after it; three read_skill_resource calls come from one response (concurrent).
     file: 'openinference-phoenix-pxi/pxi-turn-subagent.otlp.json',
     traceId: '0fd55baf8ac90431c48b42c04ed4abe9',
+    conversationId: 'fixture-subagent-session',
     runs: [
       {
         spanId: 'fb173a948cf4a99a',

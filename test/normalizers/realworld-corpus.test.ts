@@ -112,8 +112,12 @@ describe.each(TRACES)('$file', (expected) => {
     expect(pairs.sort()).toEqual(pairsOf(expected.order));
   });
 
-  it('reads the trace with no warning and nothing it could not read', () => {
-    expect(trajectory.issues).toEqual([]);
+  it('reads the trace with no warning and nothing it could not read (but the ones it must)', () => {
+    expect(trajectory.issues.map((issue) => issue.kind)).toEqual(expected.warnings ?? []);
+  });
+
+  it('belongs to the conversation of its outermost agent run', () => {
+    expect(trajectory.conversationId).toBe(expected.conversationId);
   });
 });
 

@@ -1,0 +1,144 @@
+/**
+ * Which conversation a trace belongs to: the id its outermost agent run carries under a
+ * convention's conversation key (`gen_ai.conversation.id`, OpenInference `session.id`, ...).
+ * Traces carrying the same id are judged together by conversation scenarios. Other ids in the
+ * trace (a sub-agent's own conversation) are ignored and said so; an id that is not a string or
+ * is too long is refused, and the trace is then judged on its own.
+ */
+import type { AttributeValue, SpanRecord } from '../model/span-record.js';
+import type { TrajectoryIssue } from '../model/trajectory.js';
+import type { Convention } from './convention.js';
+import type { SpanTree } from './span-tree.js';
+
+/** Longer ids are refused: an id is a key held per conversation, not a payload. */
+export const MAX_CONVERSATION_ID_LENGTH = 256;
+
+/** What a trace says about its conversation. */
+export interface ConversationReading {
+  /** Undefined when the trace carries no usable id: it is then judged on its own. */
+  id: string | undefined;
+  /** The ids ignored or refused, as warnings for the trajectory. */
+  issues: TrajectoryIssue[];
+}
+
+/** Keys per list of conventions, in precedence order, each once: built once per list. */
+const keyLists = new WeakMap<readonly Convention[], readonly string[]>();
+
+function keysOf(conventions: readonly Convention[]): readonly string[] {
+  let keys = keyLists.get(conventions);
+  if (!keys) {
+    keys = [...new Set(conventions.flatMap((convention) => convention.conversationKeys ?? []))];
+    keyLists.set(conventions, keys);
+  }
+  return keys;
+}
+
+/** One conversation key found on a span. */
+interface Found {
+  span: number;
+  key: string;
+  value: AttributeValue;
+}
+
+/**
+ * The trace's conversation id: on the outermost agent span that carries one, else on the
+ * outermost span that does (ties: the first in the trace). `isAgent` says which spans are agent
+ * runs. Linear in spans: depths are worked out once for all.
+ */
+export function readConversationId(
+  tree: SpanTree,
+  isAgent: (span: number) => boolean,
+  conventions: readonly Convention[],
+): ConversationReading {
+  const keys = keysOf(conventions);
+  const found: Found[] = [];
+  if (keys.length === 0) return { id: undefined, issues: [] };
+  for (let i = 0; i < tree.spans.length; i++) {
+    const attributes = (tree.spans[i] as SpanRecord).attributes;
+    for (const key of keys) {
+      const value = attributes[key];
+      if (value !== undefined && value !== null && value !== '') found.push({ span: i, key, value });
+    }
+  }
+  if (found.length === 0) return { id: undefined, issues: [] };
+  const depth = depths(tree);
+  let chosen: Found | undefined;
+  for (const agentsOnly of [true, false]) {
+    for (const candidate of found) {
+      if (agentsOnly && !isAgent(candidate.span)) continue;
+      if (!chosen || (depth[candidate.span] as number) < (depth[chosen.span] as number)) chosen = candidate;
+    }
+    if (chosen) break;
+  }
+  const first = chosen as Found;
+  const issues: TrajectoryIssue[] = [];
+  const where = `span ${(tree.spans[first.span] as SpanRecord).spanId}`;
+  const refused = refusal(first.value);
+  if (refused) {
+    issues.push({
+      kind: 'conversation.invalid_id',
+      message: `${where}: ${first.key} ${refused}, so the trace is judged on its own, not as part of a conversation`,
+      spanIds: [(tree.spans[first.span] as SpanRecord).spanId],
+    });
+    return { id: undefined, issues };
+  }
+  const id = first.value as string;
+  const others = new Map<string, string[]>();
+  for (const candidate of found) {
+    if (candidate.value === id) continue;
+    const text = typeof candidate.value === 'string' ? candidate.value : JSON.stringify(candidate.value);
+    const spans = others.get(text) ?? [];
+    spans.push((tree.spans[candidate.span] as SpanRecord).spanId);
+    others.set(text, spans);
+  }
+  if (others.size > 0) {
+    const listed = [...others.keys()].slice(0, 5).map((other) => JSON.stringify(shorten(other)));
+    const more = others.size > 5 ? ` and ${others.size - 5} more` : '';
+    issues.push({
+      kind: 'conversation.other_ids',
+      message: `the trace belongs to conversation ${JSON.stringify(shorten(id))} (${first.key} on its outermost ${isAgent(first.span) ? 'agent run' : 'span carrying one'}, ${where}); other conversation ids in it were ignored: ${listed.join(', ')}${more}`,
+      spanIds: [...others.values()].flat().slice(0, 20),
+    });
+  }
+  return { id, issues };
+}
+
+/** Why a value cannot be a conversation id, or undefined when it can. */
+function refusal(value: AttributeValue): string | undefined {
+  if (typeof value !== 'string') {
+    const kind = Array.isArray(value)
+      ? 'an array'
+      : value instanceof Uint8Array
+        ? 'bytes'
+        : `a ${typeof value}`;
+    return `is ${kind} (${shorten(JSON.stringify(value) ?? String(value))}), not a string`;
+  }
+  if (value.length > MAX_CONVERSATION_ID_LENGTH)
+    return `is ${value.length} characters long, over the ${MAX_CONVERSATION_ID_LENGTH} a conversation id may have`;
+  return undefined;
+}
+
+function shorten(text: string): string {
+  return text.length > 80 ? `${text.slice(0, 77)}...` : text;
+}
+
+/** Every span's depth, each worked out once (a walk up stops at an ancestor already known). */
+function depths(tree: SpanTree): Int32Array {
+  const n = tree.spans.length;
+  const depth = new Int32Array(n).fill(-1);
+  const path: number[] = [];
+  for (let i = 0; i < n; i++) {
+    if (depth[i] !== -1) continue;
+    let current = i;
+    // -2 marks a span on the current walk: meeting it again is a cycle of parent ids.
+    while (current !== -1 && depth[current] === -1) {
+      depth[current] = -2;
+      path.push(current);
+      current = tree.parent(current);
+    }
+    let base = current === -1 || depth[current] === -2 ? -1 : (depth[current] as number);
+    for (let k = path.length - 1; k >= 0; k--) depth[path[k] as number] = ++base;
+    path.length = 0;
+  }
+  return depth;
+}

@@ -1,0 +1,168 @@
+/**
+ * The processor judging a chat app's conversation as it happens: a real SDK provider, one trace
+ * per user message ended at different times. After each trace the conversation is judged
+ * provisionally (`final: false`, what later calls could still mend `pending`); once idle, final,
+ * on an evaluation span under the latest trace. Caps and the idle timeout are counted.
+ */
+import { afterEach, describe, expect, it } from 'vitest';
+import { runAgent } from '../../src/demo/agent.js';
+import { ScriptedModel, type ScriptStep } from '../../src/demo/mock-model.js';
+import { supportTools } from '../../src/demo/tools.js';
+import type { Report } from '../../src/model/report.js';
+import { CHAT_SCENARIO } from '../helpers/chat-conversation.js';
+import { eventsNamed, type Pipeline, pipeline } from '../processor/harness.js';
+
+const order = { orderId: 'O-17' };
+const lookUp: ScriptStep = () => ({ toolCalls: [{ name: 'get_order', arguments: order }] });
+const refund: ScriptStep = () => ({
+  toolCalls: [{ name: 'issue_refund', arguments: { ...order, amount: 40 } }],
+});
+const answer: ScriptStep = () => ({ text: 'Done.' });
+const MESSAGES = { lookup: [lookUp, answer], refund: [refund, answer] };
+
+let open: Pipeline | undefined;
+afterEach(async () => {
+  await open?.shutdown();
+  open = undefined;
+});
+
+function chatPipeline(limits: Record<string, number> = {}) {
+  const reports: Report[] = [];
+  open = pipeline({
+    scenarios: [CHAT_SCENARIO],
+    limits: { conversationIdleMs: 150, ...limits },
+    onReport: (report) => reports.push(report),
+  });
+  const tracer = open.provider.getTracer('chat-app');
+  /** One user message: a trace of its own, judged before this resolves. */
+  const send = async (conversationId: string | number, message: keyof typeof MESSAGES) => {
+    const before = reports.length;
+    await runAgent(
+      tracer,
+      'support-agent',
+      new ScriptedModel(MESSAGES[message]),
+      supportTools(),
+      message,
+      conversationId as string,
+    );
+    await until(() => reports.length > before);
+    return reports.slice(before);
+  };
+  return { pipeline: open, reports, send };
+}
+
+async function until(done: () => boolean, timeoutMs = 5_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!done()) {
+    if (Date.now() > deadline) throw new Error('timed out');
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+}
+
+const finalOf = (reports: readonly Report[]) => reports.filter((report) => report.final === true);
+
+describe('the processor, scope: conversation', () => {
+  it('is pending after the lookup, provisionally passes after the refund, passes finally when idle', async () => {
+    const { pipeline: p, reports, send } = chatPipeline();
+    const [first] = await send('chat-1', 'lookup');
+    expect(first).toMatchObject({ final: false, verdict: 'inconclusive', conversationId: 'chat-1' });
+    const pending = first?.findings.find((finding) => finding.rule === 'tools.required');
+    expect(pending).toMatchObject({ pending: true, severity: 'hard' });
+    expect(first?.assertions).toContainEqual(expect.objectContaining({ status: 'pending' }));
+    // Provisional reports count for nothing yet.
+    expect(await p.counter('toolpath.evaluations')).toBe(0);
+
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    const [second] = await send('chat-1', 'refund');
+    expect(second).toMatchObject({ final: false, verdict: 'pass' });
+    expect(second?.traceIds).toHaveLength(2);
+
+    await until(() => finalOf(reports).length === 1);
+    const [final] = finalOf(reports);
+    expect(final).toMatchObject({ verdict: 'pass', conversationId: 'chat-1', traceIds: second?.traceIds });
+    expect(final?.traceId).toBe(second?.traceIds?.[1]);
+    expect(await p.counter('toolpath.evaluations', { 'toolpath.verdict': 'pass' })).toBe(1);
+    expect(await p.counter('toolpath.evaluations')).toBe(1);
+
+    // The final findings go on an evaluation span under the latest trace's agent span.
+    await p.processor.forceFlush();
+    const latest = p.exporter
+      .getFinishedSpans()
+      .filter((span) => span.spanContext().traceId === final?.traceId);
+    const evaluation = latest.filter((span) => span.name === 'toolpath.evaluate');
+    const finalSpan = evaluation.find((span) => span.attributes['toolpath.conversation.final'] === true);
+    expect(finalSpan).toBeDefined();
+    const agent = latest.find((span) => span.name === 'invoke_agent support-agent');
+    expect(finalSpan?.parentSpanContext?.spanId).toBe(agent?.spanContext().spanId);
+    const [result] = eventsNamed(finalSpan as never, 'gen_ai.evaluation.result');
+    expect(result).toMatchObject({
+      'gen_ai.conversation.id': 'chat-1',
+      'toolpath.conversation.final': true,
+      'toolpath.verdict': 'pass',
+    });
+  });
+
+  it('fails the swapped conversation at once: a refund with no lookup before cannot be undone', async () => {
+    const { reports, send } = chatPipeline();
+    const [first] = await send('chat-2', 'refund');
+    expect(first).toMatchObject({ final: false, verdict: 'fail' });
+    const broken = first?.findings.find((finding) => finding.rule === 'order.before');
+    expect(broken?.pending).toBeUndefined();
+    await send('chat-2', 'lookup');
+    await until(() => finalOf(reports).length === 1);
+    expect(finalOf(reports)[0]).toMatchObject({ verdict: 'fail', conversationId: 'chat-2' });
+    expect(finalOf(reports)[0]?.traceIds).toHaveLength(2);
+  });
+
+  it('judges a conversation evicted over maxConversations final at once, counted', async () => {
+    const { pipeline: p, reports, send } = chatPipeline({ maxConversations: 1, conversationIdleMs: 60_000 });
+    await send('a', 'lookup');
+    await send('b', 'lookup');
+    await until(() => finalOf(reports).length === 1);
+    expect(finalOf(reports)[0]).toMatchObject({
+      conversationId: 'a',
+      verdict: 'fail',
+      incomplete: expect.stringContaining('max_conversations'),
+    });
+    expect(
+      await p.counter('toolpath.conversations.evicted', { 'toolpath.eviction.reason': 'max_conversations' }),
+    ).toBe(1);
+    // At shutdown, what is left is judged final too, and counted.
+    await p.processor.shutdown();
+    expect(finalOf(reports).map((report) => report.conversationId)).toEqual(['a', 'b']);
+    expect(
+      await p.counter('toolpath.conversations.evicted', { 'toolpath.eviction.reason': 'shutdown' }),
+    ).toBe(1);
+  });
+
+  it('closes a conversation past maxConversationCalls; what follows is inconclusive, not misjudged', async () => {
+    const {
+      pipeline: p,
+      reports,
+      send,
+    } = chatPipeline({ maxConversationCalls: 1, conversationIdleMs: 60_000 });
+    await send('c', 'lookup');
+    // Judging the refund's trace first judges the closed conversation final, then the new one.
+    const after = (await send('c', 'refund')).find((report) => report.final === false);
+    await until(() => finalOf(reports).length === 1);
+    expect(finalOf(reports)[0]).toMatchObject({
+      conversationId: 'c',
+      incomplete: expect.stringContaining('max_calls'),
+    });
+    expect(
+      await p.counter('toolpath.conversations.evicted', { 'toolpath.eviction.reason': 'max_calls' }),
+    ).toBe(1);
+    // Without its lookup, the refund would fail order.before: the verdict says it cannot tell.
+    expect(after).toMatchObject({ verdict: 'inconclusive', final: false });
+    expect(after?.findings.map((finding) => finding.rule)).toContain('conversation.truncated');
+  });
+
+  it('refuses a conversation id that is not a string: that trace is judged alone, the others as before', async () => {
+    const { send } = chatPipeline();
+    const [alone] = await send(42, 'lookup');
+    expect(alone?.conversationId).toBeUndefined();
+    expect(alone?.findings.map((finding) => finding.rule)).toContain('trajectory.conversation.invalid_id');
+    const [joined] = await send('chat-ok', 'lookup');
+    expect(joined).toMatchObject({ conversationId: 'chat-ok', final: false });
+  });
+});
