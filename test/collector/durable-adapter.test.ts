@@ -167,11 +167,18 @@ describe('durable mode in the adapter', () => {
       const response = await postSpans(running.url, agentTrace(n));
       expect(response.status).toBe(200);
     }
+    // The traces after it are judged 10 ms after their roots and their marks written: under load
+    // that can take longer than any fixed pause, so wait (up to 5 s) until only the waiting trace
+    // is held, then for the marks.
+    for (let waited = 0; waited < 5_000 && running.adapter.stats().bufferedSpans !== 1; waited += 50)
+      await new Promise((resolve) => setTimeout(resolve, 50));
     await new Promise((resolve) => setTimeout(resolve, 100));
     const stats = running.adapter.stats().storage;
     expect(stats?.compactions).toBeGreaterThan(0);
     expect(readdirSync(storage)).not.toContain(firstSegment);
-    expect(stats?.bytes).toBeLessThan(48 * 1024);
+    // Compaction runs as a request is admitted, so the last one admitted may pass the cap by its
+    // own size (less than a segment here), no more.
+    expect(stats?.bytes).toBeLessThan(48 * 1024 + 4 * 1024);
     await running.crash();
     // The waiting trace is still in the log, with its span.
     const again = await start(dir);
