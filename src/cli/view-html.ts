@@ -98,7 +98,7 @@ export function renderViewPage(
 <p class="meta">trace <code>${escapeHtml(trajectory.traceId)}</code> · ${escapeHtml(options.source)} · ${trajectory.calls.length} calls · ${trajectory.turns.length} turns ${verdicts}</p>
 <p class="legend"><span class="swatch ok">ok</span> <span class="swatch error">error</span> <span class="swatch no_result">no result</span>${trajectory.calls.some((call) => call.outcome.status === 'not_executed') ? ' <span class="swatch not_executed">not executed</span>' : ''}${reports.length > 0 ? ' <span class="swatch flagged">named by a finding <span class="marker">⚑</span></span>' : ''} · hover or click a call for its arguments and result</p>
 </header>
-<main>
+${finalAnswer(trajectory)}<main>
 ${drawn.html}
 </main>
 <script type="application/json" id="toolpath-data">${scriptJson({ calls: drawn.calls })}</script>
@@ -108,6 +108,24 @@ toolpathDag(document, JSON.parse(document.getElementById('toolpath-data').textCo
 </body>
 </html>
 `;
+}
+
+/**
+ * The agent's final answer, when its convention records the text: the last answer of the
+ * outermost run's turns (in causal order), else of any turn. Escaped; '' when there is none.
+ */
+function finalAnswer(trajectory: Trajectory): string {
+  const outermost = trajectory.agents[0]?.id;
+  let last: string | undefined;
+  let lastOfOutermost: string | undefined;
+  for (const turn of trajectory.turns) {
+    if (turn.answer === undefined) continue;
+    last = turn.answer;
+    if (turn.runId === outermost) lastOfOutermost = turn.answer;
+  }
+  const answer = lastOfOutermost ?? last;
+  if (answer === undefined) return '';
+  return `<section class="answer"><h2>Final answer</h2><p>${escapeHtml(answer)}</p></section>\n`;
 }
 
 /** What the details panel shows for one call (built by the script with textContent, never as HTML). */
@@ -324,6 +342,7 @@ function findingsSection(
 
 /** The CSS of a drawn trajectory (and of the single-trace page around it). */
 export const VIEW_STYLE = `
+.answer{margin:0 0 12px;padding:8px 12px;border:1px solid #d0d7de;border-radius:6px;background:#f6f8fa;max-width:100%}.answer h2{font-size:0.95em;margin:0 0 4px;color:#57606a}.answer p{margin:0;white-space:pre-wrap;overflow-wrap:anywhere}
 *{box-sizing:border-box}
 body{margin:0;font:14px/1.4 system-ui,-apple-system,"Segoe UI",sans-serif;color:#1f2328;background:#f6f8fa}
 header{padding:12px 20px;background:#fff;border-bottom:1px solid #d0d7de}

@@ -138,6 +138,11 @@ export interface Turn {
   consumed: string[];
   /** Tokens the generation used, when the convention records them. */
   usage?: TokenUsage;
+  /**
+   * The text the generation answered with, when the convention records its output (OTel GenAI's
+   * `gen_ai.output.messages` text parts). Shown by `toolpath view`; never put in findings.
+   */
+  answer?: string;
 }
 
 /** Token counts of one generation. */

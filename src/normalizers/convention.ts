@@ -64,6 +64,8 @@ export interface TurnDraft {
   historyLength: number;
   model?: string;
   usage?: TokenUsage;
+  /** The text of its output, when recorded (see Turn.answer). */
+  answer?: string;
   /**
    * Tool requests in the output that could not be read, each said in a few words (`gen_ai.output.messages
    * is not valid JSON`, `a part of type "function_call"`): evidence of tool use no call stands for.

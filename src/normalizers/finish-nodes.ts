@@ -68,9 +68,9 @@ export function toToolCall(node: CallNode): ToolCall {
 }
 
 export function toTurn(turn: TurnNode): Turn {
-  const { model, usage } = turn.draft;
+  const { model, usage, answer } = turn.draft;
   // The usual turn, with model and usage, in one literal (as for calls, see toToolCall).
-  if (model && usage) {
+  if (model && usage && answer === undefined) {
     return {
       id: turn.id,
       spanId: turn.span.spanId,
@@ -84,6 +84,7 @@ export function toTurn(turn: TurnNode): Turn {
   const out = { id: turn.id, spanId: turn.span.spanId, runId: turn.run.id } as Turn;
   if (turn.draft.model) out.model = turn.draft.model;
   if (turn.draft.usage) out.usage = turn.draft.usage;
+  if (answer !== undefined) out.answer = answer;
   out.issued = idsOf(turn.issued);
   out.consumed = turn.consumed ?? [];
   return out;

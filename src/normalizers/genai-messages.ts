@@ -415,3 +415,25 @@ function argumentsOf(part: { [key: string]: JsonValue }): Captured<JsonValue> {
   // Already parsed JSON (the messages were): nothing to convert, unlike raw attribute values.
   return typeof value === 'string' ? capturedJson(value) : { captured: true, value };
 }
+
+/** The longest answer text a turn keeps (the view shows it; nothing else reads it). */
+const MAX_ANSWER_CHARS = 4_000;
+
+/**
+ * The text parts of a turn's output messages (`{type: "text", content}`), joined; undefined when
+ * there are none. Cut at {@link MAX_ANSWER_CHARS}.
+ */
+export function answerText(output: readonly JsonValue[]): string | undefined {
+  let text: string | undefined;
+  for (const message of output) {
+    if (typeof message !== 'object' || message === null || Array.isArray(message)) continue;
+    const parts = message.parts;
+    if (!Array.isArray(parts)) continue;
+    for (const part of parts) {
+      if (typeof part !== 'object' || part === null || Array.isArray(part)) continue;
+      if (part.type !== 'text' || typeof part.content !== 'string' || part.content === '') continue;
+      text = text === undefined ? part.content : `${text}\n${part.content}`;
+    }
+  }
+  return text !== undefined && text.length > MAX_ANSWER_CHARS ? `${text.slice(0, MAX_ANSWER_CHARS)}…` : text;
+}

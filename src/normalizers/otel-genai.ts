@@ -11,7 +11,7 @@ import type { Attributes, SpanRecord } from '../model/span-record.js';
 import type { TokenUsage } from '../model/trajectory.js';
 import { jsonAttribute, stringAttribute } from './attributes.js';
 import type { Convention, DecisionDraft, SpanReading, ToolCallDraft, TurnDraft } from './convention.js';
-import { readHistory, readMessages, requestedCalls, unreadRequests } from './genai-messages.js';
+import { answerText, readHistory, readMessages, requestedCalls, unreadRequests } from './genai-messages.js';
 import { spanOutcome } from './span-outcome.js';
 
 /** Attribute keys of the OTel GenAI and MCP conventions that this normalizer reads. */
@@ -164,6 +164,8 @@ function readTurn(span: SpanRecord): SpanReading {
   // Assigned in turn, not spread: spreading optional fields is ten times slower in V8.
   if (model) turn.model = model;
   if (usage) turn.usage = usage;
+  const answer = output && answerText(output);
+  if (answer) turn.answer = answer;
   const unread = output
     ? unreadRequests(output, GENAI.outputMessages)
     : Object.hasOwn(span.attributes, GENAI.outputMessages)

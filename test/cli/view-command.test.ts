@@ -45,6 +45,31 @@ describe('toolpath view', () => {
     expect(html).not.toContain('class="findings-panel"');
   });
 
+  it("shows the agent's final answer, as its last generation's output says it, escaped", async () => {
+    const out = join(dir, 'answer.html');
+    expect((await view([good, '--out', out])).code).toBe(0);
+    const html = await readFile(out, 'utf8');
+    // The answer as the trace records it: the text part of the last chat span's output messages.
+    const request = JSON.parse(await readFile(good, 'utf8')) as {
+      resourceSpans: {
+        scopeSpans: {
+          spans: { name: string; attributes: { key: string; value: { stringValue?: string } }[] }[];
+        }[];
+      }[];
+    };
+    const chats = request.resourceSpans
+      .flatMap((resource) => resource.scopeSpans.flatMap((scope) => scope.spans))
+      .filter((span) => span.name.startsWith('chat'));
+    const output = chats.at(-1)?.attributes.find((a) => a.key === 'gen_ai.output.messages')
+      ?.value.stringValue;
+    const text = (
+      JSON.parse(output ?? '[]') as { parts: { type: string; content: string }[] }[]
+    )[0]?.parts.find((part) => part.type === 'text')?.content;
+    expect(text).toBeTruthy();
+    const escaped = (text as string).replaceAll('&', '&amp;').replaceAll('<', '&lt;').replaceAll('>', '&gt;');
+    expect(html).toContain(`<section class="answer"><h2>Final answer</h2><p>${escaped}</p></section>`);
+  });
+
   it('draws every call with its id, tool and outcome, one row per turn', async () => {
     const out = join(dir, 'bad.html');
     expect((await view([bad, '--out', out])).code).toBe(0);
