@@ -70,13 +70,24 @@ export function toToolCall(node: CallNode): ToolCall {
 export function toTurn(turn: TurnNode): Turn {
   const { model, usage, answer } = turn.draft;
   // The usual turn, with model and usage, in one literal (as for calls, see toToolCall).
-  if (model && usage && answer === undefined) {
+  if (model && usage) {
+    if (answer === undefined)
+      return {
+        id: turn.id,
+        spanId: turn.span.spanId,
+        runId: turn.run.id,
+        model,
+        usage,
+        issued: idsOf(turn.issued),
+        consumed: turn.consumed ?? [],
+      };
     return {
       id: turn.id,
       spanId: turn.span.spanId,
       runId: turn.run.id,
       model,
       usage,
+      answer,
       issued: idsOf(turn.issued),
       consumed: turn.consumed ?? [],
     };
