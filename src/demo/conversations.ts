@@ -46,6 +46,9 @@ const answer =
   (text: string): ScriptStep =>
   () => ({ text });
 
+/** The steps the demo's scripts are made of, for other scripted runs of the same agent (tests). */
+export const DEMO_STEPS = { lookUpBoth, refundTheOrderAmount, confirm, answer };
+
 /** The three conversations the demo runs. */
 export const DEMO_CONVERSATIONS: DemoConversation[] = [
   {

@@ -6,43 +6,15 @@
  */
 import { readdir, readFile } from 'node:fs/promises';
 import { captureConversations } from '../../src/demo/capture.js';
-import { DEMO_CONVERSATIONS, type DemoConversation } from '../../src/demo/conversations.js';
-import type { ScriptStep } from '../../src/demo/mock-model.js';
+import { DEMO_CONVERSATIONS, DEMO_STEPS, type DemoConversation } from '../../src/demo/conversations.js';
 import { type DemoTool, supportTools } from '../../src/demo/tools.js';
-import type { JsonValue } from '../../src/model/json.js';
 import { SEED_000_CONVERSATIONS } from './worked-evals.js';
 
 /** The resource attribute every trace of the run carries: the task the agent was given. */
 export const REFUND_TASK = { 'task.id': 'refund-O-17' };
 
-const order = { orderId: 'O-17' };
-const field = (value: JsonValue | undefined, key: string): JsonValue =>
-  value !== null && typeof value === 'object' && !Array.isArray(value) ? (value[key] ?? null) : null;
-const lookUpBoth: ScriptStep = () => ({
-  toolCalls: [
-    { name: 'get_order', arguments: order },
-    { name: 'get_refund_policy', arguments: order },
-  ],
-});
-const refund: ScriptStep = (seen) => ({
-  toolCalls: [
-    { name: 'issue_refund', arguments: { ...order, amount: field(seen.get('get_order'), 'amount') } },
-  ],
-});
-const confirm: ScriptStep = (seen) => ({
-  toolCalls: [
-    {
-      name: 'send_confirmation',
-      arguments: {
-        email: field(seen.get('get_order'), 'email'),
-        refundId: field(seen.get('issue_refund'), 'refundId'),
-      },
-    },
-  ],
-});
-const answer =
-  (text: string): ScriptStep =>
-  () => ({ text });
+const { lookUpBoth, refundTheOrderAmount: refund, answer } = DEMO_STEPS;
+const confirm = DEMO_STEPS.confirm();
 
 /** Three more ways the refund goes, beside the demo's and seed 000's. */
 const MORE: DemoConversation[] = [
