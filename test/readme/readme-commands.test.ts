@@ -5,7 +5,7 @@
  * not know fails the first test, so a new one in the README gets a check here, or a reason why
  * it is run elsewhere.
  */
-import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -45,10 +45,17 @@ interface Ran {
 }
 
 let dir: string;
-const children: ChildProcess[] = [];
+const groups: number[] = [];
 afterAll(() => {
-  for (const child of children) child.kill('SIGKILL');
+  for (const group of groups) signalGroup(group, 'SIGKILL');
 });
+
+/** Signals every process of a group; one already gone is not an error. */
+function signalGroup(group: number, signal: NodeJS.Signals): void {
+  try {
+    process.kill(-group, signal);
+  } catch {}
+}
 
 /** `npx toolpath` as the README's reader runs it, on this checkout's sources. */
 const PRELUDE = `npx() { if [ "$1" = toolpath ]; then shift; node --import "${join(ROOT, 'node_modules/tsx/dist/loader.mjs')}" "${join(ROOT, 'src/cli/bin.ts')}" "$@"; else echo "npx $1: not expected here" >&2; return 127; fi; }\n`;
@@ -58,10 +65,20 @@ function sh(command: string, cwd = dir): Ran {
   return { code: run.status, stdout: run.stdout, stderr: run.stderr };
 }
 
-/** Starts a long-running command (no shell function: exec'd, so SIGTERM reaches it), waits for `ready` on stdout, stops it. */
-async function startAndStop(command: string, cwd: string, ready: RegExp): Promise<Ran> {
-  const child = spawn('sh', ['-c', `exec ${command}`], { cwd, stdio: ['ignore', 'pipe', 'pipe'] });
-  children.push(child);
+/**
+ * Starts a long-running command in its own process group, waits for `ready` on stdout, and stops it
+ * as Ctrl-C in a terminal does: SIGINT to the whole group. Signalling only the first process is not
+ * what a reader does, and through `npm run` it reaches npm's shell, which dies and leaves toolpath
+ * running. A command still running 30 s after the signal is killed and reported as `stuck`.
+ */
+async function startAndStop(command: string, cwd: string, ready: RegExp): Promise<Ran & { stuck: boolean }> {
+  const child = spawn('sh', ['-c', `exec ${command}`], {
+    cwd,
+    detached: true,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  const group = child.pid as number;
+  groups.push(group);
   let stdout = '';
   let stderr = '';
   child.stdout?.on('data', (chunk) => (stdout += chunk));
@@ -81,9 +98,18 @@ async function startAndStop(command: string, cwd: string, ready: RegExp): Promis
     }),
     exited.then(() => false),
   ]);
-  if (started) child.kill('SIGTERM');
+  let stuck = false;
+  if (started) {
+    signalGroup(group, 'SIGINT');
+    const deadline = setTimeout(() => {
+      stuck = true;
+      signalGroup(group, 'SIGKILL');
+    }, 30_000);
+    await exited;
+    clearTimeout(deadline);
+  }
   const code = await exited;
-  return { code, signal, stdout, stderr };
+  return { code, signal, stdout, stderr, stuck };
 }
 
 /** `npx toolpath ...` as a real command line: sh cannot exec a function. */
@@ -235,6 +261,7 @@ const KNOWN: { pattern: RegExp; check?: Check; elsewhere?: string }[] = [
     pattern: /^npx toolpath serve --config toolpath\.yaml$/,
     check: async (command) => {
       const run = await startAndStop(execable(command), dir, /\n {2}findings .*\n/);
+      expect(run.stuck, 'still running 30 s after Ctrl-C').toBe(false);
       expect(run.stderr).toBe('');
       expect(run.code).toBe(0);
       expect(run.stdout).toMatch(
@@ -258,8 +285,9 @@ const KNOWN: { pattern: RegExp; check?: Check; elsewhere?: string }[] = [
         expect(run.stderr).toMatch(/EADDRINUSE.*another process listens there/);
         return;
       }
-      // npm itself may end on the SIGTERM it passed on; toolpath's own stop is its stop line.
-      if (command.startsWith('npm') && run.signal === 'SIGTERM') expect(run.code).toBe(null);
+      expect(run.stuck, 'still running 30 s after Ctrl-C').toBe(false);
+      // npm itself may end on the SIGINT it was sent too; toolpath's own stop is its stop line.
+      if (command.startsWith('npm') && run.signal === 'SIGINT') expect(run.code).toBe(null);
       else expect(run.code).toBe(0);
       expect(run.stdout).toMatch(/^toolpath serve: stopped; /m);
       expect(run.stdout).toContain('  OTLP/HTTP  http://127.0.0.1:4318/v1/traces');
