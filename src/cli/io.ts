@@ -1,7 +1,7 @@
 /** The process edges a command uses, injectable so commands run in tests without spawning. */
 import { readFile, writeFile } from 'node:fs/promises';
 import { type ParseArgsConfig, parseArgs } from 'node:util';
-import { suggestion } from '../scenario/issue-messages.js';
+import { suggestion } from '../scenario/suggestion.js';
 
 /** Where a command reads and writes. */
 export interface CliIO {

@@ -1,7 +1,7 @@
 /** The `toolpath` command: dispatches to a subcommand; never prints a stack trace unless asked. */
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { suggestion } from '../scenario/issue-messages.js';
+import { suggestion } from '../scenario/suggestion.js';
 import { COMPARE_USAGE, compareCommand } from './compare-command.js';
 import { demoCommand } from './demo-command.js';
 import { EVAL_USAGE, evalCommand } from './eval-command.js';

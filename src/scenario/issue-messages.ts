@@ -4,6 +4,7 @@
  */
 import { z } from 'zod';
 import { describeValue } from './assertions.js';
+import { suggestion } from './suggestion.js';
 
 /** More problems than this in one file are summarized: the first ones are what a user fixes first. */
 const MAX_PROBLEMS = 10;
@@ -173,39 +174,4 @@ function objectOptions(schema: z.ZodType, value: unknown): z.ZodType[] {
   if (schema instanceof z.ZodObject || schema instanceof z.ZodArray || schema instanceof z.ZodRecord)
     return [schema];
   return [];
-}
-
-/** ` (did you mean x?)` when a known name is close enough to be the intended one, else ''. */
-export function suggestion(word: string, candidates: readonly string[]): string {
-  const normalized = normalizeName(word);
-  let best: string | undefined;
-  let bestDistance = Number.POSITIVE_INFINITY;
-  for (const candidate of candidates) {
-    const distance = editDistance(normalized, normalizeName(candidate));
-    if (distance < bestDistance) {
-      best = candidate;
-      bestDistance = distance;
-    }
-  }
-  const tolerance = Math.max(1, Math.floor(normalized.length / 3));
-  return best !== undefined && bestDistance <= tolerance ? ` (did you mean ${best}?)` : '';
-}
-
-/** Case, `-` and `_` are the usual slips (`allowed-tools`, `callIndex`): ignore them when comparing. */
-function normalizeName(name: string): string {
-  return name.toLowerCase().replace(/[-_\s]/g, '');
-}
-
-/** Levenshtein distance, two rows. */
-function editDistance(a: string, b: string): number {
-  let previous = Array.from({ length: b.length + 1 }, (_, index) => index);
-  for (let i = 1; i <= a.length; i++) {
-    const current = [i];
-    for (let j = 1; j <= b.length; j++) {
-      const substitution = (previous[j - 1] ?? 0) + (a[i - 1] === b[j - 1] ? 0 : 1);
-      current[j] = Math.min((previous[j] ?? 0) + 1, (current[j - 1] ?? 0) + 1, substitution);
-    }
-    previous = current;
-  }
-  return previous[b.length] ?? 0;
 }

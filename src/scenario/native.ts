@@ -11,6 +11,7 @@ import { z } from 'zod';
 import { compileArgsSchema } from '../evaluate/json-schema.js';
 import { argsSchema, type CompiledRegex, compileRegex, passRateSchema, toolName } from './assertions.js';
 import { acceptableValuesFit } from './match-checks.js';
+import { suggestion } from './suggestion.js';
 
 /** A tool, or a set of tools any one of which satisfies the constraint. */
 const toolSet = z
@@ -347,7 +348,7 @@ const milestonesSectionSchema = z
     const check = (name: string, path: (string | number)[]) => {
       if (Object.hasOwn(section.define, name)) return;
       const known = defined.length === 0 ? 'none' : defined.join(', ');
-      const message = `unknown milestone ${JSON.stringify(name)}${didYouMean(name, defined)}; defined: ${known}`;
+      const message = `unknown milestone ${JSON.stringify(name)}${suggestion(name, defined)}; defined: ${known}`;
       ctx.addIssue({ code: 'custom', message, path });
     };
     for (const [name, prerequisites] of Object.entries(section.requires ?? {})) {
@@ -368,36 +369,6 @@ const milestonesSectionSchema = z
       check(name, ['never', index]);
     });
   });
-
-/**
- * ` (did you mean x?)` for the closest name within a third of the word's length in edits (at
- * least one, and never a whole-word replacement), else ''.
- */
-function didYouMean(word: string, names: readonly string[]): string {
-  let best: string | undefined;
-  let bestDistance = Math.min(Math.max(1, Math.floor(word.length / 3)), word.length - 1) + 1;
-  for (const name of names) {
-    const distance = editDistance(word.toLowerCase(), name.toLowerCase());
-    if (distance < bestDistance) [best, bestDistance] = [name, distance];
-  }
-  return best === undefined ? '' : ` (did you mean ${best}?)`;
-}
-
-/** Levenshtein distance, one row. */
-function editDistance(a: string, b: string): number {
-  const row = Array.from({ length: b.length + 1 }, (_, index) => index);
-  for (let i = 1; i <= a.length; i++) {
-    let diagonal = row[0] as number;
-    row[0] = i;
-    for (let j = 1; j <= b.length; j++) {
-      const above = row[j] as number;
-      const cost = a[i - 1] === b[j - 1] ? 0 : 1;
-      row[j] = Math.min(above + 1, (row[j - 1] as number) + 1, diagonal + cost);
-      diagonal = above;
-    }
-  }
-  return row[b.length] as number;
-}
 
 /** Default time an outcome hook may take before it is stopped and reported inconclusive. */
 export const DEFAULT_OUTCOME_TIMEOUT_MS = 10_000;

@@ -25,7 +25,7 @@ import {
 import { describeReadError } from './read-error.js';
 import { describeYamlError } from './yaml-errors.js';
 
-export { suggestion } from './issue-messages.js';
+export { suggestion } from './suggestion.js';
 
 /** A loaded scenario: who it is, where it came from, which traces it applies to, and its rules. */
 export interface Scenario {
