@@ -1,116 +1,24 @@
 /**
  * The native scenario format: the single source of the scenario types, the validation messages
  * and the JSON Schema editors use (`toolpath schema`). One section per rule family; every section
- * is optional and an omitted one checks nothing.
- *
- * Argument modes are read from the actual call's side everywhere: `superset` = the call has at
- * least these arguments (seed 001's `subset`), `subset` = the call has nothing beyond these, as
- * LangChain agentevals defines them for reference trajectories.
+ * is optional and an omitted one checks nothing. How calls are named and matched:
+ * native-matching.ts; outcome hooks and the run gate: native-run.ts.
  */
 import { z } from 'zod';
-import { compileArgsSchema } from '../evaluate/json-schema.js';
-import { argsSchema, type CompiledRegex, compileRegex, passRateSchema, toolName } from './assertions.js';
-import { acceptableValuesFit } from './match-checks.js';
+import { argsSchema, toolName } from './assertions.js';
+import {
+  appliesToSchema,
+  argsMatchSchema,
+  outcomeSchema,
+  path,
+  severitySchema,
+  toolSet,
+} from './native-matching.js';
+import { gateSchema, outcomeSectionSchema } from './native-run.js';
 import { suggestion } from './suggestion.js';
 
-/** A tool, or a set of tools any one of which satisfies the constraint. */
-const toolSet = z
-  .union([toolName, z.array(toolName).min(1)])
-  .transform((value) => (Array.isArray(value) ? value : [value]))
-  .meta({ description: 'A tool name, or a list of tool names (any one of them).' });
-
-/** Severities a scenario can give a rule. */
-export const severitySchema = z.enum(['hard', 'warning']);
-
-/** A dot path into arguments or results (`customer.id`, `items.0.sku`); `*` matches one segment. */
-const path = z
-  .string()
-  .min(1)
-  .meta({ description: 'A dot path, e.g. customer.id or items.0.sku; * matches one segment.' });
-
-/**
- * Which outcome a call must have to count or match: `ok` (it succeeded), `error` (it failed),
- * `any` (every call, the default). A call that never reported a result makes an `ok` or `error`
- * rule inconclusive where it could change the verdict.
- */
-const outcomeSchema = z.enum(['ok', 'error', 'any']).optional().meta({
-  description:
-    'ok: only calls that succeeded count. error: only calls that failed. any (default): every call, whatever its outcome (also calls denied before they ran).',
-});
-
-/** Acceptable values per argument path: BFCL's possible answers, `""` marking an optional argument. */
-const acceptableValuesSchema = z.record(path, z.array(z.json()).min(1)).meta({
-  description:
-    'Per argument path (no *), the values it may have; "" in the list means the argument may also be left out. Compared like the other arguments (numeric, normalize).',
-});
-
-/** How a call's arguments must look. */
-export const argsMatchSchema = z
-  .strictObject({
-    mode: z.enum(['exact', 'superset', 'subset', 'regex', 'schema']).default('superset').meta({
-      description:
-        'exact: deep equal. superset (default): the call has at least these arguments. subset: the call has nothing beyond these. regex: pattern tested on the JSON of the arguments. schema: a JSON Schema the arguments must satisfy.',
-    }),
-    args: argsSchema.optional(),
-    pattern: z.string().optional(),
-    flags: z.string().optional(),
-    schema: argsSchema
-      .optional()
-      .meta({ type: 'object', description: 'A JSON Schema (draft 2020-12) for the arguments.' }),
-    ignore: z
-      .array(path)
-      .optional()
-      .meta({ description: 'Paths (globs with *) left out of the comparison.' }),
-    defaults: argsSchema
-      .optional()
-      .meta({ description: 'Declared defaults: an argument equal to its default counts as absent.' }),
-    numeric: z
-      .boolean()
-      .optional()
-      .meta({ description: 'Compare numbers and numeric strings by value (1, 1.0 and "1" are equal).' }),
-    oneOf: acceptableValuesSchema.optional(),
-    normalize: z.boolean().optional().meta({
-      description:
-        'Compare strings normalized as BFCL does: spaces and , . / - _ * ^ removed, lower-cased, \' read as ".',
-    }),
-  })
-  .transform((match, ctx): typeof match & { regex?: CompiledRegex } => {
-    const needs = match.mode === 'regex' ? 'pattern' : match.mode === 'schema' ? 'schema' : 'args';
-    if (match.oneOf !== undefined && !acceptableValuesFit(match, ctx)) return z.NEVER;
-    if (match[needs] === undefined && !(needs === 'args' && match.oneOf !== undefined)) {
-      ctx.addIssue({ code: 'custom', message: `mode ${match.mode} needs ${needs}`, path: [needs] });
-      return z.NEVER;
-    }
-    if (match.mode === 'schema' && match.schema !== undefined) {
-      // Checked and compiled once, at load time: an unusable schema never loads, evaluation never compiles.
-      const compiled = compileArgsSchema(match.schema);
-      if (compiled.ok) return match;
-      for (const problem of compiled.problems) {
-        ctx.addIssue({ code: 'custom', message: problem.message, path: ['schema', ...problem.path] });
-      }
-      return z.NEVER;
-    }
-    if (match.mode !== 'regex' || match.pattern === undefined) return match;
-    // Compiled once, at load time, on RE2: a pattern that needs backtracking never loads.
-    const compiled = compileRegex(match.pattern, match.flags);
-    if (!compiled.ok) {
-      ctx.addIssue({ code: 'custom', message: compiled.message, path: [compiled.field] });
-      return z.NEVER;
-    }
-    return { ...match, regex: compiled.regex };
-  });
-
-/** Which traces a scenario applies to; all given conditions must hold. None given: every trace. */
-export const appliesToSchema = z.strictObject({
-  agent: toolSet
-    .optional()
-    .meta({ description: 'The root agent name (gen_ai.agent.name or the convention equivalent).' }),
-  rootSpan: toolSet.optional().meta({ description: "The root span's name." }),
-  attributes: z
-    .record(z.string(), z.union([z.string(), z.number(), z.boolean()]))
-    .optional()
-    .meta({ description: 'Root span attributes that must have these values.' }),
-});
+export { appliesToSchema, argsMatchSchema, severitySchema } from './native-matching.js';
+export { DEFAULT_OUTCOME_TIMEOUT_MS, gateSchema } from './native-run.js';
 
 const toolsSectionSchema = z.strictObject({
   allowed: z
@@ -368,88 +276,6 @@ const milestonesSectionSchema = z
     section.never?.forEach((name, index) => {
       check(name, ['never', index]);
     });
-  });
-
-/** Default time an outcome hook may take before it is stopped and reported inconclusive. */
-export const DEFAULT_OUTCOME_TIMEOUT_MS = 10_000;
-
-/** An hour: a check slower than that is a mistake, and timers cannot wait much beyond 24 days anyway. */
-const MAX_OUTCOME_TIMEOUT_MS = 3_600_000;
-
-const outcomeHookSchema = z.strictObject({
-  name: z.string().min(1).meta({
-    description:
-      "The hook's name: it reports as outcome:<name>, and names the function that checks it when the check is supplied in code.",
-  }),
-  command: z.string().min(1).optional().meta({
-    description:
-      "A shell command run by toolpath eval, in the scenario file's directory, with the report (JSON, without outcome results) on stdin and TOOLPATH_TRACE_ID, TOOLPATH_SCENARIO_ID, TOOLPATH_OUTCOME in its environment. Exit 0: pass; exit 1: fail, with the first line of output as the reason; anything else: inconclusive. Omitted: the check is supplied in code, else the hook is inconclusive.",
-  }),
-  timeoutMs: z.int().min(1).max(MAX_OUTCOME_TIMEOUT_MS).default(DEFAULT_OUTCOME_TIMEOUT_MS).meta({
-    description:
-      'How long the check may run, in ms, before it is stopped and reported inconclusive (default 10000, at most an hour).',
-  }),
-});
-
-const outcomeSectionSchema = z.array(outcomeHookSchema).superRefine((hooks, ctx) => {
-  // Results are keyed by name: two hooks with one name would silently share a result.
-  const seen = new Set<string>();
-  hooks.forEach((hook, index) => {
-    if (seen.has(hook.name)) {
-      ctx.addIssue({
-        code: 'custom',
-        message: `duplicate outcome hook name ${JSON.stringify(hook.name)}`,
-        path: [index, 'name'],
-      });
-    }
-    seen.add(hook.name);
-  });
-});
-
-/**
- * The run gate: what a run of evaluations must reach for this scenario, instead of every
- * evaluation passing. Judged over a whole `toolpath eval` (or dataset), never on one trace.
- */
-export const gateSchema = z
-  .strictObject({
-    minPassRate: passRateSchema.optional().meta({
-      description:
-        "The share of evaluations (traces, or dataset rows' trials) that must pass, 0 to 1; inconclusive counts as not passed. Seed 001's min_pass_rate.",
-    }),
-    passK: z
-      .strictObject({
-        k: z.int().min(1).meta({ description: 'How many trials of a task must all pass.' }),
-        min: passRateSchema.meta({ description: 'The pass^k the run must reach, 0 to 1.' }),
-      })
-      .optional()
-      .meta({
-        description:
-          'pass^k as tau-bench computes it: the mean over tasks of C(c, k) / C(n, k) (n trials of a task, c passed). Tasks with fewer than k trials are left out and counted. Trials are grouped by dataset row, or by trialsBy.',
-      }),
-    trialsBy: z
-      .strictObject({
-        attribute: z.string().min(1).meta({
-          description:
-            'A root-span attribute (else a resource attribute) whose value names the task, e.g. task.id.',
-        }),
-      })
-      .optional()
-      .meta({ description: 'Groups traces into trials of one task for passK, by an attribute.' }),
-  })
-  .superRefine((gate, ctx) => {
-    if (gate.minPassRate === undefined && gate.passK === undefined) {
-      ctx.addIssue({
-        code: 'custom',
-        message: 'a gate needs minPassRate or passK (or both); without a gate every evaluation must pass',
-      });
-    }
-    if (gate.trialsBy !== undefined && gate.passK === undefined) {
-      ctx.addIssue({
-        code: 'custom',
-        message: 'trialsBy groups trials for passK; give passK: {k, min} too, or remove trialsBy',
-        path: ['trialsBy'],
-      });
-    }
   });
 
 /** The rule sections of a scenario. */
