@@ -11,9 +11,9 @@ import { formatJunit } from './format-junit.js';
 import { formatMarkdown } from './format-markdown.js';
 import { formatPretty } from './format-pretty.js';
 import { type CliIO, parseCommandLine, UsageError } from './io.js';
-import { formatInputError, type InputError } from './read-traces.js';
-import { type EvalRun, exitCodeOf, runEvalWithOutcomes, type StoredText } from './run-eval.js';
-import { loadDataset, loadScenarios, readInputs } from './run-inputs.js';
+import { formatInputError } from './read-traces.js';
+import { type EvalRun, exitCodeOf, runEvalWithOutcomes } from './run-eval.js';
+import { loadRunInputs } from './run-inputs.js';
 
 /** Usage text of `toolpath eval`. */
 export const EVAL_USAGE = `usage: toolpath eval --scenario FILE [--scenario FILE ...] [--format pretty|json|junit|markdown] [--out FILE] [--expect] INPUT...
@@ -48,19 +48,9 @@ type Format = (typeof FORMATS)[number];
 /** Runs `toolpath eval` with these arguments (after the word `eval`); resolves to the exit code. */
 export async function evalCommand(args: readonly string[], io: CliIO): Promise<number> {
   const options = parseEvalArgs(args);
-  let scenarios: Scenario[];
-  let inputs: StoredText[];
-  let readErrors: InputError[];
-  if (options.dataset !== undefined) {
-    const loaded = await loadDataset(options.dataset, io, 'eval');
-    if (!loaded) return 2;
-    ({ scenarios, inputs, readErrors } = loaded);
-  } else {
-    const loaded = await loadScenarios(options.scenarios, io, 'eval');
-    if (!loaded) return 2;
-    scenarios = loaded;
-    ({ inputs, readErrors } = await readInputs(options.inputs, io));
-  }
+  const loaded = await loadRunInputs(options, io, 'eval');
+  if (!loaded) return 2;
+  const { scenarios, inputs, readErrors } = loaded;
   // Hook notes go to stderr as they happen: a hung check is seen before the report.
   const progress = progressLine(io, inputs.length);
   const result = await runEvalWithOutcomes(

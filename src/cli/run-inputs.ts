@@ -101,3 +101,25 @@ export async function loadDataset(
     return undefined;
   }
 }
+
+/** What a run reads: its scenarios and inputs, and the inputs that could not be read. */
+export interface RunInputs {
+  scenarios: Scenario[];
+  inputs: StoredText[];
+  readErrors: InputError[];
+}
+
+/**
+ * A run's inputs, from a dataset when one is given, else from scenario and trace files.
+ * Undefined when the run cannot start (said on stderr).
+ */
+export async function loadRunInputs(
+  options: { dataset?: string; scenarios: readonly string[]; inputs: readonly string[] },
+  io: CliIO,
+  command: string,
+): Promise<RunInputs | undefined> {
+  if (options.dataset !== undefined) return loadDataset(options.dataset, io, command);
+  const scenarios = await loadScenarios(options.scenarios, io, command);
+  if (!scenarios) return undefined;
+  return { scenarios, ...(await readInputs(options.inputs, io)) };
+}

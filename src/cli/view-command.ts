@@ -14,9 +14,9 @@ import type { Trajectory } from '../model/trajectory.js';
 import { describeReadError } from '../scenario/read-error.js';
 import { loadScenarioFile, type Scenario, ScenarioError } from '../scenario/scenario.js';
 import { type CliIO, parseCommandLine, UsageError } from './io.js';
-import { formatInputError, type InputError, readStoredTraces } from './read-traces.js';
-import { runEval, type StoredText, trajectoriesOf } from './run-eval.js';
-import { loadDataset, loadScenarios, readInputs } from './run-inputs.js';
+import { formatInputError, readStoredTraces } from './read-traces.js';
+import { runEval, trajectoriesOf } from './run-eval.js';
+import { loadRunInputs } from './run-inputs.js';
 import { renderViewPage } from './view-html.js';
 import { type RunPageTrace, renderRunPage } from './view-run-html.js';
 
@@ -103,19 +103,9 @@ export async function viewCommand(args: readonly string[], io: CliIO): Promise<n
 
 /** The run page: every input (or the dataset's rows) judged as `toolpath eval` would, on one page. */
 async function viewRun(options: ViewOptions, io: CliIO): Promise<number> {
-  let scenarios: Scenario[];
-  let inputs: StoredText[];
-  let readErrors: InputError[];
-  if (options.dataset !== undefined) {
-    const loaded = await loadDataset(options.dataset, io, 'view');
-    if (!loaded) return 2;
-    ({ scenarios, inputs, readErrors } = loaded);
-  } else {
-    const loaded = await loadScenarios(options.scenarios, io, 'view');
-    if (!loaded) return 2;
-    scenarios = loaded;
-    ({ inputs, readErrors } = await readInputs(options.inputs, io));
-  }
+  const loaded = await loadRunInputs(options, io, 'view');
+  if (!loaded) return 2;
+  const { scenarios, inputs, readErrors } = loaded;
   const traces: RunPageTrace[] = [];
   const result = runEval(inputs, scenarios, {
     onTrajectory: (source, trajectory) => traces.push({ source, trajectory }),
