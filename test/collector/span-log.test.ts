@@ -125,21 +125,30 @@ describe('span log', () => {
           await log.commit();
           await log.close();
           const file = join(dir, segments(dir)[0] as string);
-          const size = statSync(file).size;
-          const cut = 8 + (cutSeed % (size - 7));
+          const written = readFileSync(file);
+          const cut = 8 + (cutSeed % (written.length - 7));
           truncateSync(file, cut);
           if (garbage) appendFileSync(file, garbage);
+          // Garbage may put back the very bytes cut off (a cut 0 and a 0 appended): the records
+          // whole again are those the file holds exactly as written.
+          const damaged = readFileSync(file);
           const kept: Buffer[] = [];
           SpanLog.open(dir, (payload) => kept.push(Buffer.from(payload)));
-          const whole = ends.filter((end) => end <= cut).length;
-          // Garbage after the cut may not read as a frame: its CRC would have to match.
+          let same = 0;
+          while (same < damaged.length && same < written.length && damaged[same] === written[same]) same++;
+          const whole = ends.filter((end) => end <= same).length;
+          // Other garbage does not read as a frame: its CRC would have to match.
           expect(kept.slice(0, whole).map((b) => [...b])).toEqual(
             payloads.slice(0, whole).map((p) => [...p]),
           );
           expect(kept.length).toBe(whole);
         },
       ),
-      { numRuns: 60 },
+      // The case fast-check found: the last byte cut, and the same byte appended.
+      {
+        numRuns: 60,
+        examples: [[[Uint8Array.from([0]), Uint8Array.from([0])], 244790013, Uint8Array.from([0])]],
+      },
     );
   });
 });

@@ -29,7 +29,8 @@ async function serve(): Promise<{ running: RunningService; hop: NextHop; reports
       receivers: { otlp: { http: { endpoint: '127.0.0.1:0' }, grpc: { endpoint: '127.0.0.1:0' } } },
       scenarios: ['*.json'],
       decision: { wait: '10s', waitAfterRoot: '50ms' },
-      conversations: { idleTimeout: '400ms', maxConversations: 100, maxCalls: 1000 },
+      // Idle well after the second request is sent, even on a loaded machine: the test waits for it.
+      conversations: { idleTimeout: '4s', maxConversations: 100, maxCalls: 1000 },
       exporters: { otlp: { endpoint: hop.url, protocol: 'http/json' } },
       reports: { file: 'reports.jsonl' },
     },
@@ -65,7 +66,7 @@ describe('toolpath serve, scope: conversation', () => {
       expect(reports()[0]?.verdict).toBe(order === 'lookup-first' ? 'inconclusive' : 'fail');
 
       expect(await sendWith('grpc', `http://${running.grpcAddress}`, second ?? [])).toBe(0);
-      await eventually(() => reports().some((report) => report.final === true), 'the final report', 10_000);
+      await eventually(() => reports().some((report) => report.final === true), 'the final report', 30_000);
       const all = reports();
       const provisional = all.filter((report) => report.final === false);
       const final = all.filter((report) => report.final === true);
