@@ -3,16 +3,16 @@
  * test/helpers/chromium.ts, driven by playwright-core): it renders, the calls and findings are there,
  * interaction works. Without a Chromium the file is skipped, saying why; under CI it fails instead.
  */
-import { readFile, stat, writeFile } from 'node:fs/promises';
+import { stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { type Browser, chromium, type Page } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { CliIO } from '../../src/cli/io.js';
 import { viewCommand } from '../../src/cli/view-command.js';
 import { captureDemoTraces } from '../../src/demo/capture.js';
 import { DEMO_SCENARIO } from '../../src/demo/conversations.js';
-import { findChromium, isCI } from '../helpers/chromium.js';
+import { findChromium, isCI, launchChromium } from '../helpers/chromium.js';
+import { quietIO } from '../helpers/cli.js';
 import { temporaryDir } from '../helpers/temporary-dir.js';
 
 /** The one piece of the browser's window the tests use. */
@@ -27,16 +27,7 @@ const lookup = findChromium();
 const skipped = !lookup.found && !isCI();
 if (!lookup.found && skipped) console.warn(`test/cli/view-browser.test.ts skipped: ${lookup.reason}`);
 
-const io: CliIO = {
-  stdout: () => {},
-  stderr: (text) => {
-    throw new Error(`unexpected stderr: ${text}`);
-  },
-  readStdin: async () => '',
-  readFile: (path) => readFile(path, 'utf8'),
-  writeFile: (path, text) => writeFile(path, text, 'utf8'),
-  isTTY: false,
-};
+const io = quietIO();
 
 /** Writes the page for `args` and opens it in a fresh page; fails the test on any page error. */
 async function open(args: string[], out: string): Promise<{ page: Page; errors: string[] }> {
@@ -66,18 +57,7 @@ describe.skipIf(skipped)(
       for (const trace of await captureDemoTraces()) {
         await writeFile(join(dir, `${trace.conversation.name}.otlp.json`), trace.otlpJson);
       }
-      browser = await chromium.launch({
-        executablePath: lookup.path,
-        args: [
-          '--headless=new',
-          '--no-sandbox',
-          '--disable-gpu',
-          '--disable-background-networking',
-          '--disable-component-update',
-          '--no-first-run',
-        ],
-        timeout: 30_000,
-      });
+      browser = await launchChromium(lookup.path);
     }, 60_000);
 
     afterAll(async () => {

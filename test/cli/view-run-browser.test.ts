@@ -5,15 +5,15 @@
  * the gates, the table, its filters, and a row opening its trajectory's DAG. Screenshots go to
  * TOOLPATH_VIEW_SHOTS when set.
  */
-import { mkdir, readFile, stat, writeFile } from 'node:fs/promises';
+import { mkdir, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { type Browser, chromium, type Page } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { CliIO } from '../../src/cli/io.js';
 import { viewCommand } from '../../src/cli/view-command.js';
 import { DEMO_SCENARIO } from '../../src/demo/conversations.js';
-import { findChromium, isCI } from '../helpers/chromium.js';
+import { findChromium, isCI, launchChromium } from '../helpers/chromium.js';
+import { quietIO } from '../helpers/cli.js';
 import { captureRefundRun, REFUND_RUN_ASSERTIONS, REFUND_RUN_VERDICTS } from '../helpers/refund-run.js';
 import { temporaryDir } from '../helpers/temporary-dir.js';
 
@@ -26,16 +26,7 @@ const lookup = findChromium();
 const skipped = !lookup.found && !isCI();
 if (!lookup.found && skipped) console.warn(`test/cli/view-run-browser.test.ts skipped: ${lookup.reason}`);
 
-const io: CliIO = {
-  stdout: () => {},
-  stderr: (text) => {
-    throw new Error(`unexpected stderr: ${text}`);
-  },
-  readStdin: async () => '',
-  readFile: (path) => readFile(path, 'utf8'),
-  writeFile: (path, text) => writeFile(path, text, 'utf8'),
-  isTTY: false,
-};
+const io = quietIO();
 
 async function open(args: string[], out: string, hash = ''): Promise<{ page: Page; errors: string[] }> {
   expect(await viewCommand([...args, '--out', out], io)).toBe(0);
@@ -83,18 +74,7 @@ describe.skipIf(skipped)(
           traces.push(path);
         }
       }
-      browser = await chromium.launch({
-        executablePath: lookup.path,
-        args: [
-          '--headless=new',
-          '--no-sandbox',
-          '--disable-gpu',
-          '--disable-background-networking',
-          '--disable-component-update',
-          '--no-first-run',
-        ],
-        timeout: 30_000,
-      });
+      browser = await launchChromium(lookup.path);
     }, 120_000);
 
     afterAll(async () => {

@@ -6,7 +6,7 @@
  */
 import { accessSync, constants, statSync } from 'node:fs';
 import { delimiter, join } from 'node:path';
-import { chromium } from 'playwright-core';
+import { type Browser, chromium } from 'playwright-core';
 
 /** The names a Chromium or Chrome binary goes by on PATH, in the order they are looked for. */
 export const CHROMIUM_NAMES = ['chromium', 'chromium-browser', 'google-chrome-stable', 'google-chrome'];
@@ -70,4 +70,20 @@ function notExecutable(path: string): string | undefined {
 export function isCI(env: NodeJS.ProcessEnv = process.env): boolean {
   const ci = env.CI?.trim().toLowerCase();
   return ci !== undefined && ci !== '' && ci !== 'false' && ci !== '0';
+}
+
+/** Launches the found Chromium headless, as the browser tests drive it (no sandbox: CI runs as root). */
+export function launchChromium(path: string): Promise<Browser> {
+  return chromium.launch({
+    executablePath: path,
+    args: [
+      '--headless=new',
+      '--no-sandbox',
+      '--disable-gpu',
+      '--disable-background-networking',
+      '--disable-component-update',
+      '--no-first-run',
+    ],
+    timeout: 30_000,
+  });
 }

@@ -38,3 +38,17 @@ export async function runCli(args: string[], stdin = '', stderrIsTTY = false): P
   const code = await main(args, io);
   return { code, ...output };
 }
+
+/** A CliIO on real files that drops stdout and fails the test on anything written to stderr. */
+export function quietIO(): CliIO {
+  return {
+    stdout: () => {},
+    stderr: (text) => {
+      throw new Error(`unexpected stderr: ${text}`);
+    },
+    readStdin: async () => '',
+    readFile: (path) => readFile(path, 'utf8'),
+    writeFile: (path, text) => writeFile(path, text, 'utf8'),
+    isTTY: false,
+  };
+}
