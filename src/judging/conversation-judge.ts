@@ -17,9 +17,16 @@ import {
   type ConversationEviction,
   type ConversationLimits,
   ConversationState,
+  type TruncatedBy,
 } from './conversation-state.js';
 import { type EvaluationEvent, reportEvents } from './evaluation-events.js';
 import type { Redactor } from './redact.js';
+
+/**
+ * Why a conversation was judged final before it went idle: an eviction, or `worker_exit` (the
+ * judging worker that held its state exited; judged inconclusive on the app's thread).
+ */
+export type ConversationEnd = ConversationEviction | 'worker_exit';
 
 /** A conversation's final judgement, written on its latest trace's evaluated span. */
 export interface ConversationJudgement {
@@ -30,7 +37,7 @@ export interface ConversationJudgement {
   reports: Report[];
   events: EvaluationEvent[];
   /** Set when it was judged before going idle: why. */
-  evicted?: ConversationEviction;
+  evicted?: ConversationEnd;
   startedAtMs: number;
   endedAtMs: number;
   failures: { stage: string; message: string; error: unknown }[];
@@ -85,7 +92,7 @@ export class ConversationJudge {
     for (const scenario of this.applicable(traces)) {
       const report = evaluate(joined, scenario, { provisional: true });
       report.final = false;
-      if (held.truncated) markTruncated(report, this.state.limits.maxCalls);
+      if (held.truncated) markTruncated(report, held.truncated, this.state.limits.maxCalls);
       reports.push(this.redactor.redact(report, joined));
     }
     this.redactor.release();
@@ -100,6 +107,16 @@ export class ConversationJudge {
   /** Every conversation held, judged final (at shutdown). */
   closeAll(): ConversationJudgement[] {
     return this.state.takeAll().map((conversation) => this.judgeFinal(conversation));
+  }
+
+  /** When the conversation idle longest goes idle, on the caller's clock; undefined when none is held. */
+  get dueAt(): number | undefined {
+    return this.state.dueAt;
+  }
+
+  /** Conversations whose earlier traces a judging worker that exited held: judged as truncated from now on. */
+  markLost(ids: readonly string[]): void {
+    this.state.markLost(ids);
   }
 
   /** The conversation scenarios that apply to any of the traces. */
@@ -121,7 +138,8 @@ export class ConversationJudge {
           const report = evaluate(joined, scenario);
           report.final = true;
           if (conversation.evicted !== undefined) report.incomplete = evictedBecause(conversation.evicted);
-          if (conversation.truncated) markTruncated(report, this.state.limits.maxCalls);
+          if (conversation.truncated)
+            markTruncated(report, conversation.truncated, this.state.limits.maxCalls);
           const redacted = this.redactor.redact(report, joined);
           reports.push(redacted);
           reportEvents(redacted, events);
@@ -157,14 +175,19 @@ function evictedBecause(reason: ConversationEviction): string {
 }
 
 /**
- * Earlier traces of the conversation were let go at `maxCalls`: what they did is missing, and any
- * rule may have needed it, so the verdict is inconclusive, with a hard finding that says why.
+ * Earlier traces of the conversation were let go at `maxCalls`, or lost with a judging worker that
+ * exited: what they did is missing, and any rule may have needed it, so the verdict is
+ * inconclusive, with a hard finding that says why.
  */
-function markTruncated(report: Report, maxCalls: number): void {
+function markTruncated(report: Report, by: TruncatedBy, maxCalls: number): void {
+  const why =
+    by === 'max_calls'
+      ? `were let go when it passed ${maxCalls} calls (limits: max calls per conversation)`
+      : 'were lost when the judging worker that held them exited (worker: true; see stats().workerRestarts)';
   const finding: Finding = {
     rule: 'conversation.truncated',
     severity: 'hard',
-    message: `earlier traces of conversation ${report.conversationId} were let go when it passed ${maxCalls} calls (limits: max calls per conversation), so this verdict judges only the traces since`,
+    message: `earlier traces of conversation ${report.conversationId} ${why}, so this verdict judges only the traces since`,
     calls: [],
     spans: [],
     inconclusive: true,

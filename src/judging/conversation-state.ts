@@ -29,6 +29,12 @@ export const CONVERSATION_DEFAULTS: ConversationLimits = {
 /** Why a conversation was let go before it went idle. */
 export type ConversationEviction = 'max_conversations' | 'max_calls' | 'shutdown';
 
+/**
+ * Why earlier traces of a conversation are missing from what is held: let go at `maxCalls`, or
+ * lost with the judging worker that held them (worker_exit).
+ */
+export type TruncatedBy = 'max_calls' | 'worker_exit';
+
 /** A conversation let go: judged final by the caller. */
 export interface ClosedConversation {
   id: string;
@@ -38,8 +44,8 @@ export interface ClosedConversation {
   latest: { traceId: string; evaluatedSpanId: string | undefined };
   /** Set when it was let go before going idle: why, for the report's `incomplete`. */
   evicted?: ConversationEviction;
-  /** Set when earlier traces of it were let go at `maxCalls`: its verdict cannot be trusted whole. */
-  truncated: boolean;
+  /** Set when earlier traces of it are missing (let go, or lost): its verdict cannot be trusted whole. */
+  truncated?: TruncatedBy;
 }
 
 interface Held {
@@ -48,7 +54,7 @@ interface Held {
   calls: number;
   lastActive: number;
   latest: ClosedConversation['latest'];
-  truncated: boolean;
+  truncated: TruncatedBy | undefined;
 }
 
 /** How stored calls keep their values: `keep` says whether a value may stay as captured. */
@@ -60,8 +66,8 @@ export type ValuePolicy = (value: Captured<JsonValue>) => boolean;
  */
 export class ConversationState {
   readonly #byId = new Map<string, Held>();
-  /** Conversations closed over a cap, so a later trace knows its history is gone; capped too. */
-  readonly #truncated = new Set<string>();
+  /** Conversations whose history is gone (closed over a cap, or lost), so a later trace knows; capped too. */
+  readonly #truncated = new Map<string, TruncatedBy>();
   /** Conversations let go early, by reason. */
   readonly evicted: Record<ConversationEviction, number> = {
     max_conversations: 0,
@@ -79,6 +85,20 @@ export class ConversationState {
     return this.#byId.size;
   }
 
+  /** When the conversation idle longest goes idle (on the caller's clock); undefined when none is held. */
+  get dueAt(): number | undefined {
+    const oldest = this.#byId.values().next().value;
+    return oldest === undefined ? undefined : oldest.lastActive + this.limits.idleMs;
+  }
+
+  /**
+   * Conversations whose earlier traces were lost elsewhere (a judging worker that exited): their
+   * later traces start afresh, judged as truncated. Ids held here already keep what they hold.
+   */
+  markLost(ids: readonly string[]): void {
+    for (const id of ids) if (!this.#byId.has(id)) this.#markTruncated(id, 'worker_exit');
+  }
+
   /**
    * Adds a judged trace to its conversation. Returns the conversation's traces so far (this one
    * last) and the conversations closed to make room, for the caller to judge final.
@@ -88,7 +108,10 @@ export class ConversationState {
     trajectory: Trajectory,
     evaluatedSpanId: string | undefined,
     now: number,
-  ): { held: { traces: readonly Trajectory[]; truncated: boolean }; closed: ClosedConversation[] } {
+  ): {
+    held: { traces: readonly Trajectory[]; truncated: TruncatedBy | undefined };
+    closed: ClosedConversation[];
+  } {
     const closed: ClosedConversation[] = [];
     const stored = storedCopy(trajectory, this.keepValue);
     let held = this.#byId.get(id);
@@ -107,7 +130,7 @@ export class ConversationState {
         calls: 0,
         lastActive: now,
         latest: { traceId: trajectory.traceId, evaluatedSpanId },
-        truncated: this.#truncated.has(id),
+        truncated: this.#truncated.get(id),
       };
     }
     held.traces.push(stored);
@@ -138,23 +161,21 @@ export class ConversationState {
   #close(held: Held, why: ConversationEviction | undefined): ClosedConversation {
     this.#byId.delete(held.id);
     if (why !== undefined) this.evicted[why]++;
-    if (why === 'max_calls') {
-      if (this.#truncated.size >= this.limits.maxConversations) {
-        const first = this.#truncated.values().next().value as string;
-        this.#truncated.delete(first);
-      }
-      this.#truncated.add(held.id);
-    } else if (why === undefined) {
-      this.#truncated.delete(held.id);
-    }
-    const out: ClosedConversation = {
-      id: held.id,
-      traces: held.traces,
-      latest: held.latest,
-      truncated: held.truncated,
-    };
+    if (why === 'max_calls') this.#markTruncated(held.id, 'max_calls');
+    else if (why === undefined) this.#truncated.delete(held.id);
+    const out: ClosedConversation = { id: held.id, traces: held.traces, latest: held.latest };
+    if (held.truncated !== undefined) out.truncated = held.truncated;
     if (why !== undefined) out.evicted = why;
     return out;
+  }
+
+  #markTruncated(id: string, by: TruncatedBy): void {
+    this.#truncated.delete(id);
+    if (this.#truncated.size >= this.limits.maxConversations) {
+      const first = this.#truncated.keys().next().value as string;
+      this.#truncated.delete(first);
+    }
+    this.#truncated.set(id, by);
   }
 }
 

@@ -74,7 +74,7 @@ export class ToolpathMetrics {
     });
     this.conversationsEvicted = meter.createCounter('toolpath.conversations.evicted', {
       description:
-        'Conversations judged final before going idle, by reason: max_conversations, max_calls (limits) or shutdown.',
+        'Conversations judged final before going idle, by reason: max_conversations, max_calls (limits), shutdown, or worker_exit (the judging worker holding them exited; judged inconclusive).',
       unit: '{conversation}',
     });
     this.refused = meter.createCounter('toolpath.connections.refused', {

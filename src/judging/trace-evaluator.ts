@@ -36,7 +36,7 @@ export interface EvaluatorOptions {
   /**
    * The state kept per conversation for `scope: conversation` scenarios (idle timeout and caps,
    * defaults in conversation-state.ts); `false` keeps none: such scenarios are then judged on each
-   * trace alone, inconclusive where the trace carries a conversation id (a worker thread).
+   * trace alone, inconclusive where the trace carries a conversation id.
    */
   conversations?: Partial<ConversationLimits> | false;
 }
@@ -207,6 +207,16 @@ export class TraceEvaluator {
     return this.conversations ? guardedList(() => (this.conversations as ConversationJudge).closeAll()) : [];
   }
 
+  /** When the conversation idle longest goes idle (the clock `judge` is given); undefined when none is held. */
+  conversationsDueAt(): number | undefined {
+    return this.conversations?.dueAt;
+  }
+
+  /** Conversations whose earlier traces were lost elsewhere (a judging worker that exited): see ConversationState.markLost. */
+  markConversationsLost(ids: readonly string[]): void {
+    this.conversations?.markLost(ids);
+  }
+
   private evaluateOne(
     trajectory: Trajectory,
     scenario: Scenario,
@@ -269,7 +279,7 @@ function notJoined(report: Report, conversationId: string): void {
   report.findings.push({
     rule: 'conversation.not_joined',
     severity: 'hard',
-    message: `the trace belongs to conversation ${conversationId}, but conversations are not kept here (judging on a worker thread, or conversations: false), so it was judged on its own; judge on the app's thread to judge conversations`,
+    message: `the trace belongs to conversation ${conversationId}, but conversations are not kept here (conversations: false), so it was judged on its own`,
     calls: [],
     spans: [],
     inconclusive: true,

@@ -8,6 +8,7 @@
 import { randomBytes } from 'node:crypto';
 import { Worker } from 'node:worker_threads';
 import { diag } from '@opentelemetry/api';
+import type { ConversationJudgement } from '../judging/conversation-judge.js';
 import { type EvaluatorOptions, isLoadedScenario, type Judgement } from '../judging/trace-evaluator.js';
 import { DEFAULTS } from './processor-options.js';
 import type { SpanPack } from './span-pack.js';
@@ -22,17 +23,43 @@ export interface TraceToJudge {
   partlyPassedOn: boolean;
 }
 
+/**
+ * What a batch asks of the conversation state the worker keeps (`scope: conversation` scenarios),
+ * on the app's thread's clock: the worker's own `performance.now()` starts with each worker.
+ */
+export interface ConversationRequest {
+  /** The app's thread's `performance.now()` when the batch was posted: the traces are judged at it. */
+  now: number;
+  /**
+   * `idle` (the default): before the traces, the conversations idle at `now` are judged final.
+   * `all` (at shutdown, in a batch of no traces): every conversation held is.
+   */
+  close?: 'idle' | 'all';
+  /** Conversations whose state a worker that exited held: their later traces are judged without it. */
+  lost?: readonly string[];
+}
+
+/** What the worker says of its conversations after a batch. */
+export interface ConversationAnswer {
+  /** Conversations judged final by the batch (before its traces' judgements, or, for `all`, instead). */
+  closed: ConversationJudgement[];
+  /** When the conversation idle longest goes idle, on the app's clock; undefined when none is held. */
+  dueAt?: number;
+}
+
 /** What goes to the worker: the traces, and their spans packed in the same order. */
 export interface JudgeBatch {
   id: number;
   traces: readonly TraceToJudge[];
   pack: SpanPack;
+  conversations?: ConversationRequest;
 }
 
 /** What comes back: a judgement per trace of the batch, in order (without trajectories), or why there is none. */
 export interface JudgedBatch {
   id: number;
   judgements?: Judgement[];
+  conversations?: ConversationAnswer;
   error?: string;
 }
 
@@ -41,8 +68,12 @@ export interface WorkerReady {
   ready: true;
 }
 
-/** Called once per batch: with its judgements, or with the error that lost them. */
-export type BatchDone = (judgements: Judgement[] | undefined, error?: Error) => void;
+/** Called once per batch: with its judgements (and its conversations' answer), or with the error that lost them. */
+export type BatchDone = (
+  judgements: Judgement[] | undefined,
+  error?: Error,
+  conversations?: ConversationAnswer,
+) => void;
 
 /**
  * A worker thread judging batches in the order they are posted. It starts at once (so a scenario
@@ -55,6 +86,8 @@ export class WorkerJudge {
   private worker: Worker;
   private nextId = 0;
   private readonly waiting = new Map<number, { done: BatchDone; postedAt: number }>();
+  /** The worker `terminate()` stops: its exit is no loss. */
+  private stopping: Worker | undefined;
   /** When the current worker said it was ready; undefined while it starts. */
   private readyAt: number | undefined;
   private deadlineTimer: ReturnType<typeof setInterval> | undefined;
@@ -69,10 +102,15 @@ export class WorkerJudge {
   /** Times the worker died and was started again. */
   restarts = 0;
 
-  /** `batchTimeoutMs`: the processor's `limits.workerTimeoutMs`, counted from when the worker was ready. */
+  /**
+   * `batchTimeoutMs`: the processor's `limits.workerTimeoutMs`, counted from when the worker was
+   * ready. `onExit` is told when a worker dies (not when `terminate` stops it), before the batches
+   * it had are answered: whatever it kept between batches (conversations) is gone with it.
+   */
   constructor(
     private readonly options: EvaluatorOptions,
     private readonly batchTimeoutMs: number = DEFAULTS.workerTimeoutMs,
+    private readonly onExit?: (error: Error) => void,
   ) {
     this.worker = this.start();
   }
@@ -86,7 +124,12 @@ export class WorkerJudge {
    * Posts `traces` with their spans, packed by `pack` (`packTraces`, in the same order); `done` is
    * called with their judgements, in order. Never throws: a pack that fails is that batch's error.
    */
-  judge(traces: readonly TraceToJudge[], pack: () => SpanPack, done: BatchDone): void {
+  judge(
+    traces: readonly TraceToJudge[],
+    pack: () => SpanPack,
+    done: BatchDone,
+    conversations?: ConversationRequest,
+  ): void {
     if (this.terminated || this.broken) {
       done(undefined, this.broken ?? new Error('toolpath: the judging worker was shut down'));
       return;
@@ -98,7 +141,9 @@ export class WorkerJudge {
     this.deadlineTimer.unref?.();
     try {
       const packed = pack();
-      this.worker.postMessage({ id, traces, pack: packed } satisfies JudgeBatch, [packed.tape.buffer]);
+      const batch: JudgeBatch = { id, traces, pack: packed };
+      if (conversations) batch.conversations = conversations;
+      this.worker.postMessage(batch, [packed.tape.buffer]);
     } catch (error) {
       // A span that cannot be packed: that batch is lost, the worker is fine.
       this.answer(id, undefined, error instanceof Error ? error : new Error(String(error)));
@@ -124,6 +169,7 @@ export class WorkerJudge {
     this.terminated = true;
     await settled;
     clearInterval(this.deadlineTimer);
+    this.stopping = this.worker;
     await this.worker.terminate();
     const stopped = new Error('toolpath: the judging worker was shut down');
     for (const id of [...this.waiting.keys()]) this.answer(id, undefined, stopped);
@@ -138,8 +184,8 @@ export class WorkerJudge {
         if (worker === this.worker) this.readyAt = performance.now();
         return;
       }
-      const { id, judgements, error } = message;
-      this.answer(id, judgements, error === undefined ? undefined : new Error(error));
+      const { id, judgements, error, conversations } = message;
+      this.answer(id, judgements, error === undefined ? undefined : new Error(error), conversations);
     });
     worker.on('error', (error) => this.lost(worker, error));
     // An answer that could not be read back: the batches out are lost, as if the worker had died.
@@ -165,6 +211,7 @@ export class WorkerJudge {
    */
   private lost(worker: Worker, error: Error): void {
     if (worker !== this.worker || this.broken) return;
+    if (worker !== this.stopping) this.tellExit(error);
     // Shutting down: no new worker, but the batches out are still answered, so shutdown ends.
     if (this.terminated) this.broken = error;
     else if (++this.failedStarts >= MAX_FAILED_STARTS) this.broken = error;
@@ -198,14 +245,28 @@ export class WorkerJudge {
     }
   }
 
-  private answer(id: number, judgements: Judgement[] | undefined, error?: Error): void {
+  /** Tells `onExit`; whatever it throws goes to `diag`. */
+  private tellExit(error: Error): void {
+    try {
+      this.onExit?.(error);
+    } catch (failure) {
+      diag.error('toolpath: handling the judging worker exit failed', failure);
+    }
+  }
+
+  private answer(
+    id: number,
+    judgements: Judgement[] | undefined,
+    error?: Error,
+    conversations?: ConversationAnswer,
+  ): void {
     if (judgements) this.failedStarts = 0;
     const done = this.waiting.get(id)?.done;
     if (!done) return;
     this.waiting.delete(id);
     if (this.waiting.size === 0) this.worker.unref();
     try {
-      done(judgements, error);
+      done(judgements, error, conversations);
     } catch (failure) {
       diag.error('toolpath: applying judgements from the worker failed', failure);
     } finally {
@@ -242,13 +303,8 @@ export function workerEvaluatorOptions(options: EvaluatorOptions): EvaluatorOpti
     );
   }
   const { redact } = options;
-  // No conversation state on a worker (its idle judgements would need the app's thread to ask):
-  // conversation scenarios are judged there trace by trace, inconclusive where that cannot do.
-  const evaluatorOptions: EvaluatorOptions = {
-    scenarios: options.scenarios,
-    sampling: options.sampling,
-    conversations: false,
-  };
+  const evaluatorOptions: EvaluatorOptions = { scenarios: options.scenarios, sampling: options.sampling };
+  if (options.conversations !== undefined) evaluatorOptions.conversations = options.conversations;
   evaluatorOptions.redact =
     redact === false ? false : { ...redact, hashKey: redact?.hashKey ?? randomBytes(32) };
   return evaluatorOptions;

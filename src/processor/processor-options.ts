@@ -84,7 +84,9 @@ export interface AppThreadOptions extends CommonOptions, Pick<JudgeOptions, 'sce
  * normalizing and evaluating, most of toolpath's cost, run beside the app. Findings then always
  * arrive on a `toolpath.evaluate` span (the root has ended by the time they are known), and
  * `onReport` gets the report alone. Scenarios are given as files or documents, which a thread
- * can be sent; a loaded Scenario cannot.
+ * can be sent; a loaded Scenario cannot. Conversations are judged as on the app's thread, their
+ * state kept on the worker: a worker that exits loses it, and each conversation it held is then
+ * judged final as inconclusive (`conversation.lost`, `stats().conversationsLost`).
  */
 export interface WorkerOptions extends CommonOptions {
   worker: true;
@@ -113,6 +115,11 @@ export interface ProcessorStats {
   untrackedTraces: number;
   /** Times the judging worker died and was started again (its traces went on unjudged). */
   workerRestarts: number;
+  /**
+   * Conversations whose state was lost with a judging worker that exited (`worker: true`): each
+   * judged final as inconclusive (`conversation.lost`), its later traces as truncated.
+   */
+  conversationsLost: number;
   /** The heap the held spans take, as estimated for `limits.maxBufferedBytes`. */
   bufferedBytes: number;
   /** Judged trace ids forgotten before `lateWindowMs` to stay under `maxJudgedTraceIds`. */

@@ -8,19 +8,14 @@
  */
 import { type Context, diag } from '@opentelemetry/api';
 import type { ReadableSpan, Span, SpanProcessor } from '@opentelemetry/sdk-trace';
-import { ConversationAnchors } from '../judging/conversation-anchors.js';
-import type { ConversationJudgement } from '../judging/conversation-judge.js';
 import { DecisionCache } from '../judging/decision-cache.js';
-import { evaluationSpanOf, SDK_SPAN_VIEW } from '../judging/evaluation-span.js';
 import { HeldBytes, heldBytes } from '../judging/held-bytes.js';
-import { LaterOnce } from '../judging/later-once.js';
-import { samplingAttributes, stamped } from '../judging/risk-sampler.js';
 import { TraceBuffer } from '../judging/trace-buffer.js';
-import { type Judgement, JudgementSinks, TraceJudge } from '../judging/trace-judge.js';
+import type { JudgementSinks } from '../judging/trace-judge.js';
 import { WaitingTraces } from '../judging/waiting-traces.js';
-import type { SpanRecord } from '../model/span-record.js';
 import { warnOfSecondApiCopy } from './api-copies.js';
-import { type Buffered, incompleteReason, isAgentSpan, isLocalRoot, type LiveTrace } from './live-trace.js';
+import { AppThreadDrain } from './app-thread-drain.js';
+import { type Buffered, isAgentSpan, isLocalRoot, type LiveTrace } from './live-trace.js';
 import { type OpenTrace, OpenTraces } from './open-traces.js';
 import {
   type AppThreadOptions,
@@ -30,6 +25,8 @@ import {
   withDefaults,
 } from './processor-options.js';
 import { fromEndingSpan, fromReadableSpan } from './readable-span.js';
+import { SpanOutlet } from './span-outlet.js';
+import { conversationLimitsOf, type TraceDrain } from './trace-drain.js';
 import { WorkerDrain } from './worker-drain.js';
 
 export type {
@@ -39,9 +36,6 @@ export type {
   TrajectoryProcessorOptions,
   WorkerOptions,
 } from './processor-options.js';
-
-/** Deferred judging yields to the event loop after this long, so a burst cannot stall the app. */
-const JUDGE_SLICE_MS = 10;
 
 /**
  * Creates the processor: `new NodeTracerProvider({ spanProcessors: [trajectoryProcessor({ scenarios, export })] })`.
@@ -61,32 +55,27 @@ export function trajectoryProcessor(options: TrajectoryProcessorOptions): Trajec
  * ends (its spans pass straight through: the fast path), then buffered in `buffer` until it
  * completes, then `waiting` until judged (here or on a worker), then remembered in `decisions`
  * (its late spans follow the decision). Each place is capped, and what leaves one unjudged is counted.
+ * Judging is the {@link TraceDrain}'s (on the app's thread or a worker); the way out, the {@link SpanOutlet}'s.
  */
 export class TrajectoryProcessor implements SpanProcessor {
-  /** Judging on the app's thread (without `worker`). */
-  private readonly judge?: TraceJudge;
+  /** Where waiting traces are judged, and the conversation state kept. */
+  private readonly drain: TraceDrain;
+  /** Judging on the app's thread (without `worker`): the same drain, for judging in `onEnding`. */
+  private readonly appThread?: AppThreadDrain;
   /** Where judgements' metrics, log records and `onReport` calls go, wherever they were made. */
   private readonly sinks: JudgementSinks;
-  /** With `worker: true`: where traces are judged. */
-  private readonly worker?: WorkerDrain;
+  private readonly output: SpanOutlet;
   private readonly next?: SpanProcessor;
   private readonly limits: ReturnType<typeof withDefaults>;
   private readonly openTraces: OpenTraces;
   private readonly buffer: TraceBuffer<ReadableSpan, LiveTrace>;
   private readonly waiting = new WaitingTraces<ReadableSpan, Buffered>();
   private readonly decisions: DecisionCache;
-  private readonly stampSampling: boolean;
-  private judged = 0;
-  private flushedBeforeJudging = 0;
-  /** Judging waits for a later turn of the event loop, off the span's end and the receivers' path. */
-  private readonly laterDrain: LaterOnce;
   private closed = false;
   private readonly sweepTimer: ReturnType<typeof setInterval>;
   private readonly stopGauges: () => void;
   /** What the buffered and waiting traces' spans take, estimated (held-bytes.ts). */
   private readonly held: HeldBytes;
-  /** The latest trace's resource per conversation in progress, for its final evaluation span. */
-  private readonly anchors: ConversationAnchors;
   /** Whether the process's OpenTelemetry registry was compared with toolpath's API copy (api-copies.ts). */
   private apiCopiesChecked: boolean;
 
@@ -97,45 +86,28 @@ export class TrajectoryProcessor implements SpanProcessor {
   constructor(options: TrajectoryProcessorOptions) {
     this.limits = withDefaults(options.limits);
     this.held = new HeldBytes(this.limits.maxBufferedBytes);
-    this.anchors = new ConversationAnchors(this.limits.maxConversations);
-    if (!options.worker) {
-      this.judge = new TraceJudge({
-        ...options,
-        conversations: {
-          idleMs: this.limits.conversationIdleMs,
-          maxConversations: this.limits.maxConversations,
-          maxCalls: this.limits.maxConversationCalls,
-        },
-      });
-      this.sinks = this.judge.sinks;
-    } else {
-      this.sinks = new JudgementSinks(options);
-      this.worker = new WorkerDrain(
-        options,
-        this.waiting,
-        {
-          judged: (trace, judgement) => {
-            this.judged++;
-            this.sinks.record(trace.traceId, judgement);
-            this.finish(trace, judgement, false);
-          },
-          lost: (trace, error) => {
-            // Its spans go on first: reporting the failure could fail too (a broken meter).
-            this.letGo(trace);
-            const message = `toolpath: could not judge trace ${trace.traceId} on the worker; passing it on unjudged`;
-            this.sinks.fail({ stage: 'worker', message, error });
-          },
-        },
-        this.limits.workerTimeoutMs,
-      );
-    }
-    // Posting to the worker is cheap: done as soon as the code that ended the trace returns, so the
-    // worker starts at once (and also when the app never yields to the event loop between requests).
-    this.laterDrain = this.worker
-      ? new LaterOnce(() => this.drain(Number.POSITIVE_INFINITY), 'toolpath: judging failed', queueMicrotask)
-      : new LaterOnce(() => this.drain(JUDGE_SLICE_MS), 'toolpath: judging failed');
     this.next = options.export;
-    this.stampSampling = options.sampling !== undefined;
+    this.decisions = new DecisionCache({
+      capacity: this.limits.maxJudgedTraceIds,
+      windowMs: this.limits.lateWindowMs,
+    });
+    this.output = new SpanOutlet({
+      next: this.next,
+      decisions: this.decisions,
+      held: this.held,
+      stampSampling: options.sampling !== undefined,
+      count: (reason, count) => this.buffer.count(reason, count),
+      maxConversations: this.limits.maxConversations,
+    });
+    const conversations = conversationLimitsOf(this.limits);
+    if (options.worker) {
+      const { workerTimeoutMs } = this.limits;
+      this.drain = new WorkerDrain({ ...options, conversations }, this.waiting, this.output, workerTimeoutMs);
+    } else {
+      this.appThread = new AppThreadDrain({ ...options, conversations }, this.waiting, this.output);
+      this.drain = this.appThread;
+    }
+    this.sinks = this.drain.sinks;
     this.openTraces = new OpenTraces(this.limits.maxOpenTraces);
     this.buffer = new TraceBuffer<ReadableSpan, LiveTrace>(
       {
@@ -147,14 +119,10 @@ export class TrajectoryProcessor implements SpanProcessor {
       {
         newState: () => ({ localRootEnded: false, flushed: 0, bytes: 0 }),
         onDrop: (reason, count) => this.sinks.metrics.recordDrop(reason, count),
-        onEvict: (trace) => this.letGo(trace),
+        onEvict: (trace) => this.output.letGo(trace),
         heldElsewhere: () => this.waiting.spanCount,
       },
     );
-    this.decisions = new DecisionCache({
-      capacity: this.limits.maxJudgedTraceIds,
-      windowMs: this.limits.lateWindowMs,
-    });
     this.stopGauges = this.sinks.metrics.observeBuffer(() => ({
       traces: this.buffer.size + this.waiting.size,
       spans: this.buffer.spanCount + this.waiting.spanCount,
@@ -206,7 +174,8 @@ export class TrajectoryProcessor implements SpanProcessor {
 
   onEnding(span: Span): void {
     // On a worker, a judgement comes back after the root has ended: its events go on an evaluation span.
-    if (this.closed || this.worker) return;
+    const judge = this.appThread;
+    if (this.closed || !judge) return;
     try {
       if (!isLocalRoot(span)) return;
       const traceId = span.spanContext().traceId;
@@ -222,7 +191,7 @@ export class TrajectoryProcessor implements SpanProcessor {
       if (trace.openSpans !== 1 || trace.spans.length + 1 > this.limits.inlineMaxSpans) return;
       const records = trace.spans.map(fromReadableSpan);
       records.push(fromEndingSpan(span));
-      const judgement = this.judgeOnce(trace, records);
+      const judgement = judge.judgeNow(trace, records);
       trace.state.judgedInline = judgement;
       if (judgement.evaluatedSpanId === span.spanContext().spanId) {
         for (const event of judgement.events) span.addEvent(event.name, event.attributes, span.endTime);
@@ -279,10 +248,10 @@ export class TrajectoryProcessor implements SpanProcessor {
    */
   async forceFlush(): Promise<void> {
     try {
-      this.drain(Number.POSITIVE_INFINITY);
+      this.drain.drainAll();
       // Before waiting for the worker: a trace completing meanwhile leaves the buffer for the worker.
-      for (const trace of this.buffer.live()) this.passOnHeld(trace);
-      await this.worker?.settled();
+      for (const trace of this.buffer.live()) this.output.passOnHeld(trace);
+      await this.drain.settled();
     } catch (error) {
       diag.error('toolpath: forceFlush failed', error);
     }
@@ -299,9 +268,8 @@ export class TrajectoryProcessor implements SpanProcessor {
       this.stopGauges();
       try {
         for (const trace of this.buffer.takeAll()) this.closeIncomplete(trace, 'shutdown');
-        this.drain(Number.POSITIVE_INFINITY);
-        await this.worker?.terminate();
-        this.writeConversations(this.judge?.closeConversations() ?? []);
+        this.drain.drainAll();
+        await this.drain.close();
       } catch (error) {
         diag.error('toolpath: shutdown failed', error);
       }
@@ -318,11 +286,12 @@ export class TrajectoryProcessor implements SpanProcessor {
       bufferedSpans: this.buffer.spanCount + this.waiting.spanCount,
       pendingTraces: this.waiting.size,
       openTraces: this.openTraces.size,
-      judgedTraces: this.judged,
-      flushedBeforeJudging: this.flushedBeforeJudging,
+      judgedTraces: this.drain.judged,
+      flushedBeforeJudging: this.output.flushedBeforeJudging,
       untrackedTraces: this.openTraces.untracked,
       bufferedBytes: this.held.total,
-      workerRestarts: this.worker?.restarts ?? 0,
+      workerRestarts: this.drain.restarts,
+      conversationsLost: this.drain.conversationsLost,
       decisionsForgottenEarly: this.decisions.forgottenEarly,
       dropped: this.buffer.droppedCounts(),
     };
@@ -354,19 +323,19 @@ export class TrajectoryProcessor implements SpanProcessor {
       } else {
         waiting.spansOverCap++;
         this.buffer.count('buffer_full', 1);
-        this.forward(span);
+        this.output.forward(span);
       }
       return;
     }
     if (this.decisions.get(traceId) === false) this.buffer.count('late_sampled_out', 1);
-    else this.forward(span);
+    else this.output.forward(span);
   }
 
   /** The trace's root ended and nothing is open: pass it on if judged in onEnding, else judge it soon. */
   private complete(trace: Buffered): void {
     this.buffer.take(trace.traceId);
     if (trace.state.judgedInline) {
-      this.finish(trace, trace.state.judgedInline, trace.state.eventsOnRoot === true);
+      this.output.finish(trace, trace.state.judgedInline, trace.state.eventsOnRoot === true);
       return;
     }
     this.defer(trace);
@@ -379,83 +348,11 @@ export class TrajectoryProcessor implements SpanProcessor {
       this.waiting.spanCount + this.buffer.spanCount + trace.spans.length > this.limits.maxSpans
     ) {
       this.buffer.count('evicted', 1);
-      this.letGo(trace);
+      this.output.letGo(trace);
       return;
     }
     this.waiting.add(trace);
-    this.laterDrain.schedule();
-  }
-
-  /** Judges waiting traces, oldest first, for up to `budgetMs`; then yields and comes back. */
-  private drain(budgetMs: number): void {
-    if (this.worker) {
-      this.worker.post();
-      return;
-    }
-    const deadline = performance.now() + budgetMs;
-    for (let trace = this.waiting.takeOldest(); trace; trace = this.waiting.takeOldest()) {
-      try {
-        const records = trace.spans.map(fromReadableSpan);
-        this.finish(trace, this.judgeOnce(trace, records), false);
-      } catch (error) {
-        // Whatever went wrong, the trace's spans still go on, as they would without toolpath.
-        diag.error(`toolpath: could not judge trace ${trace.traceId}; passing it on unjudged`, error);
-        this.letGo(trace);
-      }
-      if (performance.now() >= deadline && this.waiting.queuedCount > 0) {
-        this.laterDrain.schedule();
-        return;
-      }
-    }
-  }
-
-  private judgeOnce(trace: Buffered, records: SpanRecord[]): Judgement {
-    this.judged++;
-    // Only reached without a worker (drain and onEnding hand traces to the worker otherwise).
-    const judge = this.judge as TraceJudge;
-    return judge.judge(trace.traceId, records, incompleteReason(trace), trace.state.flushed > 0);
-  }
-
-  /** A flush: the trace's spans not yet passed on go on now, before it is judged. */
-  private passOnHeld(trace: Buffered): void {
-    const { spans, state } = trace;
-    if (state.flushed === spans.length) return;
-    if (state.flushed === 0) this.flushedBeforeJudging++;
-    // Counted before each span goes, so nothing could send it twice.
-    while (state.flushed < spans.length) this.forward(spans[state.flushed++] as ReadableSpan);
-  }
-
-  /**
-   * Applies the decision: kept traces go on (with the evaluation span when needed), others are
-   * dropped. A trace a flush passed on in part is always kept (its judge said so): only the spans
-   * after those go on now.
-   */
-  private finish(trace: Buffered, judgement: Judgement, eventsWritten: boolean): void {
-    const { decision } = judgement;
-    if (judgement.conversations) this.writeConversations(judgement.conversations);
-    if (judgement.reports.some((report) => report.conversationId !== undefined)) {
-      const evaluated =
-        trace.spans.find((span) => span.spanContext().spanId === judgement.evaluatedSpanId) ?? trace.spans[0];
-      this.anchors.remember(judgement.reports, evaluated?.resource);
-    }
-    this.held.release(trace.state);
-    this.decisions.set(trace.traceId, decision.keep, performance.now());
-    if (!decision.keep) {
-      this.buffer.count('sampled_out', 1);
-      return;
-    }
-    for (let i = trace.state.flushed; i < trace.spans.length; i++) {
-      const span = trace.spans[i] as ReadableSpan;
-      this.forward(this.stampSampling ? stamped(span, decision) : span);
-    }
-    if (eventsWritten) return;
-    const evaluation = evaluationSpanOf(
-      trace,
-      judgement,
-      SDK_SPAN_VIEW,
-      this.stampSampling ? samplingAttributes(decision) : {},
-    );
-    if (evaluation) this.forward(evaluation);
+    this.drain.schedule();
   }
 
   /** Closes traces open longer than the timeout, as incomplete; forgets ordinary ones. */
@@ -467,7 +364,7 @@ export class TrajectoryProcessor implements SpanProcessor {
         this.closeIncomplete(trace, 'timeout');
       this.openTraces.forgetOlderThan(now, this.limits.traceTimeoutMs);
       this.decisions.expire(now);
-      if (this.judge) this.writeConversations(this.judge.expireConversations(now));
+      this.drain.sweep(now);
     } catch (error) {
       diag.error('toolpath: timeout sweep failed', error);
     }
@@ -478,14 +375,6 @@ export class TrajectoryProcessor implements SpanProcessor {
       trace.openSpans > 0 ? `: ${trace.openSpans} span${trace.openSpans === 1 ? '' : 's'} still open` : '';
     trace.state.incomplete = `${why}${open}`;
     this.defer(trace);
-  }
-
-  /** A trace let go unjudged (evicted): its spans go on (those a flush has not already), and so do its later spans. */
-  private letGo(trace: Buffered): void {
-    this.held.release(trace.state);
-    this.decisions.set(trace.traceId, true, performance.now());
-    for (let i = trace.state.flushed; i < trace.spans.length; i++)
-      this.forward(trace.spans[i] as ReadableSpan);
   }
 
   /**
@@ -506,19 +395,7 @@ export class TrajectoryProcessor implements SpanProcessor {
     return true;
   }
 
-  /** Conversations judged final: their findings go on, on an evaluation span under their latest trace. */
-  private writeConversations(judged: readonly ConversationJudgement[]): void {
-    for (const judgement of judged) {
-      const span = this.anchors.spanOf(judgement);
-      if (span) this.forward(span);
-    }
-  }
-
   private forward(span: ReadableSpan): void {
-    try {
-      this.next?.onEnd(span);
-    } catch (error) {
-      diag.error('toolpath: the wrapped processor threw in onEnd', error);
-    }
+    this.output.forward(span);
   }
 }

@@ -2,23 +2,13 @@
  * The processor judging a chat app's conversation as it happens: a real SDK provider, one trace
  * per user message ended at different times. After each trace the conversation is judged
  * provisionally (`final: false`, what later calls could still mend `pending`); once idle, final,
- * on an evaluation span under the latest trace. Caps and the idle timeout are counted.
+ * on an evaluation span under the latest trace. Caps and the idle timeout are counted. Each test
+ * runs twice: judging on the app's thread, and on a worker thread (`worker: true`), where the
+ * conversation state lives on the worker (worker-conversations.test.ts: when the worker exits).
  */
 import { afterEach, describe, expect, it } from 'vitest';
-import { runAgent } from '../../src/demo/agent.js';
-import { ScriptedModel, type ScriptStep } from '../../src/demo/mock-model.js';
-import { supportTools } from '../../src/demo/tools.js';
-import type { Report } from '../../src/model/report.js';
-import { CHAT_SCENARIO } from '../helpers/chat-conversation.js';
-import { eventsNamed, type Pipeline, pipeline } from '../processor/harness.js';
-
-const order = { orderId: 'O-17' };
-const lookUp: ScriptStep = () => ({ toolCalls: [{ name: 'get_order', arguments: order }] });
-const refund: ScriptStep = () => ({
-  toolCalls: [{ name: 'issue_refund', arguments: { ...order, amount: 40 } }],
-});
-const answer: ScriptStep = () => ({ text: 'Done.' });
-const MESSAGES = { lookup: [lookUp, answer], refund: [refund, answer] };
+import { type ChatPipeline, chatPipeline, finalOf, until } from '../helpers/chat-conversation.js';
+import { eventsNamed, type Pipeline } from '../processor/harness.js';
 
 let open: Pipeline | undefined;
 afterEach(async () => {
@@ -26,45 +16,18 @@ afterEach(async () => {
   open = undefined;
 });
 
-function chatPipeline(limits: Record<string, number> = {}) {
-  const reports: Report[] = [];
-  open = pipeline({
-    scenarios: [CHAT_SCENARIO],
-    // Idle long after a message's trace ends, even on a loaded machine; the tests wait for it.
-    limits: { conversationIdleMs: 1_000, ...limits },
-    onReport: (report) => reports.push(report),
-  });
-  const tracer = open.provider.getTracer('chat-app');
-  /** One user message: a trace of its own, judged before this resolves. */
-  const send = async (conversationId: string | number, message: keyof typeof MESSAGES) => {
-    const before = reports.length;
-    await runAgent(
-      tracer,
-      'support-agent',
-      new ScriptedModel(MESSAGES[message]),
-      supportTools(),
-      message,
-      conversationId as string,
-    );
-    await until(() => reports.length > before);
-    return reports.slice(before);
+describe.each([
+  ['on the app thread', false],
+  ['with worker: true', true],
+])('the processor %s, scope: conversation', (_mode, worker) => {
+  const start = async (limits: Record<string, number> = {}): Promise<ChatPipeline> => {
+    const chat = await chatPipeline({ worker, limits });
+    open = chat.pipeline;
+    return chat;
   };
-  return { pipeline: open, reports, send };
-}
 
-async function until(done: () => boolean, timeoutMs = 5_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!done()) {
-    if (Date.now() > deadline) throw new Error('timed out');
-    await new Promise((resolve) => setTimeout(resolve, 10));
-  }
-}
-
-const finalOf = (reports: readonly Report[]) => reports.filter((report) => report.final === true);
-
-describe('the processor, scope: conversation', () => {
   it('is pending after the lookup, provisionally passes after the refund, passes finally when idle', async () => {
-    const { pipeline: p, reports, send } = chatPipeline();
+    const { pipeline: p, reports, send } = await start();
     const [first] = await send('chat-1', 'lookup');
     expect(first).toMatchObject({ final: false, verdict: 'inconclusive', conversationId: 'chat-1' });
     const pending = first?.findings.find((finding) => finding.rule === 'tools.required');
@@ -104,7 +67,7 @@ describe('the processor, scope: conversation', () => {
   });
 
   it('fails the swapped conversation at once: a refund with no lookup before cannot be undone', async () => {
-    const { reports, send } = chatPipeline();
+    const { reports, send } = await start();
     const [first] = await send('chat-2', 'refund');
     expect(first).toMatchObject({ final: false, verdict: 'fail' });
     const broken = first?.findings.find((finding) => finding.rule === 'order.before');
@@ -116,7 +79,7 @@ describe('the processor, scope: conversation', () => {
   });
 
   it('judges a conversation evicted over maxConversations final at once, counted', async () => {
-    const { pipeline: p, reports, send } = chatPipeline({ maxConversations: 1, conversationIdleMs: 60_000 });
+    const { pipeline: p, reports, send } = await start({ maxConversations: 1, conversationIdleMs: 60_000 });
     await send('a', 'lookup');
     await send('b', 'lookup');
     await until(() => finalOf(reports).length === 1);
@@ -141,7 +104,7 @@ describe('the processor, scope: conversation', () => {
       pipeline: p,
       reports,
       send,
-    } = chatPipeline({ maxConversationCalls: 1, conversationIdleMs: 60_000 });
+    } = await start({ maxConversationCalls: 1, conversationIdleMs: 60_000 });
     await send('c', 'lookup');
     // Judging the refund's trace first judges the closed conversation final, then the new one.
     const after = (await send('c', 'refund')).find((report) => report.final === false);
@@ -159,7 +122,7 @@ describe('the processor, scope: conversation', () => {
   });
 
   it('refuses a conversation id that is not a string: that trace is judged alone, the others as before', async () => {
-    const { send } = chatPipeline();
+    const { send } = await start();
     const [alone] = await send(42, 'lookup');
     expect(alone?.conversationId).toBeUndefined();
     expect(alone?.findings.map((finding) => finding.rule)).toContain('trajectory.conversation.invalid_id');

@@ -11,10 +11,13 @@ import {
   SimpleSpanProcessor,
   TracerProvider,
 } from '@opentelemetry/sdk-trace';
+import { BasicTracerProvider } from '@opentelemetry/sdk-trace-base';
 import { runAgent } from '../../src/demo/agent.js';
 import { type CapturedConversation, captureConversations } from '../../src/demo/capture.js';
 import { ScriptedModel, type ScriptStep } from '../../src/demo/mock-model.js';
 import { supportTools } from '../../src/demo/tools.js';
+import type { Report } from '../../src/model/report.js';
+import { type Pipeline, type PipelineOptions, pipeline, workerReady } from '../processor/harness.js';
 
 const order = { orderId: 'O-17' };
 const lookUp: ScriptStep = () => ({ toolCalls: [{ name: 'get_order', arguments: order }] });
@@ -106,3 +109,66 @@ export async function recordChat(
     context.disable();
   }
 }
+
+/** A processor judging {@link CHAT_SCENARIO} in a real pipeline (harness.ts), and how a chat app sends it messages. */
+export interface ChatPipeline {
+  pipeline: Pipeline;
+  /** Every report `onReport` got, in order. */
+  reports: Report[];
+  /** One user message of conversation `conversationId`: a trace of its own; resolves with its reports once judged. */
+  send(conversationId: string | number, message: keyof typeof MESSAGES): Promise<Report[]>;
+}
+
+/**
+ * The processor with {@link CHAT_SCENARIO}, under sdk-trace-base's BasicTracerProvider (the
+ * provider most apps make); `worker: true` judges on a worker thread, started
+ * before this resolves. Conversations go idle after 1 s, unless `limits` say otherwise: long
+ * after a message's trace ends (and a judgement's round trip to a worker), even on a loaded
+ * machine, where 150 ms was once too short between two messages.
+ * The caller shuts `pipeline` down.
+ */
+export async function chatPipeline(
+  options: { worker?: boolean; limits?: PipelineOptions['limits'] } = {},
+): Promise<ChatPipeline> {
+  const reports: Report[] = [];
+  const p = pipeline(
+    {
+      scenarios: [CHAT_SCENARIO],
+      limits: { conversationIdleMs: 1_000, ...options.limits },
+      onReport: (report) => reports.push(report),
+      ...(options.worker && { worker: true }),
+    },
+    undefined,
+    BasicTracerProvider,
+  );
+  const tracer = p.provider.getTracer('chat-app');
+  const send = async (conversationId: string | number, message: keyof typeof MESSAGES) => {
+    const before = reports.length;
+    const { userMessage, steps } = MESSAGES[message];
+    await runAgent(
+      tracer,
+      'support-agent',
+      new ScriptedModel(steps),
+      supportTools(),
+      userMessage,
+      conversationId as string,
+    );
+    await until(() => reports.length > before);
+    return reports.slice(before);
+  };
+  if (options.worker) await workerReady(p.processor);
+  return { pipeline: p, reports, send };
+}
+
+/** Waits until `done()` holds; throws after `timeoutMs` (a worker thread takes a while to start). */
+export async function until(done: () => boolean, timeoutMs = 15_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!done()) {
+    if (Date.now() > deadline) throw new Error('timed out');
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+}
+
+/** The reports judged final. */
+export const finalOf = (reports: readonly Report[]): Report[] =>
+  reports.filter((report) => report.final === true);

@@ -54,10 +54,14 @@ export interface Pipeline {
   shutdown(): Promise<void>;
 }
 
-/** Builds the pipeline; `wrap` replaces the exporting processor (default: simple, to an in-memory exporter). */
+/**
+ * Builds the pipeline; `wrap` replaces the exporting processor (default: simple, to an in-memory
+ * exporter); `Provider` the tracer provider (e.g. sdk-trace-base's BasicTracerProvider, a subclass).
+ */
 export function pipeline(
   options: PipelineOptions,
   wrap?: (exporter: InMemorySpanExporter) => SpanProcessor,
+  Provider: new (config: { spanProcessors: SpanProcessor[] }) => TracerProvider = TracerProvider,
 ): Pipeline {
   if (!contextManagerSet) {
     context.setGlobalContextManager(new AsyncLocalStorageContextManager().enable());
@@ -85,7 +89,7 @@ export function pipeline(
     meterProvider,
     loggerProvider,
   } as unknown as TrajectoryProcessorOptions);
-  const provider = new TracerProvider({ spanProcessors: [processor] });
+  const provider = new Provider({ spanProcessors: [processor] });
   const points = async (name: string): Promise<DataPoint<unknown>[]> => {
     const { resourceMetrics } = await reader.collect();
     return resourceMetrics.scopeMetrics
@@ -129,9 +133,18 @@ export function workerJudgeOf(processor: TrajectoryProcessor): {
   worker: { terminate(): Promise<number> };
   inFlight: number;
 } {
-  const drain = (processor as unknown as { worker?: { worker: ReturnType<typeof workerJudgeOf> } }).worker;
-  if (!drain) throw new Error('the processor does not judge on a worker');
+  const drain = (processor as unknown as { drain: { worker?: ReturnType<typeof workerJudgeOf> } }).drain;
+  if (!drain.worker) throw new Error('the processor does not judge on a worker');
   return drain.worker;
+}
+
+/** Resolves once the processor's worker has loaded its scenarios (its first judgement then comes back in ms, not seconds). */
+export async function workerReady(processor: TrajectoryProcessor, timeoutMs = 30_000): Promise<void> {
+  const judge = workerJudgeOf(processor) as unknown as { readyAt: number | undefined };
+  for (const deadline = Date.now() + timeoutMs; judge.readyAt === undefined; ) {
+    if (Date.now() > deadline) throw new Error('the judging worker did not start');
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
 }
 
 /**

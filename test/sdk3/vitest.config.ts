@@ -1,5 +1,5 @@
 /**
- * The processor tests on the OTel JS 3.x SDK line (run by test/sdk3/run.sh with the Node 22 binary that
+ * The processor tests (and its conversation tests) on the OTel JS 3.x SDK line (run by test/sdk3/run.sh with the Node 22 binary that
  * test/sdk3/node_modules brings; the root `vitest run` runs them on the 2.x line).
  *
  * How an `@opentelemetry/*` import gets the 3.x package:
@@ -84,7 +84,13 @@ export default defineConfig({
   cacheDir: join(here, 'node_modules/.vite'),
   plugins: [sdk3Resolution],
   test: {
-    include: ['test/processor/**/*.test.ts', 'test/sdk3/**/*.test.ts'],
+    include: [
+      'test/processor/**/*.test.ts',
+      // The processor judging conversations, on the app's thread and on a worker.
+      'test/conversations/processor-conversations.test.ts',
+      'test/conversations/worker-conversations.test.ts',
+      'test/sdk3/**/*.test.ts',
+    ],
     testTimeout: 30_000,
     server: {
       deps: {

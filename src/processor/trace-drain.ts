@@ -1,0 +1,43 @@
+/**
+ * Where the processor's waiting traces are judged: on the app's thread (app-thread-drain.ts) or
+ * on a worker thread (worker-drain.ts). Either takes traces from `waiting`, records each
+ * judgement in its sinks and hands the trace to the {@link SpanOutlet}; either keeps the
+ * conversation state of `scope: conversation` scenarios where it judges.
+ */
+import type { ConversationLimits } from '../judging/conversation-state.js';
+import type { JudgementSinks } from '../judging/trace-judge.js';
+
+/** See the module comment. None of its methods throws. */
+export interface TraceDrain {
+  /** Where judgements' metrics, log records and `onReport` calls go. */
+  readonly sinks: JudgementSinks;
+  /** Traces judged (each at most once). */
+  readonly judged: number;
+  /** Times the judging worker died and was started again (0 on the app's thread). */
+  readonly restarts: number;
+  /** Conversations whose state was lost with a judging worker that exited (0 on the app's thread). */
+  readonly conversationsLost: number;
+  /** A trace was added to `waiting`: judge it soon. */
+  schedule(): void;
+  /** Judges (or posts to the worker) every trace waiting now. */
+  drainAll(): void;
+  /** Resolves when every trace handed to a worker so far is judged and applied. */
+  settled(): Promise<void>;
+  /** The processor's sweep: conversations idle at `now` (`performance.now()`) are judged final. */
+  sweep(now: number): void;
+  /** At shutdown, after `drainAll`: every conversation judged final (`shutdown`), then the worker stopped. */
+  close(): Promise<void>;
+}
+
+/** The processor's conversation caps, as the judging core takes them. */
+export function conversationLimitsOf(limits: {
+  conversationIdleMs: number;
+  maxConversations: number;
+  maxConversationCalls: number;
+}): ConversationLimits {
+  return {
+    idleMs: limits.conversationIdleMs,
+    maxConversations: limits.maxConversations,
+    maxCalls: limits.maxConversationCalls,
+  };
+}
