@@ -24,7 +24,12 @@ import {
 import { buildTrajectory } from './causal-edges.js';
 import type { Convention, SpanReading, ToolCallDraft } from './convention.js';
 import { CONVENTIONS, readSpan } from './conventions.js';
-import { readConversationId } from './conversation-id.js';
+import {
+  noteOwnKeys,
+  type OwnKeysOfSpan,
+  ownConversationKeys,
+  readConversationId,
+} from './conversation-id.js';
 import { linkDecisions } from './link-decisions.js';
 import { addRequestOnlyCalls, linkByCallId, linkByNameAndArguments } from './link-requests.js';
 import { mergeSameGeneration } from './same-generation.js';
@@ -72,8 +77,12 @@ export function readTrace(
   // Spans no convention claims, not even as structure: where tool use nobody read would show.
   const unclaimed: number[] = [];
   let claimed = 0;
+  // Keys a convention reads on its own spans only, structure spans included.
+  const own = ownConversationKeys(conventions);
+  let ownKeys: OwnKeysOfSpan | undefined;
   for (let i = 0; i < tree.spans.length; i++) {
     const reading = readSpan(tree.spans[i] as SpanRecord, conventions);
+    if (reading && own) ownKeys = noteOwnKeys(ownKeys, own, i, reading, tree.spans.length);
     if (reading && reading.kind !== 'structure') {
       readings[i] = reading;
       claimed++;
@@ -85,7 +94,7 @@ export function readTrace(
   if (claimed === 0)
     return { trajectory: unreadOnlyTrajectory(traceId, tree, unclaimed), tree, assembly: undefined };
   const assembly = collect(traceId, tree, readings, claimed);
-  const conversation = readConversationId(tree, (span) => isAgentSpan(assembly, span), conventions);
+  const conversation = readConversationId(tree, (span) => isAgentSpan(assembly, span), conventions, ownKeys);
   assembly.conversationId = conversation.id;
   for (const issue of conversation.issues) assembly.issues.push(issue);
   linkByCallId(assembly);

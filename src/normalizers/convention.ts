@@ -118,7 +118,21 @@ export interface Convention {
   readDecisions?(span: SpanRecord): DecisionDraft[] | undefined;
   /**
    * The attribute keys this convention records a conversation (session, thread) id under, most
-   * specific first. Traces carrying the same id are one conversation (see conversation-id.ts).
+   * specific first, read on every span of a trace whoever claims it. Traces carrying the same id
+   * are one conversation (see conversation-id.ts).
    */
   conversationKeys?: readonly string[];
+  /**
+   * Conversation keys too generic to read on every span (the Agents SDK's `group_id`: a Kafka
+   * client's span may carry one too), read only on the spans this convention claims, structure
+   * spans included.
+   */
+  ownConversationKeys?: readonly OwnConversationKey[];
+}
+
+/** A conversation key read only on its convention's own spans (see {@link Convention.ownConversationKeys}). */
+export interface OwnConversationKey {
+  key: string;
+  /** Values that mean "no conversation", as an absent key does (logfire writes None as `"null"`). */
+  none?: readonly string[];
 }

@@ -1,13 +1,14 @@
 /**
  * Which conversation a trace belongs to: the id its outermost agent run carries under a
- * convention's conversation key (`gen_ai.conversation.id`, OpenInference `session.id`, ...).
+ * convention's conversation key (`gen_ai.conversation.id`, OpenInference `session.id`, ...), or
+ * under a key a convention reads on its own spans only (the Agents SDK's `group_id`).
  * Traces carrying the same id are judged together by conversation scenarios. Other ids in the
  * trace (a sub-agent's own conversation) are ignored and said so; an id that is not a string or
  * is too long is refused, and the trace is then judged on its own.
  */
 import type { AttributeValue, SpanRecord } from '../model/span-record.js';
 import type { TrajectoryIssue } from '../model/trajectory.js';
-import type { Convention } from './convention.js';
+import type { Convention, OwnConversationKey, SpanReading } from './convention.js';
 import type { SpanTree } from './span-tree.js';
 
 /** Longer ids are refused: an id is a key held per conversation, not a payload. */
@@ -21,16 +22,67 @@ export interface ConversationReading {
   issues: TrajectoryIssue[];
 }
 
-/** Keys per list of conventions, in precedence order, each once: built once per list. */
-const keyLists = new WeakMap<readonly Convention[], readonly string[]>();
+/** The conversation keys of a list of conventions. */
+interface KeySet {
+  /** Read on every span, in precedence order, each once. */
+  everywhere: readonly string[];
+  /** Read on the spans of the convention so named only; undefined when no convention has any. */
+  own: ReadonlyMap<string, readonly OwnConversationKey[]> | undefined;
+}
 
-function keysOf(conventions: readonly Convention[]): readonly string[] {
-  let keys = keyLists.get(conventions);
+/** Built once per list of conventions (lists are not changed once in use). */
+const keySets = new WeakMap<readonly Convention[], KeySet>();
+
+function keySetOf(conventions: readonly Convention[]): KeySet {
+  let keys = keySets.get(conventions);
   if (!keys) {
-    keys = [...new Set(conventions.flatMap((convention) => convention.conversationKeys ?? []))];
-    keyLists.set(conventions, keys);
+    const own = new Map<string, readonly OwnConversationKey[]>();
+    for (const convention of conventions)
+      if (convention.ownConversationKeys?.length) own.set(convention.name, convention.ownConversationKeys);
+    keys = {
+      everywhere: [...new Set(conventions.flatMap((convention) => convention.conversationKeys ?? []))],
+      own: own.size > 0 ? own : undefined,
+    };
+    keySets.set(conventions, keys);
   }
   return keys;
+}
+
+/** The conventions' own conversation keys by convention name; undefined when none has any. */
+export function ownConversationKeys(
+  conventions: readonly Convention[],
+): ReadonlyMap<string, readonly OwnConversationKey[]> | undefined {
+  return keySetOf(conventions).own;
+}
+
+/** Per span, by position, the own conversation keys of the convention that claimed it. */
+export type OwnKeysOfSpan = (readonly OwnConversationKey[] | undefined)[];
+
+/**
+ * Notes which of `own` ({@link ownConversationKeys}) apply to span `index`, which `reading`
+ * claimed. The list is made at the first such span: most traces have none, and then this costs
+ * one map lookup per claimed span.
+ */
+export function noteOwnKeys(
+  noted: OwnKeysOfSpan | undefined,
+  own: ReadonlyMap<string, readonly OwnConversationKey[]>,
+  index: number,
+  reading: SpanReading,
+  spanCount: number,
+): OwnKeysOfSpan | undefined {
+  const keys = own.get(conventionOf(reading));
+  if (!keys) return noted;
+  const list = noted ?? new Array(spanCount).fill(undefined);
+  list[index] = keys;
+  return list;
+}
+
+function conventionOf(reading: SpanReading): string {
+  return reading.kind === 'tool'
+    ? reading.call.convention
+    : reading.kind === 'turn'
+      ? reading.turn.convention
+      : reading.convention;
 }
 
 /** One conversation key found on a span. */
@@ -43,21 +95,31 @@ interface Found {
 /**
  * The trace's conversation id: on the outermost agent span that carries one, else on the
  * outermost span that does (ties: the first in the trace). `isAgent` says which spans are agent
- * runs. Linear in spans: depths are worked out once for all.
+ * runs; `ownKeys` (from {@link noteOwnKeys}) which spans have own keys read on them. Linear in
+ * spans: depths are worked out once for all.
  */
 export function readConversationId(
   tree: SpanTree,
   isAgent: (span: number) => boolean,
   conventions: readonly Convention[],
+  ownKeys?: OwnKeysOfSpan,
 ): ConversationReading {
-  const keys = keysOf(conventions);
+  const keys = keySetOf(conventions).everywhere;
   const found: Found[] = [];
-  if (keys.length === 0) return { id: undefined, issues: [] };
+  if (keys.length === 0 && !ownKeys) return { id: undefined, issues: [] };
   for (let i = 0; i < tree.spans.length; i++) {
     const attributes = (tree.spans[i] as SpanRecord).attributes;
     for (const key of keys) {
       const value = attributes[key];
       if (value !== undefined && value !== null && value !== '') found.push({ span: i, key, value });
+    }
+    const own = ownKeys?.[i];
+    if (!own) continue;
+    for (const { key, none } of own) {
+      const value = attributes[key];
+      if (value === undefined || value === null || value === '') continue;
+      if (typeof value === 'string' && none?.includes(value)) continue;
+      found.push({ span: i, key, value });
     }
   }
   if (found.length === 0) return { id: undefined, issues: [] };

@@ -11,7 +11,10 @@
  *   `transfer_to_{agent}` tool: a call, and the target agent's run after it;
  * - `Responses API with {gen_ai.request.model!r}` (`raw_input`, `events`, `response`) and
  *   `Chat completion with {gen_ai.request.model!r}` (`input`, `output`): model turns;
- * - the trace, task, guardrail, MCP listing and other spans are structure.
+ * - the trace, task, guardrail, MCP listing and other spans are structure. The trace span
+ *   (`OpenAI Agents trace: {name}`) carries the SDK trace's `group_id` (the SDK's "grouping
+ *   identifier … to link multiple traces from the same conversation", `RunConfig.group_id`):
+ *   its conversation. logfire writes None as the JSON text `null`, so `"null"` means none.
  * Source: pydantic/logfire `logfire/_internal/integrations/openai_agents.py` and the snapshots in
  * its tests (`tests/otel_integrations/test_openai_agents*.py`).
  */
@@ -47,6 +50,7 @@ export const LOGFIRE_AGENTS_KEYS = {
   response: 'response',
   requestModel: 'gen_ai.request.model',
   responseModel: 'gen_ai.response.model',
+  groupId: 'group_id',
 } as const;
 
 const SCOPE = 'logfire.openai_agents';
@@ -81,6 +85,8 @@ const CALL_TEMPLATES = [AGENT_RUN, FUNCTION, HANDOFF, RESPONSES, CHAT_COMPLETION
 export const openAiAgentsLogfire: Convention = {
   name: OPENAI_AGENTS_LOGFIRE,
   marks: { keys: [LOGFIRE_AGENTS_KEYS.template], scopes: [SCOPE] },
+  // A generic key (a Kafka client's span may have one too): read on this convention's spans only.
+  ownConversationKeys: [{ key: LOGFIRE_AGENTS_KEYS.groupId, none: ['null'] }],
   read(span: SpanRecord): SpanReading | undefined {
     const template = templateOf(span);
     if (!isAgentsSpan(span, template)) return undefined;

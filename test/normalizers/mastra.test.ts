@@ -3,6 +3,7 @@ import type { SpanRecord } from '../../src/model/span-record.js';
 import type { Trajectory } from '../../src/model/trajectory.js';
 import type { Convention, TurnDraft } from '../../src/normalizers/convention.js';
 import { mastra } from '../../src/normalizers/mastra.js';
+import { normalizeSpans } from '../../src/normalizers/normalize.js';
 import { otelGenAi } from '../../src/normalizers/otel-genai.js';
 import { callOf, fixture, orderedPairs, trajectoryOf as trajectoryWith } from '../helpers/fixtures.js';
 import { spanRecord } from '../helpers/spans.js';
@@ -207,6 +208,44 @@ describe('Mastra spans built by hand', () => {
     expect(turnOf(stepSpan(output))?.requested).toEqual([
       { callId: 'a', tool: 'one', args: { captured: true, value: { x: 1 } } },
       { callId: 'b', tool: 'two', args: { captured: false } },
+    ]);
+  });
+});
+
+describe('Mastra conversation: two generate() calls on one memory thread (real capture)', () => {
+  const spans = fixture('mastra-conversation');
+  const trajectories = normalizeSpans(spans);
+
+  it('the exporter writes the memory thread as gen_ai.conversation.id on every span, beside mastra.metadata.threadId', () => {
+    expect(new Set(spans.map((span) => span.traceId)).size).toBe(2);
+    for (const span of spans) {
+      expect(span.attributes['gen_ai.conversation.id'], span.name).toBe('thread-ana-a1001');
+      expect(span.attributes['mastra.metadata.threadId'], span.name).toBe('thread-ana-a1001');
+      expect(span.attributes['mastra.metadata.resourceId'], span.name).toBe('customer-ana');
+    }
+  });
+
+  it('both traces are one conversation, the lookup in the first and the refund in the second', () => {
+    expect(
+      trajectories.map((trajectory) => ({
+        conversationId: trajectory.conversationId,
+        calls: trajectory.calls.map((call) => ({ tool: call.tool, args: call.args })),
+        issues: trajectory.issues,
+      })),
+    ).toEqual([
+      {
+        conversationId: 'thread-ana-a1001',
+        calls: [{ tool: 'get_order', args: { captured: true, value: { orderId: 'A1001' } } }],
+        issues: [],
+      },
+      {
+        conversationId: 'thread-ana-a1001',
+        // The amount the model read from the first message's result, which memory recalled.
+        calls: [
+          { tool: 'issue_refund', args: { captured: true, value: { orderId: 'A1001', amount: 42.5 } } },
+        ],
+        issues: [],
+      },
     ]);
   });
 });

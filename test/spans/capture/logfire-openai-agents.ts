@@ -9,6 +9,15 @@
  *   logfire-openai-agents-file-search.otlp.json         test_file_search
  *   logfire-openai-agents-chat-completion.otlp.json     test_chat_completions
  *
+ * and one built from the documented shape (those snapshots' traces all have `group_id` "null"):
+ *
+ *   logfire-openai-agents-conversation.otlp.json        two traces, one per user message, of one
+ *     conversation (`RunConfig(group_id=...)`): `get_order` in the first, `issue_refund` in the
+ *     second. Each span as test_responses's of its template; the trace span with `group_id` a
+ *     plain string attribute, as logfire writes a str keyword argument (`create_trace` passes
+ *     the SDK's `group_id` and `metadata` to `logfire.span('OpenAI Agents trace: {name}', ...)`);
+ *     trace and span ids numbered on across the two traces as logfire's test exporter does.
+ *
  * Source: github.com/pydantic/logfire `tests/otel_integrations/test_openai_agents.py` at commit
  * 002868a8b79b36f38d159feee9a7796e1bfac05b, an older release than the shared corpus's snapshot
  * (e484a6b53a0d): no `Turn` or `Task` spans, so a run's spans sit directly under its agent span.
@@ -56,7 +65,16 @@ const code = (fn: string) => ({
   'code.lineno': 123,
 });
 
-const traceSpan = (fn: string, id: number, start: number, end: number, name: string, traceId: Json) => ({
+const traceSpan = (
+  fn: string,
+  id: number,
+  start: number,
+  end: number,
+  name: string,
+  traceId: Json,
+  // logfire writes the SDK's None as the JSON text `null`, a str as it is.
+  groupId: string | null = null,
+) => ({
   name: 'OpenAI Agents trace: {name}',
   id,
   start,
@@ -64,7 +82,7 @@ const traceSpan = (fn: string, id: number, start: number, end: number, name: str
   attributes: {
     ...code(fn),
     name,
-    group_id: 'null',
+    group_id: groupId ?? 'null',
     metadata: 'null',
     'logfire.msg_template': 'OpenAI Agents trace: {name}',
     'logfire.msg': `OpenAI Agents trace: ${name}`,
@@ -129,10 +147,10 @@ const assistant = (content: string) => ({
   content,
   role: 'assistant',
 });
-const asked = (id: string, name: string) => ({
+const asked = (id: string, name: string, args = '{}') => ({
   'event.name': 'gen_ai.assistant.message',
   role: 'assistant',
-  tool_calls: [{ id, type: 'function', function: { name, arguments: '{}' } }],
+  tool_calls: [{ id, type: 'function', function: { name, arguments: args } }],
 });
 
 const PROMPT = 'Generate a random number then, hand off to agent2.';
@@ -345,6 +363,120 @@ const CHAT_COMPLETION: SnapshotSpan[] = [
   traceSpan('test_chat_completions', 1, 1, 6, 'Agent workflow', IS_STR('agent_trace_id')),
 ];
 
+/** The conversation: one user message per trace, both traces under one `group_id`. */
+const GROUP_ID = 'thread_ana_a1001';
+const SUPPORT = { name: 'support', handoffs: [], tools: ['get_order', 'issue_refund'] };
+const ORDER_ARGS = '{"orderId":"A1001"}';
+const ORDER = '{"orderId":"A1001","status":"delivered","item":"ceramic teapot","amount":42.5}';
+const REFUND_ARGS = '{"orderId":"A1001","amount":42.5}';
+const REFUND = '{"refundId":"R-7781","orderId":"A1001","amount":42.5,"status":"issued"}';
+const LOOKUP_CALL = 'call_get_order_A1001';
+const REFUND_CALL = 'call_issue_refund_A1001';
+const MESSAGE_1 = 'Where is my order A1001?';
+const MESSAGE_2 = 'It arrived broken. Please refund it.';
+const ANSWER_1 = 'Order A1001 (ceramic teapot) was delivered.';
+const functionCall = (id: string, callId: string, name: string, args: string) => ({
+  id,
+  arguments: args,
+  call_id: callId,
+  name,
+  type: 'function_call',
+  status: 'completed',
+});
+const functionSpan = (
+  id: number,
+  parent: number,
+  start: number,
+  name: string,
+  input: Json,
+  output: string,
+) => ({
+  name: 'Function: {name}',
+  id,
+  parent,
+  start,
+  end: start + 1,
+  attributes: {
+    'logfire.msg_template': 'Function: {name}',
+    'logfire.span_type': 'span',
+    'logfire.msg': `Function: ${name}`,
+    name,
+    input,
+    mcp_data: 'null',
+    'gen_ai.system': 'openai',
+    output,
+  },
+});
+const toolEvent = (id: string, name: string, content: string) => ({
+  'event.name': 'gen_ai.tool.message',
+  role: 'tool',
+  id,
+  content,
+  name,
+});
+
+/** Message 1: the lookup. */
+const CONVERSATION_LOOKUP: SnapshotSpan[] = [
+  responses(5, 3, 3, 4, {
+    response_id: 'resp_conversation_1a',
+    raw_input: [{ content: MESSAGE_1, role: 'user' }],
+    events: [user(MESSAGE_1), asked(LOOKUP_CALL, 'get_order', ORDER_ARGS)],
+  }),
+  functionSpan(7, 3, 5, 'get_order', JSON.parse(ORDER_ARGS), ORDER),
+  responses(9, 3, 7, 8, {
+    response_id: 'resp_conversation_1b',
+    raw_input: [
+      { content: MESSAGE_1, role: 'user' },
+      functionCall('fc_conversation_1', LOOKUP_CALL, 'get_order', ORDER_ARGS),
+      { call_id: LOOKUP_CALL, output: ORDER, type: 'function_call_output' },
+    ],
+    events: [
+      user(MESSAGE_1),
+      asked(LOOKUP_CALL, 'get_order', ORDER_ARGS),
+      toolEvent(LOOKUP_CALL, 'get_order', ORDER),
+      assistant(ANSWER_1),
+    ],
+  }),
+  agentRun('test_conversation', 3, 1, 2, 9, SUPPORT),
+  traceSpan('test_conversation', 1, 1, 10, 'Support chat', 'trace_conversation_message_1', GROUP_ID),
+];
+
+/**
+ * Message 2: the refund. Its input is the conversation so far (`result.to_input_list()` plus the
+ * new message), so the model is shown message 1's lookup result again.
+ */
+const HISTORY = [
+  { content: MESSAGE_1, role: 'user' },
+  functionCall('fc_conversation_1', LOOKUP_CALL, 'get_order', ORDER_ARGS),
+  { call_id: LOOKUP_CALL, output: ORDER, type: 'function_call_output' },
+  { content: ANSWER_1, role: 'assistant' },
+  { content: MESSAGE_2, role: 'user' },
+];
+const CONVERSATION_REFUND: SnapshotSpan[] = [
+  responses(15, 13, 23, 24, {
+    response_id: 'resp_conversation_2a',
+    raw_input: HISTORY,
+    events: [user(MESSAGE_2), asked(REFUND_CALL, 'issue_refund', REFUND_ARGS)],
+  }),
+  functionSpan(17, 13, 25, 'issue_refund', JSON.parse(REFUND_ARGS), REFUND),
+  responses(19, 13, 27, 28, {
+    response_id: 'resp_conversation_2b',
+    raw_input: [
+      ...HISTORY,
+      functionCall('fc_conversation_2', REFUND_CALL, 'issue_refund', REFUND_ARGS),
+      { call_id: REFUND_CALL, output: REFUND, type: 'function_call_output' },
+    ],
+    events: [
+      user(MESSAGE_2),
+      asked(REFUND_CALL, 'issue_refund', REFUND_ARGS),
+      toolEvent(REFUND_CALL, 'issue_refund', REFUND),
+      assistant('Refund R-7781 of 42.5 EUR issued.'),
+    ],
+  }),
+  agentRun('test_conversation', 13, 11, 22, 29, SUPPORT),
+  traceSpan('test_conversation', 11, 21, 30, 'Support chat', 'trace_conversation_message_2', GROUP_ID),
+];
+
 /** Hands out the ids the snapshot gives, one span at a time. */
 class SnapshotIds implements IdGenerator {
   next = '';
@@ -367,9 +499,9 @@ function attributeValue(value: Json): AttributeValue {
 const hex = (id: number, width: number) => id.toString(16).padStart(width, '0');
 const seconds = (s: number): [number, number] => [s, 0];
 
-async function write(file: string, snapshot: readonly SnapshotSpan[]): Promise<void> {
+/** Writes the snapshot's traces (trace ids 1, 2, … in this order) to one file. */
+async function write(file: string, ...traces: (readonly SnapshotSpan[])[]): Promise<void> {
   const ids = new SnapshotIds();
-  ids.traceId = hex(1, 32);
   const exporter = new InMemorySpanExporter();
   const provider = new BasicTracerProvider({
     idGenerator: ids,
@@ -377,21 +509,24 @@ async function write(file: string, snapshot: readonly SnapshotSpan[]): Promise<v
     spanProcessors: [new SimpleSpanProcessor(exporter)],
   });
   const tracer = provider.getTracer(SCOPE);
-  const contexts = new Map<number, Context>();
-  const started = new Map<number, ReturnType<typeof tracer.startSpan>>();
-  // Parents first, so each span starts in its parent's context.
-  for (const span of [...snapshot].sort((a, b) => a.start - b.start)) {
-    ids.next = hex(span.id, 16);
-    const parent = span.parent === undefined ? context.active() : contexts.get(span.parent);
-    if (!parent) throw new Error(`${file}: span ${span.id} starts before its parent ${span.parent}`);
-    const attributes: Attributes = {};
-    for (const [key, value] of Object.entries(span.attributes)) attributes[key] = attributeValue(value);
-    const started_ = tracer.startSpan(span.name, { startTime: seconds(span.start), attributes }, parent);
-    started.set(span.id, started_);
-    contexts.set(span.id, trace.setSpan(context.active(), started_));
+  for (const [index, snapshot] of traces.entries()) {
+    ids.traceId = hex(index + 1, 32);
+    const contexts = new Map<number, Context>();
+    const started = new Map<number, ReturnType<typeof tracer.startSpan>>();
+    // Parents first, so each span starts in its parent's context.
+    for (const span of [...snapshot].sort((a, b) => a.start - b.start)) {
+      ids.next = hex(span.id, 16);
+      const parent = span.parent === undefined ? context.active() : contexts.get(span.parent);
+      if (!parent) throw new Error(`${file}: span ${span.id} starts before its parent ${span.parent}`);
+      const attributes: Attributes = {};
+      for (const [key, value] of Object.entries(span.attributes)) attributes[key] = attributeValue(value);
+      const started_ = tracer.startSpan(span.name, { startTime: seconds(span.start), attributes }, parent);
+      started.set(span.id, started_);
+      contexts.set(span.id, trace.setSpan(context.active(), started_));
+    }
+    // Ended in the snapshot's order, which is the order logfire exported them.
+    for (const span of snapshot) started.get(span.id)?.end(seconds(span.end));
   }
-  // Ended in the snapshot's order, which is the order logfire exported them.
-  for (const span of snapshot) started.get(span.id)?.end(seconds(span.end));
   await provider.forceFlush();
   const path = join(OUT_DIR, file);
   const json = JSON.parse(
@@ -405,3 +540,4 @@ async function write(file: string, snapshot: readonly SnapshotSpan[]): Promise<v
 await write('logfire-openai-agents-responses-handoff.otlp.json', RESPONSES_HANDOFF);
 await write('logfire-openai-agents-file-search.otlp.json', FILE_SEARCH);
 await write('logfire-openai-agents-chat-completion.otlp.json', CHAT_COMPLETION);
+await write('logfire-openai-agents-conversation.otlp.json', CONVERSATION_LOOKUP, CONVERSATION_REFUND);

@@ -9,15 +9,21 @@
 // `custom` provider endpoint is required by the config but never contacted).
 //
 // Cases: `refund` (parallel get_order + get_refund_policy in one response, issue_refund,
-// send_confirmation, final text) and `tool-error` (get_order, issue_refund throws, final text).
+// send_confirmation, final text), `tool-error` (get_order, issue_refund throws, final text) and
+// `conversation`: two generate() calls on one memory thread (a `Memory` on Mastra's
+// `InMemoryStore`, `memory: { thread, resource }`), the order looked up in the first message's
+// trace and refunded in the second's, with the amount the model reads from the first message's
+// tool result, which memory recalls into the second prompt. Both traces go in one file.
 //
-// Run: npm --prefix test/spans/capture/agent-frameworks run capture:mastra
+// Run: npm --prefix test/spans/capture/agent-frameworks run capture:mastra [-- case ...]
 
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Agent } from '@mastra/core/agent';
 import { Mastra } from '@mastra/core/mastra';
+import { InMemoryStore } from '@mastra/core/storage';
 import { createTool } from '@mastra/core/tools';
+import { Memory } from '@mastra/memory';
 import { Observability } from '@mastra/observability';
 import { OtelExporter } from '@mastra/otel-exporter';
 import { JsonTraceSerializer } from '@opentelemetry/otlp-transformer';
@@ -98,6 +104,7 @@ const text = (step, value) => ({
   finishReason: { unified: 'stop', raw: 'stop' },
 });
 
+/** Per case, the model's responses in the order it is asked, over all the case's messages. */
 const SCRIPTS = {
   refund: [
     () =>
@@ -149,7 +156,36 @@ const SCRIPTS = {
       );
     },
   ],
+  conversation: [
+    // Message 1: the lookup.
+    () => calls(1, call('call_get_order_1', 'get_order', { orderId: 'A1001' })),
+    ({ prompt }) => {
+      const order = toolResultFromPrompt(prompt, 'get_order').value;
+      return text(2, `Order ${order.orderId} (${order.item}) was ${order.status}.`);
+    },
+    // Message 2: the refund, its amount from message 1's result, which memory put in this prompt.
+    ({ prompt }) => {
+      const order = toolResultFromPrompt(prompt, 'get_order').value;
+      return calls(
+        3,
+        call('call_issue_refund_1', 'issue_refund', { orderId: 'A1001', amount: order.amount }),
+      );
+    },
+    ({ prompt }) => {
+      const refund = toolResultFromPrompt(prompt, 'issue_refund').value;
+      return text(4, `Refund ${refund.refundId} of ${refund.amount} EUR issued.`);
+    },
+  ],
 };
+
+/** The user messages of each case, one generate() call (one trace) each. */
+const MESSAGES = {
+  refund: [PROMPT],
+  'tool-error': [PROMPT],
+  conversation: ['Where is my order A1001?', 'It arrived broken. Please refund me.'],
+};
+/** The memory thread the conversation's messages are on. */
+const THREAD = { thread: 'thread-ana-a1001', resource: 'customer-ana' };
 
 function scriptedModel(caseName) {
   const script = SCRIPTS[caseName];
@@ -207,12 +243,14 @@ async function run(caseName) {
     exporter,
     signals: { logs: false },
   });
+  const onThread = caseName === 'conversation';
   const agent = new Agent({
     id: 'support-agent',
     name: 'support-agent',
     instructions: 'You are a support agent. Use the tools to handle refunds.',
     model: scriptedModel(caseName),
     tools: tools({ failRefund: caseName === 'tool-error' }),
+    ...(onThread && { memory: new Memory({ storage: new InMemoryStore() }) }),
   });
   const mastra = new Mastra({
     agents: { supportAgent: agent },
@@ -221,17 +259,27 @@ async function run(caseName) {
       configs: { otel: { serviceName: 'toolpath-capture-mastra', exporters: [otelExporter] } },
     }),
   });
-  const result = await mastra.getAgent('supportAgent').generate(PROMPT, { maxSteps: 5 });
+  for (const message of MESSAGES[caseName]) {
+    const result = await mastra
+      .getAgent('supportAgent')
+      .generate(message, { maxSteps: 5, ...(onThread && { memory: THREAD }) });
+    console.log(`mastra-${caseName}: ${result.steps?.length} steps, text=${JSON.stringify(result.text)}`);
+  }
   await otelExporter.flush();
   const spans = exporter.getFinishedSpans();
   writeFileSync(
     join(OUT_DIR, `mastra-${caseName}.otlp.json`),
     Buffer.from(JsonTraceSerializer.serializeRequest(spans)),
   );
-  console.log(
-    `mastra-${caseName}: ${spans.length} spans, ${result.steps?.length} steps, text=${JSON.stringify(result.text)}`,
-  );
+  const traces = new Set(spans.map((span) => span.spanContext().traceId)).size;
+  console.log(`mastra-${caseName}: ${spans.length} spans in ${traces} trace(s)`);
   await mastra.shutdown?.();
 }
 
-for (const caseName of Object.keys(SCRIPTS)) await run(caseName);
+// Cases named on the command line, else all of them.
+const cases = process.argv.length > 2 ? process.argv.slice(2) : Object.keys(SCRIPTS);
+for (const caseName of cases) {
+  if (!SCRIPTS[caseName])
+    throw new Error(`unknown case ${caseName} (cases: ${Object.keys(SCRIPTS).join(', ')})`);
+  await run(caseName);
+}
