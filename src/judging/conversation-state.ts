@@ -29,6 +29,13 @@ export const CONVERSATION_DEFAULTS: ConversationLimits = {
 /** Why a conversation was let go before it went idle. */
 export type ConversationEviction = 'max_conversations' | 'max_calls' | 'shutdown';
 
+/**
+ * Why earlier traces of a conversation are missing from what is held, so that a verdict on the
+ * rest cannot be trusted whole: the conversation was closed at `maxCalls` or `maxConversations`
+ * and went on, or (durable mode) some of its traces were forced out of storage before a restart.
+ */
+export type LostHistory = 'max_calls' | 'max_conversations' | 'storage';
+
 /** A conversation let go: judged final by the caller. */
 export interface ClosedConversation {
   id: string;
@@ -38,8 +45,15 @@ export interface ClosedConversation {
   latest: { traceId: string; evaluatedSpanId: string | undefined };
   /** Set when it was let go before going idle: why, for the report's `incomplete`. */
   evicted?: ConversationEviction;
-  /** Set when earlier traces of it were let go at `maxCalls`: its verdict cannot be trusted whole. */
-  truncated: boolean;
+  /** Set when earlier traces of it were let go: its verdict cannot be trusted whole. */
+  lost?: LostHistory;
+}
+
+/** A conversation in progress as the caller may read it. */
+export interface HeldConversation {
+  /** Its traces, earliest judged first. */
+  readonly traces: readonly Trajectory[];
+  readonly lost: LostHistory | undefined;
 }
 
 interface Held {
@@ -48,7 +62,7 @@ interface Held {
   calls: number;
   lastActive: number;
   latest: ClosedConversation['latest'];
-  truncated: boolean;
+  lost: LostHistory | undefined;
 }
 
 /** How stored calls keep their values: `keep` says whether a value may stay as captured. */
@@ -61,7 +75,7 @@ export type ValuePolicy = (value: Captured<JsonValue>) => boolean;
 export class ConversationState {
   readonly #byId = new Map<string, Held>();
   /** Conversations closed over a cap, so a later trace knows its history is gone; capped too. */
-  readonly #truncated = new Set<string>();
+  readonly #lost = new Map<string, LostHistory>();
   /** Conversations let go early, by reason. */
   readonly evicted: Record<ConversationEviction, number> = {
     max_conversations: 0,
@@ -88,7 +102,32 @@ export class ConversationState {
     trajectory: Trajectory,
     evaluatedSpanId: string | undefined,
     now: number,
-  ): { held: { traces: readonly Trajectory[]; truncated: boolean }; closed: ClosedConversation[] } {
+  ): { held: HeldConversation; closed: ClosedConversation[] } {
+    return this.#add(id, trajectory, evaluatedSpanId, now, null);
+  }
+
+  /**
+   * Holds again a trace judged into conversation `id` before a restart (durable mode), as
+   * {@link add} does; `lost` is what the conversation had lost then. Restore conversations in
+   * the order they were last active: the map's order is by last activity.
+   */
+  restore(
+    id: string,
+    trajectory: Trajectory,
+    evaluatedSpanId: string | undefined,
+    lastActive: number,
+    lost: LostHistory | undefined,
+  ): ClosedConversation[] {
+    return this.#add(id, trajectory, evaluatedSpanId, lastActive, lost).closed;
+  }
+
+  #add(
+    id: string,
+    trajectory: Trajectory,
+    evaluatedSpanId: string | undefined,
+    now: number,
+    restoredLost: LostHistory | undefined | null,
+  ): { held: HeldConversation; closed: ClosedConversation[] } {
     const closed: ClosedConversation[] = [];
     const stored = storedCopy(trajectory, this.keepValue);
     let held = this.#byId.get(id);
@@ -107,9 +146,10 @@ export class ConversationState {
         calls: 0,
         lastActive: now,
         latest: { traceId: trajectory.traceId, evaluatedSpanId },
-        truncated: this.#truncated.has(id),
+        lost: restoredLost === null ? this.#lost.get(id) : restoredLost,
       };
     }
+    if (restoredLost) held.lost = restoredLost;
     held.traces.push(stored);
     held.calls += stored.calls.length;
     held.lastActive = now;
@@ -117,7 +157,36 @@ export class ConversationState {
     // Re-set: the map's order is by last activity.
     this.#byId.delete(id);
     this.#byId.set(id, held);
-    return { held: { traces: held.traces, truncated: held.truncated }, closed };
+    return { held, closed };
+  }
+
+  /** Conversation `id` as held, if it holds trace `traceId`. */
+  holding(id: string, traceId: string): HeldConversation | undefined {
+    const held = this.#byId.get(id);
+    return held && placeIn(held.traces, traceId) >= 0 ? held : undefined;
+  }
+
+  /** Where trace `traceId` is in conversation `id` (its index, earliest judged first), if held. */
+  placeOf(id: string, traceId: string): { index: number; lost: LostHistory | undefined } | undefined {
+    const held = this.#byId.get(id);
+    const index = held ? placeIn(held.traces, traceId) : -1;
+    return held && index >= 0 ? { index, lost: held.lost } : undefined;
+  }
+
+  /** Lets conversation `id` go now, for the caller to judge final (`evicted`: why, if not idle). */
+  take(id: string, evicted?: ConversationEviction): ClosedConversation | undefined {
+    const held = this.#byId.get(id);
+    return held && this.#close(held, evicted);
+  }
+
+  /** Remembers that earlier traces of conversation `id` were let go: what follows is judged as such. */
+  markLost(id: string, lost: LostHistory): void {
+    this.#lost.delete(id);
+    if (this.#lost.size >= this.limits.maxConversations) {
+      const first = this.#lost.keys().next().value as string;
+      this.#lost.delete(first);
+    }
+    this.#lost.set(id, lost);
   }
 
   /** The conversations idle for `limits.idleMs` at `now`: let go, for the caller to judge final. */
@@ -138,27 +207,24 @@ export class ConversationState {
   #close(held: Held, why: ConversationEviction | undefined): ClosedConversation {
     this.#byId.delete(held.id);
     if (why !== undefined) this.evicted[why]++;
-    if (why === 'max_calls') {
-      if (this.#truncated.size >= this.limits.maxConversations) {
-        const first = this.#truncated.values().next().value as string;
-        this.#truncated.delete(first);
-      }
-      this.#truncated.add(held.id);
-    } else if (why === undefined) {
-      this.#truncated.delete(held.id);
-    }
-    const out: ClosedConversation = {
-      id: held.id,
-      traces: held.traces,
-      latest: held.latest,
-      truncated: held.truncated,
-    };
+    // A conversation closed over a cap may go on: what follows lacks what was judged here.
+    if (why === 'max_calls' || why === 'max_conversations') this.markLost(held.id, why);
+    else if (why === undefined) this.#lost.delete(held.id);
+    const out: ClosedConversation = { id: held.id, traces: held.traces, latest: held.latest };
     if (why !== undefined) out.evicted = why;
+    if (held.lost !== undefined) out.lost = held.lost;
     return out;
   }
 }
 
 const NOT_CAPTURED: Captured<JsonValue> = { captured: false };
+
+/** The index of trace `traceId` in `traces`, looked for from the latest; -1 when not there. */
+function placeIn(traces: readonly Trajectory[], traceId: string): number {
+  for (let index = traces.length - 1; index >= 0; index--)
+    if ((traces[index] as Trajectory).traceId === traceId) return index;
+  return -1;
+}
 
 /**
  * The trajectory as the state keeps it: its calls copied with the values the policy lets stay,
