@@ -130,11 +130,15 @@ export class DurableTraces {
   /** At or over `maxBytes`, once what can be compacted was, and conversation traces let go if need be. */
   full(): boolean {
     if (this.log.bytes < this.maxBytes) return false;
-    this.live.compact();
     // The oldest segments with nothing needed in them go as soon as the copies are on disk.
-    if (this.log.bytes - this.needed.deadPrefixBytes() < this.maxBytes) return false;
-    if (this.forgetOldest() > 0) this.live.compact();
-    return this.log.bytes - this.needed.deadPrefixBytes() >= this.maxBytes;
+    const over = () => this.log.bytes - this.needed.deadPrefixBytes() >= this.maxBytes;
+    for (let segments = this.log.list().length; segments > 0; segments--) {
+      this.live.compact();
+      if (!over()) return false;
+      // Still over: the oldest segment's done conversation traces are let go, and it is compacted next.
+      if (this.forgetOldest() === 0) break;
+    }
+    return over();
   }
 
   /** Logs an acknowledged request that brought spans to `traceIds`; resolves once it is on disk. */

@@ -140,11 +140,19 @@ export class NeededRecords {
     if (mark) this.bySegment.get(mark.at.segment)?.marks.delete(mark);
   }
 
-  /** The request records of the oldest segment but the active one. */
+  /** The request records of the oldest segment anything is needed from, but the active one. */
   oldestRequests(): ReadonlySet<RequestRecord> {
-    const oldest = this.log.list()[0];
-    if (oldest === undefined || oldest.id === this.log.activeSegment) return new Set();
-    return this.bySegment.get(oldest.id)?.requests ?? new Set();
+    const oldest = this.oldestNeeded();
+    return (oldest && this.bySegment.get(oldest.id)?.requests) ?? new Set();
+  }
+
+  /** The oldest segment but the active one that is still needed (those before it go once written). */
+  private oldestNeeded(): { id: number; bytes: number } | undefined {
+    for (const segment of this.log.list()) {
+      if (segment.id === this.log.activeSegment) return undefined;
+      if (this.needed(segment.id)) return segment;
+    }
+    return undefined;
   }
 
   /** Bytes of the oldest segments nothing is needed from (deleted, or about to be). */
@@ -167,14 +175,14 @@ export class NeededRecords {
   }
 
   /**
-   * Copies what the oldest segment still holds that is needed (its request records, with only the
+   * Copies what the oldest segment still needed holds (its request records, with only the
    * live trace ids, and its marks) to the active one, then deletes it once the copies are on
    * disk. A crash between the two leaves both, and replay takes each span once. `copied` is told
    * of each request record's copy.
    */
   compact(copied: (record: RequestRecord, copy: RequestRecord) => void): void {
-    const oldest = this.log.list()[0];
-    if (oldest === undefined || oldest.id === this.log.activeSegment) return;
+    const oldest = this.oldestNeeded();
+    if (oldest === undefined) return;
     const use = this.bySegment.get(oldest.id);
     // Worth it only when most of the segment is not needed any more.
     if (use && use.bytes > oldest.bytes / 2) return;

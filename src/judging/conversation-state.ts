@@ -136,6 +136,8 @@ export class ConversationState {
       held = undefined;
     }
     if (!held) {
+      // Read before making room: closing another may let this one's entry go.
+      const lost = restoredLost === null ? this.#lost.get(id) : restoredLost;
       while (this.#byId.size >= this.limits.maxConversations) {
         const oldest = this.#byId.values().next().value as Held;
         closed.push(this.#close(oldest, 'max_conversations'));
@@ -146,7 +148,7 @@ export class ConversationState {
         calls: 0,
         lastActive: now,
         latest: { traceId: trajectory.traceId, evaluatedSpanId },
-        lost: restoredLost === null ? this.#lost.get(id) : restoredLost,
+        lost,
       };
     }
     if (restoredLost) held.lost = restoredLost;
