@@ -89,9 +89,11 @@ export function addFact(facts: LogFacts, record: LogRecord, at: LogPosition): vo
     facts.finals.delete(key);
     facts.releasedFinals.add(key);
     for (const traceId of record.traceIds) facts.released.add(traceId);
-    // Judged final when idle: what it had lost is behind it (a later `lost` record says otherwise).
-    if (record.evicted === undefined) facts.lost.delete(record.conversationId);
-  } else if (record.type === LOST) facts.lost.set(record.conversationId, { at, lost: record.lost });
+  }
+  // Judged final when idle: what it had lost is behind it (a later `lost` record says otherwise).
+  if ((record.type === FINAL || record.type === FINAL_DONE) && record.evicted === undefined)
+    facts.lost.delete(record.conversationId);
+  else if (record.type === LOST) facts.lost.set(record.conversationId, { at, lost: record.lost });
 }
 
 function traceFacts(facts: LogFacts, traceId: string): TraceFacts {

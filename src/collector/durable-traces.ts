@@ -20,6 +20,7 @@
  * once the log holds `maxBytes`; before that, the oldest conversation traces are let go.
  */
 import type { ConversationEviction, LostHistory } from '../judging/conversation-state.js';
+import type { StorageStats } from './adapter-options.js';
 import {
   DONE,
   FINAL,
@@ -262,14 +263,10 @@ export class DurableTraces {
   }
 
   /** What the log holds, for stats. */
-  stats(): {
-    bytes: number;
-    segments: number;
-    liveTraces: number;
-    conversationTraces: number;
-    forgottenTraces: number;
-    compactions: number;
-  } {
+  stats(): Pick<
+    StorageStats,
+    'bytes' | 'segments' | 'liveTraces' | 'conversationTraces' | 'forgottenTraces' | 'compactions'
+  > {
     let members = 0;
     for (const [, trace] of this.live.entries()) if (trace.member) members++;
     return {
@@ -385,7 +382,7 @@ export class DurableTraces {
    */
   private markWrittenReports(reportsEnd: number): void {
     if (!this.reports || this.live.size === 0) return;
-    const written = this.reports.traceIdsSince(reportsEnd);
+    const written = this.reports.writtenSince(reportsEnd);
     for (const traceId of written.traces) {
       const trace = this.live.get(traceId);
       if (!trace || trace.done || trace.judged) continue;

@@ -15,7 +15,7 @@ export interface DurableReports {
   /** Makes every line written so far durable. */
   sync(): Promise<void>;
   /** What the lines from `offset` to the end are of: traces, and conversations' final judgements. */
-  traceIdsSince(offset: number): { traces: Set<string>; finals: WrittenFinal[] };
+  writtenSince(offset: number): { traces: Set<string>; finals: WrittenFinal[] };
 }
 
 /** A conversation's final judgement as its report lines say it. */

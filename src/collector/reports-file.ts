@@ -118,7 +118,7 @@ export class ReportsFile implements DurableReports {
    * What the lines from byte `offset` on are of (durable mode, at start): their trace ids, and the
    * conversations judged final in them, with the traces each was judged on.
    */
-  traceIdsSince(offset: number): { traces: Set<string>; finals: WrittenFinal[] } {
+  writtenSince(offset: number): { traces: Set<string>; finals: WrittenFinal[] } {
     const traces = new Set<string>();
     const finals = new Map<string, WrittenFinal>();
     if (this.fd === undefined || offset >= this.written) return { traces, finals: [] };
