@@ -100,7 +100,7 @@ export function startupText(service: RunningService, config: AdapterConfig, conf
         ? `; cut a damaged tail (${storage.cutBytes} bytes in ${storage.cutSegments} segments)`
         : '';
     lines.push(
-      `  storage    ${service.storageDirectory}: replayed ${storage.replayedTraces} traces not done (${storage.replayedReported} reported already)${cut}`,
+      `  storage    ${service.storageDirectory}: replayed ${storage.replayedTraces} traces not done (${storage.replayedReported} reported already)${heldAgain(storage)}${cut}`,
     );
   }
   lines.push(
@@ -157,11 +157,30 @@ export function stopLine(service: RunningService): string {
     parts.push(`refused ${service.connections.refused} connections over limits.maxConnections`);
   if (stats.storage && stats.storage.keptForRestart > 0)
     parts.push(`${stats.storage.keptForRestart} spans for the next hop kept in storage for the next start`);
+  if (stats.storage && stats.storage.keptConversations > 0)
+    parts.push(
+      `${plural(stats.storage.keptConversations, 'conversation')} not final kept in storage for the next start`,
+    );
   if (stats.decisionsForgottenEarly > 0)
     parts.push(
       `${stats.decisionsForgottenEarly} judged trace ids forgotten before decision.lateWindow (limits.maxJudgedTraceIds)`,
     );
   return `toolpath serve: stopped; ${parts.join('; ')}`;
+}
+
+/** `; held 3 conversations again (7 traces; 1 not in storage), 1 final judged again for its findings`. */
+function heldAgain(storage: NonNullable<AdapterStats['storage']>): string {
+  const parts: string[] = [];
+  if (storage.replayedConversations > 0) {
+    const missing =
+      storage.missingConversationTraces > 0 ? `; ${storage.missingConversationTraces} not in storage` : '';
+    parts.push(
+      `held ${plural(storage.replayedConversations, 'conversation')} again (${plural(storage.replayedConversationTraces, 'trace')}${missing})`,
+    );
+  }
+  if (storage.conversationsJudgedAgain > 0)
+    parts.push(`${plural(storage.conversationsJudgedAgain, 'final')} judged again for their findings`);
+  return parts.length > 0 ? `; ${parts.join(', ')}` : '';
 }
 
 function plural(count: number, noun: string): string {

@@ -81,11 +81,24 @@ export interface StorageStats {
   /** Traces read back from the log at start, and of them those already reported. */
   replayedTraces: number;
   replayedReported: number;
+  /** Conversations held again at start, their traces, and those of their traces not in storage any more. */
+  replayedConversations: number;
+  replayedConversationTraces: number;
+  missingConversationTraces: number;
+  /** Conversations whose final was written before the restart, judged again at start for their output. */
+  conversationsJudgedAgain: number;
+  /** Traces the log holds for conversations not final, and those let go at storage.maxBytes. */
+  conversationTraces: number;
+  forgottenTraces: number;
   /** Damaged log tails cut at start: segments, bytes. */
   cutSegments: number;
   cutBytes: number;
+  /** Records whose CRC matched that could not be read (another version's): skipped. */
+  unreadableRecords: number;
   /** Spans for the next hop unsent at shutdown, kept in the log to be sent after the restart. */
   keptForRestart: number;
+  /** Conversations not final at shutdown, kept in the log to be held again at the next start. */
+  keptConversations: number;
   /** Requests refused because the log held storage.maxBytes. */
   refusedFull: number;
 }

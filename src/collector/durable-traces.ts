@@ -1,25 +1,72 @@
 /**
- * Durable mode's bookkeeping over the span log: which requests still hold spans of traces not
- * yet done, which traces are judged (report written, findings queued) and which are done
- * (findings delivered, or lost and counted). Three records:
+ * Durable mode's bookkeeping over the span log: which requests still hold spans of traces owed
+ * something, which traces are judged (report written, findings queued) and which are done
+ * (findings delivered, or lost and counted), and which traces a conversation not yet judged final
+ * is made of. Records (durable-records.ts):
  *
  * - `request`: the body of one acknowledged request as it arrived (OTLP JSON or protobuf,
  *   inflated) and the ids of the traces it brought spans to; written before the answer.
  * - `judged`: the trace's report lines are written and its output queued for the next hop.
- * - `done`: nothing more is owed for the trace (and whether sampling kept it).
+ * - `done`: nothing more is owed for the trace's own output (and whether sampling kept it).
+ * - `member`: the trace is held in its conversation's state; its request records stay until the
+ *   conversation's final judgement is delivered (`final`, then `final done`).
+ * - `lost`: a conversation closed over a cap may go on, its next traces judged without the first.
  *
- * At start the log is replayed: traces with no `done` are judged again (those `judged` already,
- * or whose report line is in the reports file, without a second line), and the ids of done
- * traces are remembered, so retried requests follow their decision. Segments are deleted
- * oldest first once nothing in them is needed; when the oldest holds a few long-waiting traces,
- * their records are copied forward so it can go (compaction). Requests are refused once the
- * log holds `maxBytes`.
+ * At start the log is replayed: traces not done are judged again (without a second report line
+ * when theirs is written), conversations not final are held again from their traces' spans, and
+ * the ids of done traces are remembered, so retried requests follow their decision. What is
+ * still needed is counted per segment; segments are deleted oldest first once nothing in them is,
+ * and when the oldest holds a little, it is copied forward (compaction). Requests are refused
+ * once the log holds `maxBytes`; before that, the oldest conversation traces are let go.
  */
-import { createHash } from 'node:crypto';
-import type { SpanRecord } from '../model/span-record.js';
-import { decodeOtlpJsonText } from './otlp-json.js';
-import { decodeExportTraceProtobuf } from './otlp-proto.js';
-import { type LogDamage, type LogPosition, SpanLog } from './span-log.js';
+import type { ConversationEviction, LostHistory } from '../judging/conversation-state.js';
+import type { StorageStats } from './adapter-options.js';
+import {
+  DONE,
+  FINAL,
+  FINAL_DONE,
+  FORGOTTEN,
+  finalMark,
+  JUDGED,
+  lostMark,
+  type Membership,
+  memberMark,
+  RELEASED,
+  readRecord,
+  requestHead,
+  traceMark,
+} from './durable-records.js';
+import {
+  addFact,
+  finalKey,
+  type LogFacts,
+  newFacts,
+  readSpans,
+  replayConversations,
+} from './durable-replay.js';
+import {
+  type DurableReports,
+  type FinalMark,
+  type LiveTrace,
+  LiveTraces,
+  type Mark,
+  NeededRecords,
+  type Replay,
+  type ReplayedTrace,
+  type RequestRecord,
+  type StorageOptions,
+} from './durable-use.js';
+import { SpanLog } from './span-log.js';
+
+export { derivedSpanId, takeOnce } from './durable-records.js';
+export type {
+  ConversationReplay,
+  DurableReports,
+  FinalMark,
+  Replay,
+  ReplayedTrace,
+  StorageOptions,
+} from './durable-use.js';
 
 /** A request's body as the receiver read it. */
 export interface RawRequest {
@@ -27,83 +74,28 @@ export interface RawRequest {
   bytes: Uint8Array;
 }
 
-/** The reports file as durable mode needs it (reports-file.ts). */
-export interface DurableReports {
-  /** Bytes written so far (every line written is whole). */
-  end(): number;
-  /** Makes every line written so far durable. */
-  sync(): Promise<void>;
-  /** The trace ids of the lines from `offset` to the end. */
-  traceIdsSince(offset: number): Set<string>;
-}
-
-/** Durable mode's settings. */
-export interface StorageOptions {
-  directory: string;
-  /** Requests are refused (429 / UNAVAILABLE) while the log holds this much (default 1 GiB). */
-  maxBytes?: number;
-  /** Size of one segment file (default maxBytes / 16, between 1 and 64 MiB). */
-  segmentBytes?: number;
-  reports?: DurableReports;
-}
-
-/** A trace the log holds that is not done: to be judged again. */
-export interface ReplayedTrace {
-  traceId: string;
-  /** Its spans, each once, in the order they were received. */
-  spans: SpanRecord[];
-  /** Its report lines were written already: judge it only for its output to the next hop. */
-  reported: boolean;
-}
-
-/** What opening the log found. */
-export interface Replay {
-  traces: ReplayedTrace[];
-  /** Traces done, with their sampling decision (late spans follow it). */
-  done: Map<string, boolean>;
-  damage: LogDamage;
-}
-
-const REQUEST = 1;
-const JUDGED = 2;
-const DONE = 3;
-const FORMATS = ['json', 'protobuf'] as const;
-
-/** One request record, and the traces it holds spans of that are not done. */
-interface RequestRecord {
-  at: LogPosition;
-  live: Set<string>;
-}
-
-interface LiveTrace {
-  records: RequestRecord[];
-  /** The seq of its last request record written by this process (0: all read back). */
-  lastSeq: number;
-  /** The segment holding its `judged` record. */
-  judgedIn?: number;
-}
-
-interface SegmentUse {
-  /** Request records with live traces, and their bytes. */
-  records: number;
-  bytes: number;
-  /** `judged` records of live traces. */
-  judged: number;
-}
+type Final = FinalMark;
 
 /** See the module comment. */
 export class DurableTraces {
   readonly log: SpanLog;
   readonly maxBytes: number;
-  private readonly live = new Map<string, LiveTrace>();
-  private readonly use = new Map<number, SegmentUse>();
+  private readonly needed: NeededRecords;
+  private readonly live: LiveTraces;
+  private readonly finals = new Set<Final>();
+  /** Conversations closed over a cap, whose next traces must know it (capped, oldest let go). */
+  private readonly lostMarks = new Map<string, Mark>();
   private readonly reports: DurableReports | undefined;
-  private compactions = 0;
+  private readonly maxLost: number;
+  private forgotten = 0;
 
   private constructor(log: SpanLog, options: StorageOptions) {
     this.log = log;
+    this.needed = new NeededRecords(log);
+    this.live = new LiveTraces(this.needed);
     this.maxBytes = options.maxBytes ?? 2 ** 30;
     this.reports = options.reports;
+    this.maxLost = options.maxConversations ?? 10_000;
   }
 
   /** Opens (or creates) the log in `options.directory` and replays it. Throws on a folder it cannot use. */
@@ -111,18 +103,18 @@ export class DurableTraces {
     const maxBytes = options.maxBytes ?? 2 ** 30;
     const segmentBytes =
       options.segmentBytes ?? Math.max(2 ** 20, Math.min(64 * 2 ** 20, Math.floor(maxBytes / 16)));
-    const done = new Map<string, boolean>();
-    let reportsEnd = 0;
     // What each record says, without its body: the log may be large, the ids are not.
-    const records: { type: number; at: LogPosition; ids: string[]; keep: boolean }[] = [];
+    const facts = newFacts();
+    let unreadable = 0;
     const { log, damage } = SpanLog.open(
       options.directory,
       (payload, at) => {
-        const type = payload[0] as number;
-        if (type === REQUEST) records.push({ type, at, ids: readIds(payload, 2).ids, keep: false });
-        else if (type === JUDGED || type === DONE) {
-          reportsEnd = Math.max(reportsEnd, Number(payload.readBigUInt64LE(2)));
-          records.push({ type, at, ids: readIds(payload, 10).ids, keep: payload[1] === 1 });
+        try {
+          const record = readRecord(payload);
+          if (record) addFact(facts, record, at);
+          else unreadable++;
+        } catch {
+          unreadable++;
         }
       },
       {
@@ -131,65 +123,123 @@ export class DurableTraces {
       },
     );
     const store = new DurableTraces(log, options);
-    for (const { type, at, ids, keep } of records) {
-      if (type === REQUEST) store.note(at, ids);
-      else if (type === JUDGED) for (const traceId of ids) store.markJudged(traceId, at.segment);
-      else
-        for (const traceId of ids) {
-          store.finish(traceId);
-          done.set(traceId, keep);
-        }
-    }
-    records.length = 0;
-    const traces = store.replayLive(reportsEnd);
-    store.dropDeadSegments();
-    return { traces: store, replay: { traces, done, damage } };
+    const replay = store.rebuild(facts);
+    store.needed.dropDeadSegments();
+    return { traces: store, replay: { ...replay, damage, unreadable } };
   }
 
-  /** At or over `maxBytes`, once what can be compacted was. */
+  /** At or over `maxBytes`, once what can be compacted was, and conversation traces let go if need be. */
   full(): boolean {
     if (this.log.bytes < this.maxBytes) return false;
-    this.compact();
     // The oldest segments with nothing needed in them go as soon as the copies are on disk.
-    return this.log.bytes - this.deadPrefixBytes() >= this.maxBytes;
-  }
-
-  /** Bytes of the oldest segments nothing is needed from (deleted, or about to be). */
-  private deadPrefixBytes(): number {
-    let bytes = 0;
-    for (const segment of this.log.list()) {
-      const use = this.use.get(segment.id);
-      if (segment.id === this.log.activeSegment || (use && (use.records > 0 || use.judged > 0))) break;
-      bytes += segment.bytes;
+    const over = () => this.log.bytes - this.needed.deadPrefixBytes() >= this.maxBytes;
+    for (let segments = this.log.list().length; segments > 0; segments--) {
+      this.live.compact();
+      if (!over()) return false;
+      // Still over: the oldest segment's done conversation traces are let go, and it is compacted next.
+      if (this.forgetOldest() === 0) break;
     }
-    return bytes;
+    return over();
   }
 
   /** Logs an acknowledged request that brought spans to `traceIds`; resolves once it is on disk. */
   logRequest(raw: RawRequest, traceIds: ReadonlySet<string>): Promise<void> {
     if (traceIds.size === 0) return Promise.resolve();
-    const ids = encodeIds(traceIds);
-    const head = Buffer.from([REQUEST, FORMATS.indexOf(raw.format)]);
-    const at = this.log.append([head, ids, raw.bytes]);
-    this.note(at, traceIds);
+    const at = this.log.append([...requestHead(raw.format, traceIds), raw.bytes]);
+    this.live.note(at, traceIds);
     return this.log.commit();
   }
 
   /** The trace's report lines are written and its output queued. */
   judged(traceId: string): void {
     const trace = this.live.get(traceId);
-    if (!trace || trace.judgedIn !== undefined) return;
-    const at = this.log.append(this.mark(JUDGED, traceId, false));
-    this.markJudged(traceId, at.segment);
+    if (!trace || trace.done || trace.judged) return;
+    trace.judged = this.needed.place(traceMark(JUDGED, this.reportsEnd(), traceId));
     this.log.flushSoon();
   }
 
-  /** Nothing more is owed for the trace. */
+  /** Nothing more is owed for the trace's own output; it stays while its conversation needs it. */
   done(traceId: string, keep: boolean): void {
-    this.log.append(this.mark(DONE, traceId, keep));
-    this.finish(traceId);
-    this.dropDeadSegments();
+    const at = this.log.append(traceMark(DONE, this.reportsEnd(), traceId, keep));
+    const trace = this.live.get(traceId);
+    if (trace?.member && !(trace.member.flags & RELEASED)) {
+      trace.done = true;
+      this.needed.unplace(trace.judged);
+      trace.judged = undefined;
+      trace.doneMark = this.needed.placeAt(at);
+    } else this.live.finish(traceId);
+    this.needed.dropDeadSegments();
     this.log.flushSoon();
+  }
+
+  /** The trace is held in its conversation's state: its spans stay until the conversation is final. */
+  member(traceId: string, membership: Membership): void {
+    const trace = this.live.get(traceId);
+    if (!trace || trace.member) return;
+    const mark = this.needed.place(memberMark(this.reportsEnd(), traceId, membership));
+    trace.member = { conversationId: membership.conversationId, flags: 0, mark, membership };
+    // The conversation carries what it lost in its members now.
+    if (membership.lost !== undefined) this.releaseLost(membership.conversationId);
+  }
+
+  /** Whether the trace is known held in a conversation (so its member record is written). */
+  isMember(traceId: string): boolean {
+    return this.live.get(traceId)?.member !== undefined;
+  }
+
+  /**
+   * A conversation's final report lines are written and its output queued: returns the mark to
+   * give {@link conversationDone} once the output is delivered. Closed over a cap, the
+   * conversation is remembered as such, for its next traces.
+   */
+  conversationJudged(
+    conversationId: string,
+    traceIds: readonly string[],
+    evicted: ConversationEviction | undefined,
+  ): Final {
+    const at = this.log.append(finalMark(FINAL, this.reportsEnd(), conversationId, traceIds, evicted));
+    const final = this.needed.placeAt<Final>(at, { at, conversationId, traceIds: [...traceIds], evicted });
+    this.finals.add(final);
+    if (evicted === 'max_calls' || evicted === 'max_conversations') this.lost(conversationId, evicted);
+    else if (evicted === undefined) this.releaseLost(conversationId);
+    this.log.flushSoon();
+    return final;
+  }
+
+  /** A conversation's final output is delivered (or lost and counted): its traces are let go. */
+  conversationDone(final: Final): void;
+  conversationDone(conversationId: string, traceIds: readonly string[]): void;
+  conversationDone(final: Final | string, given: readonly string[] = []): void {
+    const conversationId = typeof final === 'string' ? final : final.conversationId;
+    const traceIds = typeof final === 'string' ? given : final.traceIds;
+    const evicted = typeof final === 'string' ? undefined : final.evicted;
+    this.log.append(finalMark(FINAL_DONE, this.reportsEnd(), conversationId, traceIds, evicted));
+    if (typeof final !== 'string' && this.finals.delete(final)) this.needed.unplace(final);
+    for (const traceId of traceIds) {
+      const trace = this.live.get(traceId);
+      if (!trace?.member) continue;
+      if (trace.done) this.live.finish(traceId);
+      else this.flagMember(traceId, trace, RELEASED);
+    }
+    this.needed.dropDeadSegments();
+    this.log.flushSoon();
+  }
+
+  /** Remembers, for the next start, that conversation `conversationId` lost earlier traces. */
+  lost(conversationId: string, lost: LostHistory): void {
+    this.releaseLost(conversationId);
+    if (this.lostMarks.size >= this.maxLost) {
+      const [first] = this.lostMarks.keys();
+      this.releaseLost(first as string);
+    }
+    this.lostMarks.set(conversationId, this.needed.place(lostMark(this.reportsEnd(), conversationId, lost)));
+  }
+
+  private releaseLost(conversationId: string): void {
+    const mark = this.lostMarks.get(conversationId);
+    if (!mark) return;
+    this.lostMarks.delete(conversationId);
+    this.needed.unplace(mark);
   }
 
   /**
@@ -209,17 +259,23 @@ export class DurableTraces {
 
   /** Whether the trace's report lines are known written (replayed traces). */
   reported(traceId: string): boolean {
-    const trace = this.live.get(traceId);
-    return trace !== undefined && trace.judgedIn !== undefined;
+    return this.live.get(traceId)?.judged !== undefined;
   }
 
   /** What the log holds, for stats. */
-  stats(): { bytes: number; segments: number; liveTraces: number; compactions: number } {
+  stats(): Pick<
+    StorageStats,
+    'bytes' | 'segments' | 'liveTraces' | 'conversationTraces' | 'forgottenTraces' | 'compactions'
+  > {
+    let members = 0;
+    for (const [, trace] of this.live.entries()) if (trace.member) members++;
     return {
       bytes: this.log.bytes,
       segments: this.log.list().length,
       liveTraces: this.live.size,
-      compactions: this.compactions,
+      conversationTraces: members,
+      forgottenTraces: this.forgotten,
+      compactions: this.needed.compactions,
     };
   }
 
@@ -227,213 +283,120 @@ export class DurableTraces {
     return this.log.close();
   }
 
-  private mark(type: number, traceId: string, keep: boolean): Buffer[] {
-    const head = Buffer.alloc(10);
-    head[0] = type;
-    head[1] = keep ? 1 : 0;
-    head.writeBigUInt64LE(BigInt(this.reports?.end() ?? 0), 2);
-    return [head, encodeIds([traceId])];
+  private reportsEnd(): number {
+    return this.reports?.end() ?? 0;
   }
 
-  private segmentUse(id: number): SegmentUse {
-    let use = this.use.get(id);
-    if (!use) {
-      use = { records: 0, bytes: 0, judged: 0 };
-      this.use.set(id, use);
+  /** Writes the trace's member record again with `flag` added. */
+  private flagMember(traceId: string, trace: LiveTrace, flag: number): void {
+    const member = trace.member;
+    if (!member || member.flags & flag) return;
+    member.flags |= flag;
+    this.needed.unplace(member.mark);
+    this.needed.place(memberMark(this.reportsEnd(), traceId, member.membership, member.flags), member.mark);
+  }
+
+  /**
+   * At the cap: lets go of the request records of the done conversation traces in the oldest
+   * segment, their member records saying so (after a restart their conversations are judged
+   * inconclusive for it, not whole). Returns how many.
+   */
+  private forgetOldest(): number {
+    const ids = new Set<string>();
+    for (const record of this.needed.oldestRequests()) for (const traceId of record.live) ids.add(traceId);
+    let count = 0;
+    for (const traceId of ids) {
+      const trace = this.live.get(traceId);
+      if (!trace?.done || !trace.member || trace.member.flags & FORGOTTEN) continue;
+      this.flagMember(traceId, trace, FORGOTTEN);
+      this.live.releaseRecords(traceId, trace);
+      this.needed.unplace(trace.doneMark);
+      trace.doneMark = undefined;
+      count++;
     }
-    return use;
+    this.forgotten += count;
+    return count;
   }
 
-  private note(at: LogPosition, traceIds: Iterable<string>): void {
-    const record: RequestRecord = { at, live: new Set(traceIds) };
-    if (record.live.size === 0) return;
-    for (const traceId of record.live) {
+  /** Takes back what the log's records say is still needed; says what to judge and hold again. */
+  private rebuild(facts: LogFacts): Omit<Replay, 'damage' | 'unreadable'> {
+    for (const { at, traceIds } of facts.requests) this.live.note(at, traceIds);
+    const done = new Map<string, boolean>();
+    for (const [traceId, fact] of facts.traces) {
+      const member = fact.member;
+      const released =
+        member !== undefined && ((member.flags & RELEASED) !== 0 || facts.released.has(traceId));
       let trace = this.live.get(traceId);
-      if (!trace) {
-        trace = { records: [], lastSeq: 0 };
-        this.live.set(traceId, trace);
+      // A member with no spans left (let go at the cap) is done: there is nothing to judge.
+      const forgotten = member !== undefined && ((member.flags & FORGOTTEN) !== 0 || !trace);
+      const isDone = fact.done !== undefined || forgotten;
+      if (isDone) done.set(traceId, fact.done?.keep ?? true);
+      if (isDone && (!member || released)) {
+        this.live.finish(traceId);
+        continue;
       }
-      trace.records.push(record);
-      trace.lastSeq = Math.max(trace.lastSeq, at.seq);
-    }
-    const use = this.segmentUse(at.segment);
-    use.records++;
-    use.bytes += at.bytes;
-  }
-
-  private markJudged(traceId: string, segment: number): void {
-    const trace = this.live.get(traceId);
-    if (!trace) return;
-    if (trace.judgedIn !== undefined) this.segmentUse(trace.judgedIn).judged--;
-    trace.judgedIn = segment;
-    this.segmentUse(segment).judged++;
-  }
-
-  private finish(traceId: string): void {
-    const trace = this.live.get(traceId);
-    if (!trace) return;
-    this.live.delete(traceId);
-    for (const record of trace.records) {
-      record.live.delete(traceId);
-      if (record.live.size > 0) continue;
-      const use = this.segmentUse(record.at.segment);
-      use.records--;
-      use.bytes -= record.at.bytes;
-    }
-    if (trace.judgedIn !== undefined) this.segmentUse(trace.judgedIn).judged--;
-  }
-
-  /**
-   * Deletes the oldest segments while nothing in them is needed. Oldest first only: a `done`
-   * record must outlive the request records it closes.
-   */
-  private dropDeadSegments(): void {
-    for (const { id } of this.log.list()) {
-      if (id === this.log.activeSegment) return;
-      const use = this.use.get(id);
-      if (use && (use.records > 0 || use.judged > 0)) return;
-      this.use.delete(id);
-      this.log.remove(id);
-    }
-  }
-
-  /**
-   * Copies what the oldest segment still holds for live traces (their request records, with
-   * only the live trace ids, and their `judged` records) to the active one, then deletes it once
-   * the copies are on disk. A crash between the two leaves both, and replay takes each span once.
-   */
-  private compact(): void {
-    const oldest = this.log.list()[0];
-    if (oldest === undefined || oldest.id === this.log.activeSegment) return;
-    // Worth it only when most of the segment is not needed any more.
-    if ((this.use.get(oldest.id)?.bytes ?? 0) > oldest.bytes / 2) return;
-    const copied = new Set<RequestRecord>();
-    for (const [traceId, trace] of this.live) {
-      for (const record of trace.records) {
-        if (record.at.segment !== oldest.id || copied.has(record)) continue;
-        copied.add(record);
+      if (!trace && member) {
+        trace = { records: [], lastSeq: 0, done: true };
+        this.live.add(traceId, trace);
       }
-      if (trace.judgedIn === oldest.id) {
-        const at = this.log.append(this.mark(JUDGED, traceId, false));
-        this.markJudged(traceId, at.segment);
+      if (!trace) continue;
+      trace.done = isDone;
+      if (!isDone && fact.judged) trace.judged = this.needed.placeAt(fact.judged);
+      if (isDone && !forgotten && fact.done) trace.doneMark = this.needed.placeAt(fact.done.at);
+      if (member) {
+        const flags = member.flags | (forgotten ? FORGOTTEN : 0) | (released ? RELEASED : 0);
+        const { membership } = member;
+        trace.member = {
+          conversationId: membership.conversationId,
+          flags,
+          mark: this.needed.placeAt(member.at),
+          membership,
+        };
       }
+      if (forgotten) this.live.releaseRecords(traceId, trace);
     }
-    for (const record of copied) {
-      const payload = this.log.read(record.at);
-      const { end } = readIds(payload, 2);
-      const at = this.log.append([payload.subarray(0, 2), encodeIds(record.live), payload.subarray(end)]);
-      const copy: RequestRecord = { at, live: new Set(record.live) };
-      for (const traceId of copy.live) {
-        const trace = this.live.get(traceId) as LiveTrace;
-        trace.records = trace.records.map((r) => (r === record ? copy : r));
-      }
-      const from = this.segmentUse(oldest.id);
-      from.records--;
-      from.bytes -= record.at.bytes;
-      const to = this.segmentUse(at.segment);
-      to.records++;
-      to.bytes += at.bytes;
-    }
-    this.compactions++;
-    // The old segment goes once its copies are durable.
-    this.log.commit().then(
-      () => this.dropDeadSegments(),
-      () => undefined,
-    );
-  }
-
-  /** The spans of every live trace, read back from their request records, each span once. */
-  private replayLive(reportsEnd: number): ReplayedTrace[] {
+    for (const { at, conversationId, traceIds, evicted } of facts.finals.values())
+      this.finals.add(this.needed.placeAt<Final>(at, { at, conversationId, traceIds, evicted }));
+    for (const [conversationId, { at }] of facts.lost)
+      this.lostMarks.set(conversationId, this.needed.placeAt(at));
+    this.markWrittenReports(facts.reportsEnd);
     const records = new Set<RequestRecord>();
-    for (const trace of this.live.values()) for (const record of trace.records) records.add(record);
-    const ordered = [...records].sort((a, b) => a.at.segment - b.at.segment || a.at.offset - b.at.offset);
-    const spans = new Map<string, SpanRecord[]>();
-    const seen = new Map<string, Set<string>>();
-    for (const record of ordered) {
-      const payload = this.log.read(record.at);
-      const { end } = readIds(payload, 2);
-      const body = payload.subarray(end);
-      const decoded =
-        FORMATS[payload[1] as 0 | 1] === 'protobuf'
-          ? decodeExportTraceProtobuf(body)
-          : decodeOtlpJsonText(body.toString('utf8'));
-      for (const span of decoded.spans) {
-        if (!record.live.has(span.traceId)) continue;
-        let ids = seen.get(span.traceId);
-        if (!ids) {
-          ids = new Set();
-          seen.set(span.traceId, ids);
-          spans.set(span.traceId, []);
-        }
-        if (ids.has(span.spanId)) continue;
-        ids.add(span.spanId);
-        spans.get(span.traceId)?.push(span);
-      }
+    for (const [, trace] of this.live.entries()) for (const record of trace.records) records.add(record);
+    const spans = readSpans([...records], (at) => this.log.read(at));
+    const traces: ReplayedTrace[] = [];
+    const judgedBefore = new Set<string>();
+    for (const [traceId, trace] of this.live.entries()) {
+      if (trace.done) continue;
+      traces.push({ traceId, spans: spans.get(traceId) ?? [], reported: trace.judged !== undefined });
+      if (trace.member) judgedBefore.add(traceId);
     }
-    // A report line written just before a crash may lack its `judged` record.
-    const unmarked = [...this.live].some(([, trace]) => trace.judgedIn === undefined);
-    const written = unmarked && this.reports ? this.reports.traceIdsSince(reportsEnd) : new Set<string>();
-    const replayed: ReplayedTrace[] = [];
-    for (const [traceId, trace] of this.live) {
-      if (written.has(traceId) && trace.judgedIn === undefined) {
-        // Said in the log before any later record moves the reports offset past its line.
-        const at = this.log.append(this.mark(JUDGED, traceId, false));
-        this.markJudged(traceId, at.segment);
-      }
-      replayed.push({
-        traceId,
-        spans: spans.get(traceId) ?? [],
-        reported: trace.judgedIn !== undefined,
+    const lost = [...facts.lost].map(([conversationId, { lost }]) => ({ conversationId, lost }));
+    const conversations = replayConversations(this.finals, this.live.members(), spans);
+    return { traces, done, judgedBefore, conversations, lost };
+  }
+
+  /**
+   * A report line written just before a crash may lack the record that says so: the lines after
+   * the last record's offset are read, and their traces marked judged, their conversations' finals
+   * written. Said in the log before any later record moves the offset past those lines.
+   */
+  private markWrittenReports(reportsEnd: number): void {
+    if (!this.reports || this.live.size === 0) return;
+    const written = this.reports.writtenSince(reportsEnd);
+    for (const traceId of written.traces) {
+      const trace = this.live.get(traceId);
+      if (!trace || trace.done || trace.judged) continue;
+      trace.judged = this.needed.place(traceMark(JUDGED, reportsEnd, traceId));
+    }
+    const known = new Set([...this.finals].map((final) => finalKey(final.conversationId, final.traceIds)));
+    for (const { conversationId, traceIds, evicted } of written.finals) {
+      const held = traceIds.filter((id) => {
+        const member = this.live.get(id)?.member;
+        return member?.conversationId === conversationId && !(member.flags & RELEASED);
       });
+      if (held.length === 0 || known.has(finalKey(conversationId, traceIds))) continue;
+      const at = this.log.append(finalMark(FINAL, reportsEnd, conversationId, traceIds, evicted));
+      this.finals.add(this.needed.placeAt<Final>(at, { at, conversationId, traceIds, evicted }));
     }
-    return replayed;
   }
-}
-
-/** `[count u32][length u8, id]...`: trace ids are short (32 hex characters). */
-function encodeIds(ids: Iterable<string>): Buffer {
-  const list = [...ids].map((id) => Buffer.from(id, 'utf8'));
-  const out = Buffer.allocUnsafe(4 + list.reduce((sum, id) => sum + 1 + Math.min(255, id.length), 0));
-  out.writeUInt32LE(list.length, 0);
-  let at = 4;
-  for (const id of list) {
-    const length = Math.min(255, id.length);
-    out[at++] = length;
-    id.copy(out, at, 0, length);
-    at += length;
-  }
-  return out;
-}
-
-function readIds(payload: Buffer, offset: number): { ids: string[]; end: number } {
-  const count = payload.readUInt32LE(offset);
-  const ids: string[] = [];
-  let at = offset + 4;
-  for (let i = 0; i < count; i++) {
-    const length = payload[at++] as number;
-    ids.push(payload.toString('utf8', at, at + length));
-    at += length;
-  }
-  return { ids, end: at };
-}
-
-/** Drops the spans whose id came before, in place. */
-export function takeOnce(spans: SpanRecord[]): void {
-  const ids = new Set<string>();
-  let kept = 0;
-  for (const span of spans) {
-    if (ids.has(span.spanId)) continue;
-    ids.add(span.spanId);
-    spans[kept++] = span;
-  }
-  spans.length = kept;
-}
-
-/** A span id from the trace id and the scenarios judged: the same on every replay. */
-export function derivedSpanId(traceId: string, scenarios: readonly string[]): string {
-  const id = createHash('sha256')
-    .update(`${traceId}\n${scenarios.join('\n')}`)
-    .digest('hex')
-    .slice(0, 16);
-  return id === '0000000000000000' ? '0000000000000001' : id;
 }

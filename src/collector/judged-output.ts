@@ -11,6 +11,7 @@ import { samplingAttributes } from '../judging/risk-sampler.js';
 import type { Judgement } from '../judging/trace-judge.js';
 import type { SpanRecord } from '../model/span-record.js';
 import type { AdapterOptions, ForwardSpans } from './adapter-options.js';
+import type { Membership } from './durable-records.js';
 import { type DurableTraces, derivedSpanId } from './durable-traces.js';
 import type { ForwardQueue } from './forward-queue.js';
 import { resourceOf, toReadableSpan } from './to-readable-span.js';
@@ -29,8 +30,8 @@ export interface OutputRoutes {
 export class JudgedOutput {
   constructor(private readonly routes: OutputRoutes) {}
 
-  /** Sends the output of one judged trace. */
-  send(trace: EvaluatedTrace<SpanRecord>, judgement: Judgement): void {
+  /** Sends the output of one judged trace; `member`: where its conversation holds it (durable mode). */
+  send(trace: EvaluatedTrace<SpanRecord>, judgement: Judgement, member?: Membership): void {
     const { queue, durable, forwardSpans, onJudged } = this.routes;
     const { decision } = judgement;
     // Replayed after a crash with its report written: judged again only for its output.
@@ -41,6 +42,8 @@ export class JudgedOutput {
         diag.error('toolpath: onJudged failed', error);
       }
     }
+    // Before its own marks: once those are on disk, so is its place in the conversation.
+    if (member) durable?.member(trace.traceId, member);
     const out: ReadableSpan[] = [];
     if (queue && (forwardSpans === 'all' || (forwardSpans === 'sampled' && decision.keep))) {
       const stamp = this.routes.stampSampling ? samplingAttributes(decision) : undefined;

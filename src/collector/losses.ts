@@ -13,6 +13,7 @@ export const LOSS_REASONS = {
   forward_failed: 'next hop refused every attempt',
   forward_unsent_at_shutdown: 'next hop unreachable',
   reports_file_behind: 'reports file fell behind',
+  storage_forced_out: 'forced out of storage at storage.maxBytes before a restart',
 } as const;
 
 /** Why something was lost. */

@@ -22,9 +22,10 @@ import {
 import { dirname, join, relative } from 'node:path';
 import { diag } from '@opentelemetry/api';
 import { encodeOtlpJson } from '../cli/promote-fixture.js';
+import type { ConversationEviction } from '../judging/conversation-state.js';
 import type { Report } from '../model/report.js';
 import type { SpanRecord } from '../model/span-record.js';
-import type { DurableReports } from './durable-traces.js';
+import type { DurableReports, WrittenFinal } from './durable-use.js';
 import type { Losses } from './losses.js';
 
 /** What to store beside the reports. */
@@ -113,22 +114,35 @@ export class ReportsFile implements DurableReports {
     return new Promise((resolve, reject) => fdatasync(fd, (error) => (error ? reject(error) : resolve())));
   }
 
-  /** The trace ids of the lines from byte `offset` on (durable mode, at start). */
-  traceIdsSince(offset: number): Set<string> {
-    const ids = new Set<string>();
-    if (this.fd === undefined || offset >= this.written) return ids;
+  /**
+   * What the lines from byte `offset` on are of (durable mode, at start): their trace ids, and the
+   * conversations judged final in them, with the traces each was judged on.
+   */
+  writtenSince(offset: number): { traces: Set<string>; finals: WrittenFinal[] } {
+    const traces = new Set<string>();
+    const finals = new Map<string, WrittenFinal>();
+    if (this.fd === undefined || offset >= this.written) return { traces, finals: [] };
     const bytes = Buffer.allocUnsafe(this.written - offset);
     readSync(this.fd, bytes, 0, bytes.length, offset);
     for (const line of bytes.toString('utf8').split('\n')) {
       if (line === '') continue;
+      let report: Partial<Record<keyof Report, unknown>>;
       try {
-        const traceId = (JSON.parse(line) as { traceId?: unknown }).traceId;
-        if (typeof traceId === 'string') ids.add(traceId);
+        report = JSON.parse(line);
       } catch {
-        // Not a report line: nothing to learn from it.
+        continue; // Not a report line: nothing to learn from it.
       }
+      if (typeof report.traceId === 'string') traces.add(report.traceId);
+      const { conversationId, traceIds } = report;
+      if (report.final !== true || typeof conversationId !== 'string' || !Array.isArray(traceIds)) continue;
+      const ids = traceIds.filter((id): id is string => typeof id === 'string');
+      finals.set(`${conversationId}\n${ids.join('\n')}`, {
+        conversationId,
+        traceIds: ids,
+        evicted: evictionOf(report.incomplete),
+      });
     }
-    return ids;
+    return { traces, finals: [...finals.values()] };
   }
 
   /** Flushes and closes; says what was dropped. */
@@ -165,6 +179,15 @@ export class ReportsFile implements DurableReports {
     this.storedTraces++;
     return relative(dirname(this.path), file);
   }
+}
+
+/** Why a conversation was judged final early, from its report's `incomplete` (`max_calls: …`). */
+function evictionOf(incomplete: unknown): ConversationEviction | undefined {
+  if (typeof incomplete !== 'string') return undefined;
+  const reason = incomplete.slice(0, incomplete.indexOf(':'));
+  return reason === 'max_calls' || reason === 'max_conversations' || reason === 'shutdown'
+    ? reason
+    : undefined;
 }
 
 /** The size of the file's whole lines; a last line with no newline (cut by a crash) is cut off. */

@@ -23,20 +23,29 @@ export class ConversationAnchors {
     for (const report of reports) {
       const id = report.conversationId;
       if (id === undefined || report.final !== false) continue;
-      this.#byId.delete(id);
-      if (this.#byId.size >= this.capacity) this.#byId.delete(this.#byId.keys().next().value as string);
-      this.#byId.set(id, resource);
+      this.keep(id, resource);
     }
   }
 
-  /** The final judgement's evaluation span (undefined when it has nothing to write); forgets the conversation. */
-  spanOf(judgement: ConversationJudgement): ReadableSpan | undefined {
+  /** Conversation `id`'s latest resource is `resource` (a conversation held again after a restart). */
+  keep(id: string, resource: Resource): void {
+    this.#byId.delete(id);
+    if (this.#byId.size >= this.capacity) this.#byId.delete(this.#byId.keys().next().value as string);
+    this.#byId.set(id, resource);
+  }
+
+  /**
+   * The final judgement's evaluation span (undefined when it has nothing to write); forgets the
+   * conversation. `spanId`: its span id (random when absent).
+   */
+  spanOf(judgement: ConversationJudgement, spanId?: string): ReadableSpan | undefined {
     const resource = this.#byId.get(judgement.conversationId);
     this.#byId.delete(judgement.conversationId);
     if (resource === undefined || judgement.evaluatedSpanId === undefined || judgement.events.length === 0)
       return undefined;
     return evaluationSpan({
       traceId: judgement.traceId,
+      ...(spanId !== undefined && { spanId }),
       parentSpanId: judgement.evaluatedSpanId,
       resource,
       startTime: hrTimeFromMillis(judgement.startedAtMs),

@@ -17,7 +17,8 @@ import {
   type ConversationEviction,
   type ConversationLimits,
   ConversationState,
-  type TruncatedBy,
+  type HeldConversation,
+  type LostHistory,
 } from './conversation-state.js';
 import { type EvaluationEvent, reportEvents } from './evaluation-events.js';
 import type { Redactor } from './redact.js';
@@ -33,6 +34,8 @@ export interface ConversationJudgement {
   conversationId: string;
   /** The latest trace: where the findings go. */
   traceId: string;
+  /** The traces it was judged on, earliest judged first. */
+  traceIds: string[];
   evaluatedSpanId: string | undefined;
   reports: Report[];
   events: EvaluationEvent[];
@@ -62,6 +65,8 @@ export function conversationLimits(given: Partial<ConversationLimits> = {}): Con
 /** Judges conversation scenarios over the traces of each conversation, as they come. */
 export class ConversationJudge {
   readonly state: ConversationState;
+  /** Traces judged into their conversation before a restart and judged again for their output. */
+  readonly #judgedBefore = new Set<string>();
 
   constructor(
     private readonly scenarios: readonly Scenario[],
@@ -81,22 +86,66 @@ export class ConversationJudge {
 
   /**
    * After a trace of conversation `trajectory.conversationId`: its provisional reports, the trace
-   * itself with every value it captured, the earlier ones as held.
+   * itself with every value it captured, the earlier ones as held. A trace judged into it before
+   * a restart is not added again: judged on the conversation as held, or, when that was judged
+   * final already, not judged on it at all.
    */
   afterTrace(trajectory: Trajectory, evaluatedSpanId: string | undefined, now: number): ProvisionalJudgement {
     const id = trajectory.conversationId as string;
-    const { held, closed } = this.state.add(id, trajectory, evaluatedSpanId, now);
-    const traces = [...held.traces.slice(0, -1), trajectory];
+    let held: HeldConversation | undefined;
+    let closed: ClosedConversation[] = [];
+    if (this.#judgedBefore.size > 0 && this.#judgedBefore.delete(trajectory.traceId)) {
+      held = this.state.holding(id, trajectory.traceId);
+      if (!held) return { reports: [], closed: [] };
+    } else ({ held, closed } = this.state.add(id, trajectory, evaluatedSpanId, now));
+    const traces = held.traces.map((trace) => (trace.traceId === trajectory.traceId ? trajectory : trace));
     const joined = joinConversation(id, traces);
     const reports: Report[] = [];
     for (const scenario of this.applicable(traces)) {
       const report = evaluate(joined, scenario, { provisional: true });
       report.final = false;
-      if (held.truncated) markTruncated(report, held.truncated, this.state.limits.maxCalls);
+      if (held.lost) markLost(report, held.lost, this.state.limits.maxCalls);
       reports.push(this.redactor.redact(report, joined));
     }
     this.redactor.release();
     return { reports, closed: closed.map((conversation) => this.judgeFinal(conversation)) };
+  }
+
+  /**
+   * Durable mode, at start: holds again a trace judged into conversation `id` before a restart,
+   * without judging it (its reports were written then). Returns the conversations closed to make
+   * room, judged final. Restore in the order conversations were last active.
+   */
+  restore(
+    id: string,
+    trajectory: Trajectory,
+    evaluatedSpanId: string | undefined,
+    lastActive: number,
+    lost: LostHistory | undefined,
+  ): ConversationJudgement[] {
+    const closed = this.state.restore(id, trajectory, evaluatedSpanId, lastActive, lost);
+    return closed.map((conversation) => this.judgeFinal(conversation));
+  }
+
+  /** Durable mode, at start: traces judged into their conversation before a restart that will be judged again. */
+  judgedBefore(traceIds: Iterable<string>): void {
+    for (const traceId of traceIds) this.#judgedBefore.add(traceId);
+  }
+
+  /** When the conversation idle longest goes idle, on the caller's clock; undefined when none is held. */
+  get dueAt(): number | undefined {
+    return this.state.dueAt;
+  }
+
+  /** Conversations whose earlier traces a judging worker that exited held: judged as truncated from now on. */
+  markLostElsewhere(ids: readonly string[]): void {
+    this.state.markLostElsewhere(ids);
+  }
+
+  /** Judges conversation `id` final now, as it was closed (`evicted`) before a restart. */
+  closeNow(id: string, evicted?: ConversationEviction): ConversationJudgement | undefined {
+    const conversation = this.state.take(id, evicted);
+    return conversation && this.judgeFinal(conversation);
   }
 
   /** The conversations idle at `now`, judged final. */
@@ -107,16 +156,6 @@ export class ConversationJudge {
   /** Every conversation held, judged final (at shutdown). */
   closeAll(): ConversationJudgement[] {
     return this.state.takeAll().map((conversation) => this.judgeFinal(conversation));
-  }
-
-  /** When the conversation idle longest goes idle, on the caller's clock; undefined when none is held. */
-  get dueAt(): number | undefined {
-    return this.state.dueAt;
-  }
-
-  /** Conversations whose earlier traces a judging worker that exited held: judged as truncated from now on. */
-  markLost(ids: readonly string[]): void {
-    this.state.markLost(ids);
   }
 
   /** The conversation scenarios that apply to any of the traces. */
@@ -138,8 +177,7 @@ export class ConversationJudge {
           const report = evaluate(joined, scenario);
           report.final = true;
           if (conversation.evicted !== undefined) report.incomplete = evictedBecause(conversation.evicted);
-          if (conversation.truncated)
-            markTruncated(report, conversation.truncated, this.state.limits.maxCalls);
+          if (conversation.lost) markLost(report, conversation.lost, this.state.limits.maxCalls);
           const redacted = this.redactor.redact(report, joined);
           reports.push(redacted);
           reportEvents(redacted, events);
@@ -156,6 +194,7 @@ export class ConversationJudge {
     const out: ConversationJudgement = {
       conversationId: conversation.id,
       traceId: conversation.latest.traceId,
+      traceIds: conversation.traces.map((trace) => trace.traceId),
       evaluatedSpanId: conversation.latest.evaluatedSpanId,
       reports,
       events,
@@ -175,19 +214,23 @@ function evictedBecause(reason: ConversationEviction): string {
 }
 
 /**
- * Earlier traces of the conversation were let go at `maxCalls`, or lost with a judging worker that
- * exited: what they did is missing, and any rule may have needed it, so the verdict is
- * inconclusive, with a hard finding that says why.
+ * Earlier traces of the conversation were let go: what they did is missing, and any rule may have
+ * needed it, so the verdict is inconclusive, with a hard finding that says why.
  */
-function markTruncated(report: Report, by: TruncatedBy, maxCalls: number): void {
-  const why =
-    by === 'max_calls'
-      ? `were let go when it passed ${maxCalls} calls (limits: max calls per conversation)`
-      : 'were lost when the judging worker that held them exited (worker: true; see stats().workerRestarts)';
+function markLost(report: Report, lost: LostHistory, maxCalls: number): void {
+  const id = report.conversationId;
+  const message =
+    lost === 'max_calls'
+      ? `earlier traces of conversation ${id} were let go when it passed ${maxCalls} calls (limits: max calls per conversation), so this verdict judges only the traces since`
+      : lost === 'max_conversations'
+        ? `earlier traces of conversation ${id} were judged final early to make room for another conversation (limits: max conversations), so this verdict judges only the traces since`
+        : lost === 'worker_exit'
+          ? `earlier traces of conversation ${id} were lost when the judging worker that held them exited (worker: true; see stats().workerRestarts), so this verdict judges only the traces since`
+          : `traces of conversation ${id} were not in storage after a restart (forced out at storage.maxBytes), so this verdict judges only the traces kept`;
   const finding: Finding = {
     rule: 'conversation.truncated',
     severity: 'hard',
-    message: `earlier traces of conversation ${report.conversationId} ${why}, so this verdict judges only the traces since`,
+    message,
     calls: [],
     spans: [],
     inconclusive: true,

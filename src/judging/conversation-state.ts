@@ -30,10 +30,12 @@ export const CONVERSATION_DEFAULTS: ConversationLimits = {
 export type ConversationEviction = 'max_conversations' | 'max_calls' | 'shutdown';
 
 /**
- * Why earlier traces of a conversation are missing from what is held: let go at `maxCalls`, or
- * lost with the judging worker that held them (worker_exit).
+ * Why earlier traces of a conversation are missing from what is held, so that a verdict on the
+ * rest cannot be trusted whole: the conversation was closed at `maxCalls` or `maxConversations`
+ * and went on, (durable mode) some of its traces were forced out of storage before a restart, or
+ * they were lost with the judging worker that held them (worker_exit).
  */
-export type TruncatedBy = 'max_calls' | 'worker_exit';
+export type LostHistory = 'max_calls' | 'max_conversations' | 'storage' | 'worker_exit';
 
 /** A conversation let go: judged final by the caller. */
 export interface ClosedConversation {
@@ -44,8 +46,15 @@ export interface ClosedConversation {
   latest: { traceId: string; evaluatedSpanId: string | undefined };
   /** Set when it was let go before going idle: why, for the report's `incomplete`. */
   evicted?: ConversationEviction;
-  /** Set when earlier traces of it are missing (let go, or lost): its verdict cannot be trusted whole. */
-  truncated?: TruncatedBy;
+  /** Set when earlier traces of it were let go: its verdict cannot be trusted whole. */
+  lost?: LostHistory;
+}
+
+/** A conversation in progress as the caller may read it. */
+export interface HeldConversation {
+  /** Its traces, earliest judged first. */
+  readonly traces: readonly Trajectory[];
+  readonly lost: LostHistory | undefined;
 }
 
 interface Held {
@@ -54,7 +63,7 @@ interface Held {
   calls: number;
   lastActive: number;
   latest: ClosedConversation['latest'];
-  truncated: TruncatedBy | undefined;
+  lost: LostHistory | undefined;
 }
 
 /** How stored calls keep their values: `keep` says whether a value may stay as captured. */
@@ -66,8 +75,8 @@ export type ValuePolicy = (value: Captured<JsonValue>) => boolean;
  */
 export class ConversationState {
   readonly #byId = new Map<string, Held>();
-  /** Conversations whose history is gone (closed over a cap, or lost), so a later trace knows; capped too. */
-  readonly #truncated = new Map<string, TruncatedBy>();
+  /** Conversations closed over a cap, so a later trace knows its history is gone; capped too. */
+  readonly #lost = new Map<string, LostHistory>();
   /** Conversations let go early, by reason. */
   readonly evicted: Record<ConversationEviction, number> = {
     max_conversations: 0,
@@ -85,20 +94,6 @@ export class ConversationState {
     return this.#byId.size;
   }
 
-  /** When the conversation idle longest goes idle (on the caller's clock); undefined when none is held. */
-  get dueAt(): number | undefined {
-    const oldest = this.#byId.values().next().value;
-    return oldest === undefined ? undefined : oldest.lastActive + this.limits.idleMs;
-  }
-
-  /**
-   * Conversations whose earlier traces were lost elsewhere (a judging worker that exited): their
-   * later traces start afresh, judged as truncated. Ids held here already keep what they hold.
-   */
-  markLost(ids: readonly string[]): void {
-    for (const id of ids) if (!this.#byId.has(id)) this.#markTruncated(id, 'worker_exit');
-  }
-
   /**
    * Adds a judged trace to its conversation. Returns the conversation's traces so far (this one
    * last) and the conversations closed to make room, for the caller to judge final.
@@ -108,10 +103,32 @@ export class ConversationState {
     trajectory: Trajectory,
     evaluatedSpanId: string | undefined,
     now: number,
-  ): {
-    held: { traces: readonly Trajectory[]; truncated: TruncatedBy | undefined };
-    closed: ClosedConversation[];
-  } {
+  ): { held: HeldConversation; closed: ClosedConversation[] } {
+    return this.#add(id, trajectory, evaluatedSpanId, now, null);
+  }
+
+  /**
+   * Holds again a trace judged into conversation `id` before a restart (durable mode), as
+   * {@link add} does; `lost` is what the conversation had lost then. Restore conversations in
+   * the order they were last active: the map's order is by last activity.
+   */
+  restore(
+    id: string,
+    trajectory: Trajectory,
+    evaluatedSpanId: string | undefined,
+    lastActive: number,
+    lost: LostHistory | undefined,
+  ): ClosedConversation[] {
+    return this.#add(id, trajectory, evaluatedSpanId, lastActive, lost).closed;
+  }
+
+  #add(
+    id: string,
+    trajectory: Trajectory,
+    evaluatedSpanId: string | undefined,
+    now: number,
+    restoredLost: LostHistory | undefined | null,
+  ): { held: HeldConversation; closed: ClosedConversation[] } {
     const closed: ClosedConversation[] = [];
     const stored = storedCopy(trajectory, this.keepValue);
     let held = this.#byId.get(id);
@@ -120,6 +137,8 @@ export class ConversationState {
       held = undefined;
     }
     if (!held) {
+      // Read before making room: closing another may let this one's entry go.
+      const lost = restoredLost === null ? this.#lost.get(id) : restoredLost;
       while (this.#byId.size >= this.limits.maxConversations) {
         const oldest = this.#byId.values().next().value as Held;
         closed.push(this.#close(oldest, 'max_conversations'));
@@ -130,9 +149,10 @@ export class ConversationState {
         calls: 0,
         lastActive: now,
         latest: { traceId: trajectory.traceId, evaluatedSpanId },
-        truncated: this.#truncated.get(id),
+        lost,
       };
     }
+    if (restoredLost) held.lost = restoredLost;
     held.traces.push(stored);
     held.calls += stored.calls.length;
     held.lastActive = now;
@@ -140,7 +160,50 @@ export class ConversationState {
     // Re-set: the map's order is by last activity.
     this.#byId.delete(id);
     this.#byId.set(id, held);
-    return { held: { traces: held.traces, truncated: held.truncated }, closed };
+    return { held, closed };
+  }
+
+  /** Conversation `id` as held, if it holds trace `traceId`. */
+  holding(id: string, traceId: string): HeldConversation | undefined {
+    const held = this.#byId.get(id);
+    return held && placeIn(held.traces, traceId) >= 0 ? held : undefined;
+  }
+
+  /** Where trace `traceId` is in conversation `id` (its index, earliest judged first), if held. */
+  placeOf(id: string, traceId: string): { index: number; lost: LostHistory | undefined } | undefined {
+    const held = this.#byId.get(id);
+    const index = held ? placeIn(held.traces, traceId) : -1;
+    return held && index >= 0 ? { index, lost: held.lost } : undefined;
+  }
+
+  /** Lets conversation `id` go now, for the caller to judge final (`evicted`: why, if not idle). */
+  take(id: string, evicted?: ConversationEviction): ClosedConversation | undefined {
+    const held = this.#byId.get(id);
+    return held && this.#close(held, evicted);
+  }
+
+  /** When the conversation idle longest goes idle (on the caller's clock); undefined when none is held. */
+  get dueAt(): number | undefined {
+    const oldest = this.#byId.values().next().value;
+    return oldest === undefined ? undefined : oldest.lastActive + this.limits.idleMs;
+  }
+
+  /**
+   * Conversations whose earlier traces were lost elsewhere (a judging worker that exited): their
+   * later traces start afresh, judged as truncated. Ids held here already keep what they hold.
+   */
+  markLostElsewhere(ids: readonly string[]): void {
+    for (const id of ids) if (!this.#byId.has(id)) this.markLost(id, 'worker_exit');
+  }
+
+  /** Remembers that earlier traces of conversation `id` were let go: what follows is judged as such. */
+  markLost(id: string, lost: LostHistory): void {
+    this.#lost.delete(id);
+    if (this.#lost.size >= this.limits.maxConversations) {
+      const first = this.#lost.keys().next().value as string;
+      this.#lost.delete(first);
+    }
+    this.#lost.set(id, lost);
   }
 
   /** The conversations idle for `limits.idleMs` at `now`: let go, for the caller to judge final. */
@@ -161,25 +224,24 @@ export class ConversationState {
   #close(held: Held, why: ConversationEviction | undefined): ClosedConversation {
     this.#byId.delete(held.id);
     if (why !== undefined) this.evicted[why]++;
-    if (why === 'max_calls') this.#markTruncated(held.id, 'max_calls');
-    else if (why === undefined) this.#truncated.delete(held.id);
+    // A conversation closed over a cap may go on: what follows lacks what was judged here.
+    if (why === 'max_calls' || why === 'max_conversations') this.markLost(held.id, why);
+    else if (why === undefined) this.#lost.delete(held.id);
     const out: ClosedConversation = { id: held.id, traces: held.traces, latest: held.latest };
-    if (held.truncated !== undefined) out.truncated = held.truncated;
     if (why !== undefined) out.evicted = why;
+    if (held.lost !== undefined) out.lost = held.lost;
     return out;
-  }
-
-  #markTruncated(id: string, by: TruncatedBy): void {
-    this.#truncated.delete(id);
-    if (this.#truncated.size >= this.limits.maxConversations) {
-      const first = this.#truncated.keys().next().value as string;
-      this.#truncated.delete(first);
-    }
-    this.#truncated.set(id, by);
   }
 }
 
 const NOT_CAPTURED: Captured<JsonValue> = { captured: false };
+
+/** The index of trace `traceId` in `traces`, looked for from the latest; -1 when not there. */
+function placeIn(traces: readonly Trajectory[], traceId: string): number {
+  for (let index = traces.length - 1; index >= 0; index--)
+    if ((traces[index] as Trajectory).traceId === traceId) return index;
+  return -1;
+}
 
 /**
  * The trajectory as the state keeps it: its calls copied with the values the policy lets stay,

@@ -212,9 +212,9 @@ export class TraceEvaluator {
     return this.conversations?.dueAt;
   }
 
-  /** Conversations whose earlier traces were lost elsewhere (a judging worker that exited): see ConversationState.markLost. */
+  /** Conversations whose earlier traces were lost elsewhere (a judging worker that exited): see ConversationState.markLostElsewhere. */
   markConversationsLost(ids: readonly string[]): void {
-    this.conversations?.markLost(ids);
+    this.conversations?.markLostElsewhere(ids);
   }
 
   private evaluateOne(

@@ -10,7 +10,7 @@ import type { Report } from '../model/report.js';
 import type { SpanRecord } from '../model/span-record.js';
 import type { Trajectory } from '../model/trajectory.js';
 import type { Scenario } from '../scenario/scenario.js';
-import type { ConversationJudgement } from './conversation-judge.js';
+import type { ConversationJudge, ConversationJudgement } from './conversation-judge.js';
 import { EVALUATION_RESULT_EVENT, type EvaluationEvent } from './evaluation-events.js';
 import { ToolpathMetrics } from './metrics.js';
 import {
@@ -139,6 +139,11 @@ export class TraceJudge {
   /** The scenarios as loaded (without outcome hooks). */
   get scenarios(): readonly Scenario[] {
     return this.evaluator.scenarios;
+  }
+
+  /** The conversation state and its judging; undefined without conversation scenarios. */
+  get conversations(): ConversationJudge | undefined {
+    return this.evaluator.conversations;
   }
 
   /**

@@ -68,6 +68,7 @@ export class WorkerConversations {
       judged.push({
         conversationId,
         traceId: known.traceId,
+        traceIds: known.ifLost[0]?.traceIds ?? [known.traceId],
         evaluatedSpanId: known.evaluatedSpanId,
         reports: known.ifLost,
         events,

@@ -76,15 +76,25 @@ export const SEED_001_ASSERTIONS = {
  * The same messages' spans as an app's exporter gets them (one list per trace), recorded by a
  * real SDK provider, for sending with the real OTLP exporters.
  */
-export async function recordChat(
+export function recordChat(
   order: 'lookup-first' | 'refund-first',
   conversationId = `chat-${order}`,
+): Promise<ReadableSpan[][]> {
+  return recordMessages(
+    order === 'lookup-first' ? ['lookup', 'refund'] : ['refund', 'lookup'],
+    conversationId,
+  );
+}
+
+/** One trace per message, in this order, of conversation `conversationId`, recorded by a real SDK provider. */
+export async function recordMessages(
+  names: readonly (keyof typeof MESSAGES)[],
+  conversationId: string,
 ): Promise<ReadableSpan[][]> {
   const contextManager = new AsyncLocalStorageContextManager().enable();
   context.setGlobalContextManager(contextManager);
   const exporter = new InMemorySpanExporter();
   const provider = new TracerProvider({ spanProcessors: [new SimpleSpanProcessor({ exporter })] });
-  const names = order === 'lookup-first' ? (['lookup', 'refund'] as const) : (['refund', 'lookup'] as const);
   try {
     const tracer = provider.getTracer('chat-app');
     const traces: ReadableSpan[][] = [];
