@@ -68,6 +68,8 @@ const TURN_CHAIN = 'turn';
 /** That bridge's handoff span: named `handoff to {agent}`, `tool.name` = `handoff_to_{agent}`. */
 const HANDOFF_SPAN = /^handoff( to |$)/;
 const HANDOFF_TOOL_PREFIX = 'handoff_to_';
+/** The type of a Responses message item's text part, as it appears in the item's JSON. */
+const RESPONSES_TEXT_PART = '"output_text"';
 
 /** The OpenInference convention: claims every span with `openinference.span.kind`. */
 export const openInference: Convention = {
@@ -312,11 +314,14 @@ function readRequested(span: SpanRecord, output: LlmOutput, unnamed: { count: nu
 
 /**
  * The text of the flattened output messages; where they hold none (the `@openai/agents` bridge
- * writes only the role), the text of the raw output in `output.value` (Responses items).
+ * writes only the role), the `output_text` of the Responses items in `output.value`. Other
+ * instrumentations flatten their text, so an output without that part type is not parsed for it.
  */
 function readAnswer(span: SpanRecord, output: LlmOutput): string | undefined {
   const text = output.flattened ? textFromFlattened(output.flattened.messages) : undefined;
   if (text !== undefined) return text;
+  const value = span.attributes[OPENINFERENCE.outputValue];
+  if (typeof value !== 'string' || !value.includes(RESPONSES_TEXT_PART)) return undefined;
   const raw = rawOutput(span, output);
   return raw === undefined ? undefined : answerInOutput(raw);
 }
