@@ -140,7 +140,8 @@ export interface Turn {
   usage?: TokenUsage;
   /**
    * The text the generation answered with, when the convention records its output (OTel GenAI's
-   * `gen_ai.output.messages` text parts). Shown by `toolpath view`; never put in findings.
+   * `gen_ai.output.messages` text parts, `ai.response.text`, ...: docs/conventions.md lists each),
+   * at most 4,000 characters. Shown by `toolpath view`; never put in findings.
    */
   answer?: string;
 }

@@ -7,6 +7,7 @@
 import type { JsonValue } from '../model/json.js';
 import { isJsonObject } from '../model/json.js';
 import type { CallOutcome, Captured } from '../model/trajectory.js';
+import { withAnswerText } from './answer-text.js';
 import { capturedJson } from './attributes.js';
 import type { RequestedCall, ShownResult } from './convention.js';
 
@@ -86,13 +87,7 @@ export function readChatMessage(value: JsonValue): ChatMessage | undefined {
   const serialized = langChainObject(value);
   const fields = serialized ? serialized.kwargs : value;
   if (!isJsonObject(fields)) return undefined;
-  const role = serialized
-    ? LANGCHAIN_ROLES[serialized.className]
-    : typeof fields.role === 'string'
-      ? fields.role
-      : typeof fields.type === 'string'
-        ? TYPE_ROLES[fields.type]
-        : undefined;
+  const role = roleOf(serialized?.className, fields);
   const message: ChatMessage = { requested: [], results: [], ...(role && { role }) };
   if (fields.content !== undefined) message.content = fields.content;
   const additional = isJsonObject(fields.additional_kwargs) ? fields.additional_kwargs : undefined;
@@ -128,6 +123,13 @@ export function readChatMessage(value: JsonValue): ChatMessage | undefined {
     }
   }
   return message;
+}
+
+/** The role of a message: by its LangChain class when serialized, else `role`, else LangChain's `type`. */
+function roleOf(className: string | undefined, fields: { [key: string]: JsonValue }): string | undefined {
+  if (className !== undefined) return LANGCHAIN_ROLES[className];
+  if (typeof fields.role === 'string') return fields.role;
+  return typeof fields.type === 'string' ? TYPE_ROLES[fields.type] : undefined;
 }
 
 /** A tool call entry: OpenAI `{id, function: {name, arguments}}`, LangChain `{id, name, args}`, `tool_use`, `function_call`. */
@@ -191,6 +193,44 @@ export function outputMessages(value: JsonValue): JsonValue[] {
 /** Calls asked for in an output payload. */
 export function requestedInOutput(value: JsonValue): RequestedCall[] {
   return outputMessages(value).flatMap((message) => readChatMessage(message)?.requested ?? []);
+}
+
+/** Content blocks whose `text` is what the model wrote: Anthropic's and LangChain's `text`, Responses' `output_text`. */
+const TEXT_BLOCKS = new Set(['text', 'output_text']);
+
+/**
+ * The answer so far with the text of one message's content: a string is the text; a list of
+ * blocks gives its text blocks (tool calls, reasoning, images, refusals are not text).
+ */
+export function withContentText(
+  sofar: string | undefined,
+  content: JsonValue | undefined,
+): string | undefined {
+  if (typeof content === 'string') return withAnswerText(sofar, content);
+  if (!Array.isArray(content)) return sofar;
+  let text = sofar;
+  for (const block of content) {
+    if (isJsonObject(block) && TEXT_BLOCKS.has(block.type as string)) text = withAnswerText(text, block.text);
+  }
+  return text;
+}
+
+/**
+ * The text the model wrote in an output payload: the content of the assistant messages
+ * {@link outputMessages} finds in it (OpenAI choices, LangChain generations, Responses items, a
+ * message). A payload that is a string is the text itself. Undefined when there is none; not cut.
+ */
+export function answerInOutput(value: JsonValue): string | undefined {
+  if (typeof value === 'string') return withAnswerText(undefined, value);
+  let text: string | undefined;
+  for (const message of outputMessages(value)) {
+    const serialized = langChainObject(message);
+    const fields = serialized ? serialized.kwargs : message;
+    if (!isJsonObject(fields)) continue;
+    const role = roleOf(serialized?.className, fields);
+    if (role === undefined || role === 'assistant') text = withContentText(text, fields.content);
+  }
+  return text;
 }
 
 /** Tool results shown in an input's messages. */

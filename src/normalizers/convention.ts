@@ -64,7 +64,7 @@ export interface TurnDraft {
   historyLength: number;
   model?: string;
   usage?: TokenUsage;
-  /** The text of its output, when recorded (see Turn.answer). */
+  /** The text of its output, when recorded, cut by `cutAnswer` (see Turn.answer). */
   answer?: string;
   /**
    * Tool requests in the output that could not be read, each said in a few words (`gen_ai.output.messages

@@ -9,6 +9,7 @@ import { isJsonObject } from '../model/json.js';
 import type { Attributes, AttributeValue } from '../model/span-record.js';
 import { noteOf, type TextExtension, type TextNote, type TextRef } from '../model/text-extensions.js';
 import type { Captured } from '../model/trajectory.js';
+import { withAnswerText } from './answer-text.js';
 import { capturedJson, parsedJson } from './attributes.js';
 import type { RequestedCall, ShownResult } from './convention.js';
 import { isToolCallFinish } from './unread-activity.js';
@@ -416,12 +417,9 @@ function argumentsOf(part: { [key: string]: JsonValue }): Captured<JsonValue> {
   return typeof value === 'string' ? capturedJson(value) : { captured: true, value };
 }
 
-/** The longest answer text a turn keeps (the view shows it; nothing else reads it). */
-const MAX_ANSWER_CHARS = 4_000;
-
 /**
  * The text parts of a turn's output messages (`{type: "text", content}`), joined; undefined when
- * there are none. Cut at {@link MAX_ANSWER_CHARS}.
+ * there are none. Not cut: the caller cuts (see answer-text.ts).
  */
 export function answerText(output: readonly JsonValue[]): string | undefined {
   let text: string | undefined;
@@ -431,9 +429,8 @@ export function answerText(output: readonly JsonValue[]): string | undefined {
     if (!Array.isArray(parts)) continue;
     for (const part of parts) {
       if (typeof part !== 'object' || part === null || Array.isArray(part)) continue;
-      if (part.type !== 'text' || typeof part.content !== 'string' || part.content === '') continue;
-      text = text === undefined ? part.content : `${text}\n${part.content}`;
+      if (part.type === 'text') text = withAnswerText(text, part.content);
     }
   }
-  return text !== undefined && text.length > MAX_ANSWER_CHARS ? `${text.slice(0, MAX_ANSWER_CHARS)}…` : text;
+  return text;
 }

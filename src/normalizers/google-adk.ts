@@ -4,7 +4,8 @@
  * are its CHILDREN). ADK sets `gen_ai.operation.name=execute_tool` and `gen_ai.tool.name` on tool
  * spans, but the arguments and the result are under its own keys, so this convention must come
  * before OTel GenAI. What the model asked for and what it was shown are Gemini `Content` JSON in
- * `gcp.vertex.agent.llm_response` / `gcp.vertex.agent.llm_request` on `call_llm`.
+ * `gcp.vertex.agent.llm_response` / `gcp.vertex.agent.llm_request` on `call_llm`; the response's
+ * `text` parts are what it wrote.
  *
  * Keys and behaviour read from `@google/adk@2.0.0` `dist/esm/telemetry/tracing.js` and
  * `agents/functions.js`; fixtures `test/spans/google-adk-*.otlp.json` are real captures.
@@ -12,6 +13,7 @@
 import { isJsonObject, type JsonValue } from '../model/json.js';
 import type { SpanRecord } from '../model/span-record.js';
 import type { Captured } from '../model/trajectory.js';
+import { cutAnswer, withAnswerText } from './answer-text.js';
 import { capturedJson, jsonAttribute, stringAttribute } from './attributes.js';
 import type { Convention, RequestedCall, ShownResult, SpanReading, ToolCallDraft } from './convention.js';
 import { transferOf } from './otel-genai.js';
@@ -142,13 +144,16 @@ function readTurn(span: SpanRecord): SpanReading {
   const unread: string[] = [];
   if (recordedResponse.captured && recordedResponse.parseError !== undefined)
     unread.push(`${ADK.llmResponse} is not valid JSON`);
+  const parts = response ? partsOf(response.content) : [];
+  const answer = cutAnswer(textOf(parts));
   return {
     kind: 'turn',
     turn: {
-      requested: response ? functionCalls(partsOf(response.content), unread) : [],
+      requested: functionCalls(parts, unread),
       shown: contents ? functionResponses(contents) : undefined,
       historyLength: contents?.length ?? 0,
       ...(model && { model }),
+      ...(answer && { answer }),
       ...(unread.length > 0 && { unreadRequests: unread }),
       convention: GOOGLE_ADK,
     },
@@ -189,6 +194,13 @@ function functionCalls(parts: readonly { [key: string]: JsonValue }[], unread: s
     calls.push({ ...idOf(functionCall.id), tool, args });
   }
   return calls;
+}
+
+/** The response's text parts; Gemini marks its thought summaries `thought: true`, which are not the answer. */
+function textOf(parts: readonly { [key: string]: JsonValue }[]): string | undefined {
+  let text: string | undefined;
+  for (const part of parts) if (part.thought !== true) text = withAnswerText(text, part.text);
+  return text;
 }
 
 function functionResponses(contents: readonly JsonValue[]): ShownResult[] {

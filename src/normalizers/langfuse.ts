@@ -17,8 +17,10 @@ import type { JsonValue } from '../model/json.js';
 import { isJsonObject } from '../model/json.js';
 import type { SpanRecord } from '../model/span-record.js';
 import type { CallOutcome } from '../model/trajectory.js';
+import { cutAnswer } from './answer-text.js';
 import { jsonAttribute, stringAttribute } from './attributes.js';
 import {
+  answerInOutput,
   contentValue,
   messageList,
   readChatMessage,
@@ -108,6 +110,7 @@ function readGeneration(span: SpanRecord): SpanReading {
   const output = jsonAttribute(span.attributes, LANGFUSE.output);
   const history = input.captured ? messageList(input.value) : undefined;
   const model = stringAttribute(span.attributes, LANGFUSE.model);
+  const answer = output.captured ? cutAnswer(answerInOutput(output.value)) : undefined;
   return {
     kind: 'turn',
     turn: {
@@ -115,6 +118,7 @@ function readGeneration(span: SpanRecord): SpanReading {
       shown: input.captured ? shownResults(history ?? []) : undefined,
       historyLength: history?.length ?? 0,
       ...(model && { model }),
+      ...(answer && { answer }),
       convention: LANGFUSE_CONVENTION,
     },
   };

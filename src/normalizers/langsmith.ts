@@ -15,8 +15,10 @@ import type { JsonValue } from '../model/json.js';
 import { isJsonObject } from '../model/json.js';
 import type { SpanRecord } from '../model/span-record.js';
 import type { CallOutcome, Captured } from '../model/trajectory.js';
+import { cutAnswer } from './answer-text.js';
 import { jsonAttribute, stringAttribute } from './attributes.js';
 import {
+  answerInOutput,
   contentValue,
   messageList,
   requestedInOutput,
@@ -94,6 +96,7 @@ function readLlmRun(span: SpanRecord): SpanReading {
   const model =
     stringAttribute(attributes, LANGSMITH.requestModel) ??
     stringAttribute(attributes, LANGSMITH.responseModel);
+  const answer = outputs.captured ? cutAnswer(answerInOutput(outputs.value)) : undefined;
   return {
     kind: 'turn',
     turn: {
@@ -101,6 +104,7 @@ function readLlmRun(span: SpanRecord): SpanReading {
       shown: inputs.captured ? shownInMessages(history ?? []) : undefined,
       historyLength: history?.length ?? 0,
       ...(model && { model }),
+      ...(answer && { answer }),
       convention: LANGSMITH_CONVENTION,
     },
   };

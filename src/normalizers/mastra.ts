@@ -9,13 +9,15 @@
  * The exporter builds the chat span's `gen_ai.output.messages` from the output's text only, so
  * the tool calls the model asked for never appear there, and it sets no input messages; read as
  * GenAI, no turn asks for anything and every tool call is left without an issuing turn. The step
- * span has them: `mastra.model_step.output` = `{"text", "toolCalls": [{toolCallId, toolName, args}]}`.
+ * span has them: `mastra.model_step.output` = `{"text", "toolCalls": [{toolCallId, toolName, args}]}`
+ * (`text` is what the model wrote, `""` on a step that only asked for tools).
  *
  * Keys read from `@mastra/otel-exporter@1.4.0` (`getAttributes`) and `@mastra/observability@1.17.9`
  * (model tracing); fixtures `test/spans/mastra-*.otlp.json` are real captures.
  */
 import { isJsonObject, type JsonValue } from '../model/json.js';
 import type { SpanRecord } from '../model/span-record.js';
+import { cutAnswer, withAnswerText } from './answer-text.js';
 import { capturedJson, jsonAttribute } from './attributes.js';
 import type { Convention, RequestedCall, SpanReading } from './convention.js';
 
@@ -54,7 +56,9 @@ export const mastra: Convention = {
 function readStep(span: SpanRecord): SpanReading {
   const output = jsonAttribute(span.attributes, MASTRA.stepOutput);
   const input = jsonAttribute(span.attributes, MASTRA.stepInput);
-  const toolCalls = output.captured && isJsonObject(output.value) ? output.value.toolCalls : undefined;
+  const recorded = output.captured && isJsonObject(output.value) ? output.value : undefined;
+  const toolCalls = recorded?.toolCalls;
+  const answer = cutAnswer(withAnswerText(undefined, recorded?.text));
   const model = modelId(span);
   return {
     kind: 'turn',
@@ -63,6 +67,7 @@ function readStep(span: SpanRecord): SpanReading {
       shown: undefined,
       historyLength: input.captured && Array.isArray(input.value) ? input.value.length : 0,
       ...(model && { model }),
+      ...(answer && { answer }),
       convention: MASTRA_CONVENTION,
     },
   };

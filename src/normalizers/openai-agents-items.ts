@@ -2,15 +2,17 @@
  * The model turns of the OpenAI Agents SDK as logfire records them: what a `Responses API` or
  * `Chat completion` span says the model was shown and asked for. Responses spans hold the input
  * items (`raw_input`), the response (`response`, dropped by some exports) and `events`: the input
- * as OTel-style message events followed by the output's, one assistant event per output item.
+ * as OTel-style message events followed by the output's, one assistant event per output item
+ * (a `message` item's text in its `content`).
  * Part of the openai-agents-logfire convention.
  */
 import type { JsonValue } from '../model/json.js';
 import { isJsonObject } from '../model/json.js';
 import type { SpanRecord } from '../model/span-record.js';
 import type { Captured } from '../model/trajectory.js';
+import { setAnswer } from './answer-text.js';
 import { capturedJson, parsedJson } from './attributes.js';
-import { contentValue, readChatMessage } from './chat-messages.js';
+import { answerInOutput, contentValue, readChatMessage, withContentText } from './chat-messages.js';
 import type { RequestedCall, ShownResult, TurnDraft } from './convention.js';
 
 const CONVENTION = 'openai-agents-logfire';
@@ -24,32 +26,34 @@ export function responsesTurn(span: SpanRecord): TurnDraft {
   const events = listOf(attributes.events);
   const response = parsedOf(attributes.response);
   const output = isJsonObject(response) && Array.isArray(response.output) ? response.output : undefined;
-  const requested = output
-    ? requestedInItems(output)
-    : events
-      ? requestedInEvents(outputEvents(events, input))
-      : [];
+  const answered = output ? undefined : events && outputEvents(events, input);
+  const requested = output ? requestedInItems(output) : answered ? requestedInEvents(answered) : [];
   let shown: ShownResult[] | undefined;
   if (input) shown = shownInItems(input);
   else if (events) shown = shownInEvents(events);
-  return {
+  const turn: TurnDraft = {
     requested,
     shown,
     historyLength: input?.length ?? events?.filter((event) => !isAssistant(event)).length ?? 0,
     convention: CONVENTION,
   };
+  // The response's `message` items (`output_text` parts), else the output's assistant events.
+  setAnswer(turn, output ? answerInOutput(output) : answered && textOfEvents(answered));
+  return turn;
 }
 
 /** A `Chat completion with …` span's turn: `input` and `output` are Chat Completions messages. */
 export function chatTurn(span: SpanRecord): TurnDraft {
   const input = listOf(span.attributes.input);
   const output = listOf(span.attributes.output);
-  return {
+  const turn: TurnDraft = {
     requested: output ? output.flatMap((message) => readChatMessage(message)?.requested ?? []) : [],
     shown: input ? input.flatMap((message) => readChatMessage(message)?.results ?? []) : undefined,
     historyLength: input?.length ?? 0,
     convention: CONVENTION,
   };
+  setAnswer(turn, output && answerInOutput(output));
+  return turn;
 }
 
 function parsedOf(value: SpanRecord['attributes'][string] | undefined): JsonValue | undefined {
@@ -124,6 +128,16 @@ function requestedInEvents(events: readonly JsonValue[]): RequestedCall[] {
     if (message) calls.push(...message.requested);
   }
   return calls;
+}
+
+/** The text of the output's assistant message events (`content`: a string, or text parts). */
+function textOfEvents(events: readonly JsonValue[]): string | undefined {
+  let text: string | undefined;
+  for (const event of events) {
+    if (isJsonObject(event) && event['event.name'] === 'gen_ai.assistant.message')
+      text = withContentText(text, event.content);
+  }
+  return text;
 }
 
 /** Calls in Responses output items: `function_call`, and the items of hosted tools. */

@@ -8,6 +8,7 @@ import type { JsonValue } from '../model/json.js';
 import { isJsonObject } from '../model/json.js';
 import type { Attributes, AttributeValue } from '../model/span-record.js';
 import type { Captured } from '../model/trajectory.js';
+import { withAnswerText } from './answer-text.js';
 import { capturedJson, toJson } from './attributes.js';
 import type { RequestedCall, ShownResult } from './convention.js';
 
@@ -153,6 +154,20 @@ export function shownFromFlattened(messages: readonly FlatMessage[]): ShownResul
     });
   }
   return shown;
+}
+
+/**
+ * The text the model wrote in these (output) messages: each message's `content` when it is a
+ * string, else its `contents` text parts. Undefined when there is none; not cut.
+ */
+export function textFromFlattened(messages: readonly FlatMessage[]): string | undefined {
+  let text: string | undefined;
+  for (const message of messages) {
+    if (message.role === 'tool' || message.role === 'function') continue;
+    if (typeof message.content === 'string') text = withAnswerText(text, message.content);
+    else for (const part of message.texts) text = withAnswerText(text, part);
+  }
+  return text;
 }
 
 function flatContent(message: FlatMessage): Captured<JsonValue> {

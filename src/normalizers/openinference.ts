@@ -11,9 +11,12 @@ import type { JsonValue } from '../model/json.js';
 import { isJsonObject } from '../model/json.js';
 import type { AttributeValue, SpanRecord } from '../model/span-record.js';
 import type { CallOutcome, Captured } from '../model/trajectory.js';
+import { cutAnswer } from './answer-text.js';
 import { capturedJson, stringAttribute } from './attributes.js';
+import { answerInOutput } from './chat-messages.js';
 import type { Convention, RequestedCall, ShownResult, SpanReading, ToolCallDraft } from './convention.js';
 import {
+  type FlatMessages,
   langChainContent,
   langChainMessageKwargs,
   langChainRequestedCalls,
@@ -21,6 +24,7 @@ import {
   readFlattenedMessages,
   requestedFromFlattened,
   shownFromFlattened,
+  textFromFlattened,
   textOrJson,
 } from './openinference-messages.js';
 import { spanOutcome } from './span-outcome.js';
@@ -64,6 +68,8 @@ const TURN_CHAIN = 'turn';
 /** That bridge's handoff span: named `handoff to {agent}`, `tool.name` = `handoff_to_{agent}`. */
 const HANDOFF_SPAN = /^handoff( to |$)/;
 const HANDOFF_TOOL_PREFIX = 'handoff_to_';
+/** The type of a Responses message item's text part, as it appears in the item's JSON. */
+const RESPONSES_TEXT_PART = '"output_text"';
 
 /** The OpenInference convention: claims every span with `openinference.span.kind`. */
 export const openInference: Convention = {
@@ -257,7 +263,9 @@ function readTurn(span: SpanRecord): SpanReading {
     stringAttribute(attributes, OPENINFERENCE.requestModelName);
   const input = readInput(span);
   const unnamed = { count: 0 };
-  const requested = readRequested(span, unnamed);
+  const output: LlmOutput = { flattened: readFlattenedMessages(attributes, OPENINFERENCE.outputMessages) };
+  const requested = readRequested(span, output, unnamed);
+  const answer = cutAnswer(readAnswer(span, output));
   return {
     kind: 'turn',
     turn: {
@@ -265,6 +273,7 @@ function readTurn(span: SpanRecord): SpanReading {
       shown: input?.shown,
       historyLength: input?.length ?? 0,
       ...(model && { model }),
+      ...(answer && { answer }),
       ...(unnamed.count > 0 && {
         unreadRequests: [
           `${unnamed.count} of ${OPENINFERENCE.outputMessages}' tool calls without a function name`,
@@ -275,21 +284,46 @@ function readTurn(span: SpanRecord): SpanReading {
   };
 }
 
+/** An LLM span's output: the flattened messages, and `output.value` once parsed (read at most once). */
+interface LlmOutput {
+  flattened: FlatMessages | undefined;
+  /** `output.value` as JSON; undefined when absent or not JSON, unset until asked for. */
+  raw?: JsonValue | undefined;
+}
+
+function rawOutput(span: SpanRecord, output: LlmOutput): JsonValue | undefined {
+  if (!Object.hasOwn(output, 'raw')) output.raw = rawJson(span, OPENINFERENCE.outputValue);
+  return output.raw;
+}
+
 /**
  * The flattened output messages' tool calls; where they lack ids (the LangChain tracer drops
  * them, and writes nothing for models that do not set `additional_kwargs.tool_calls`), the raw
  * LangChain generation in `output.value`, whose ids make linking exact. Calls the flattened
  * messages hold without a name are counted in `unnamed`, unless the raw generation read them.
  */
-function readRequested(span: SpanRecord, unnamed: { count: number }): RequestedCall[] {
-  const output = readFlattenedMessages(span.attributes, OPENINFERENCE.outputMessages);
-  const flattened = output ? requestedFromFlattened(output.messages, unnamed) : [];
+function readRequested(span: SpanRecord, output: LlmOutput, unnamed: { count: number }): RequestedCall[] {
+  const flattened = output.flattened ? requestedFromFlattened(output.flattened.messages, unnamed) : [];
   if (flattened.length > 0 && flattened.every((call) => call.callId !== undefined)) return flattened;
-  const raw = rawJson(span, OPENINFERENCE.outputValue);
+  const raw = rawOutput(span, output);
   const fromLangChain = raw === undefined ? undefined : langChainRequestedCalls(raw);
   if (!fromLangChain || fromLangChain.length === 0) return flattened;
   if (fromLangChain.length >= flattened.length + unnamed.count) unnamed.count = 0;
   return fromLangChain;
+}
+
+/**
+ * The text of the flattened output messages; where they hold none (the `@openai/agents` bridge
+ * writes only the role), the `output_text` of the Responses items in `output.value`. Other
+ * instrumentations flatten their text, so an output without that part type is not parsed for it.
+ */
+function readAnswer(span: SpanRecord, output: LlmOutput): string | undefined {
+  const text = output.flattened ? textFromFlattened(output.flattened.messages) : undefined;
+  if (text !== undefined) return text;
+  const value = span.attributes[OPENINFERENCE.outputValue];
+  if (typeof value !== 'string' || !value.includes(RESPONSES_TEXT_PART)) return undefined;
+  const raw = rawOutput(span, output);
+  return raw === undefined ? undefined : answerInOutput(raw);
 }
 
 /** The results shown in the input, by the same rule: flattened first, the raw LangChain input for ids. */

@@ -16,7 +16,8 @@
  *   tool; GenAI keys on the span win over the entity ones, MCP's `{tool_name, arguments}` input
  *   is unwrapped.
  * - Legacy LLM spans (`llm.request.type` = chat | completion): indexed
- *   `gen_ai.completion.N.tool_calls.M.{id,name,arguments}` (asked for) and
+ *   `gen_ai.completion.N.tool_calls.M.{id,name,arguments}` (asked for),
+ *   `gen_ai.completion.N.content` (the text written) and
  *   `gen_ai.prompt.N.{role,content,tool_call_id}` (shown). Spans that already carry
  *   `gen_ai.input/output.messages` are left to the GenAI convention.
  */
@@ -24,6 +25,7 @@ import type { JsonValue } from '../model/json.js';
 import { isJsonObject } from '../model/json.js';
 import type { Attributes, AttributeValue, SpanRecord } from '../model/span-record.js';
 import type { Captured } from '../model/trajectory.js';
+import { cutAnswer, withAnswerText } from './answer-text.js';
 import { capturedJson, jsonAttribute, stringAttribute } from './attributes.js';
 import { contentValue, unwrapToolOutput } from './chat-messages.js';
 import type { Convention, RequestedCall, ShownResult, SpanReading } from './convention.js';
@@ -208,7 +210,12 @@ function readLegacyTurn(attributes: Attributes): SpanReading {
   const completions = indexedFields(attributes, TRACELOOP.completionPrefix);
   const requested: RequestedCall[] = [];
   const unread: string[] = [];
-  for (const fields of completions.values()) requested.push(...legacyToolCalls(fields, unread));
+  let text: string | undefined;
+  for (const fields of completions.values()) {
+    requested.push(...legacyToolCalls(fields, unread));
+    text = withAnswerText(text, fields.get('content'));
+  }
+  const answer = cutAnswer(text);
   const model =
     stringAttribute(attributes, TRACELOOP.requestModel) ??
     stringAttribute(attributes, TRACELOOP.responseModel);
@@ -220,6 +227,7 @@ function readLegacyTurn(attributes: Attributes): SpanReading {
       shown: prompts.size === 0 ? undefined : legacyResults(prompts),
       historyLength: prompts.size,
       ...(model && { model }),
+      ...(answer && { answer }),
       ...(unread.length > 0 && { unreadRequests: unread }),
       convention: OPENLLMETRY,
     },

@@ -9,6 +9,7 @@
  */
 import type { Attributes, SpanRecord } from '../model/span-record.js';
 import type { TokenUsage } from '../model/trajectory.js';
+import { cutAnswer } from './answer-text.js';
 import { jsonAttribute, stringAttribute } from './attributes.js';
 import type { Convention, DecisionDraft, SpanReading, ToolCallDraft, TurnDraft } from './convention.js';
 import { answerText, readHistory, readMessages, requestedCalls, unreadRequests } from './genai-messages.js';
@@ -164,7 +165,7 @@ function readTurn(span: SpanRecord): SpanReading {
   // Assigned in turn, not spread: spreading optional fields is ten times slower in V8.
   if (model) turn.model = model;
   if (usage) turn.usage = usage;
-  const answer = output && answerText(output);
+  const answer = output && cutAnswer(answerText(output));
   if (answer) turn.answer = answer;
   const unread = output
     ? unreadRequests(output, GENAI.outputMessages)

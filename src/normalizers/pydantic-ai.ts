@@ -18,9 +18,10 @@ import type { JsonValue } from '../model/json.js';
 import { isJsonObject } from '../model/json.js';
 import type { Attributes, AttributeValue, SpanRecord } from '../model/span-record.js';
 import type { CallOutcome, Captured } from '../model/trajectory.js';
+import { cutAnswer, withAnswerText } from './answer-text.js';
 import { capturedJson, jsonAttribute, stringAttribute, toJson } from './attributes.js';
 import type { Convention, RequestedCall, ShownResult, SpanReading, ToolCallDraft } from './convention.js';
-import { readMessages, requestedCalls, shownResults, unreadRequests } from './genai-messages.js';
+import { answerText, readMessages, requestedCalls, shownResults, unreadRequests } from './genai-messages.js';
 import { spanOutcome } from './span-outcome.js';
 
 /** Attribute keys of pydantic-ai's instrumentation that this normalizer reads. */
@@ -168,6 +169,7 @@ function readTurn(span: SpanRecord): SpanReading {
   const events = input || output ? undefined : readMessages(attributes, PYDANTIC_AI_KEYS.events);
   const fromEvents = events && readEvents(events);
   const unread = output && unreadRequests(output, PYDANTIC_AI_KEYS.outputMessages);
+  const answer = cutAnswer(output ? answerText(output) : fromEvents?.text);
   return {
     kind: 'turn',
     turn: {
@@ -175,6 +177,7 @@ function readTurn(span: SpanRecord): SpanReading {
       shown: input ? shownResults(input) : fromEvents?.shown,
       historyLength: input?.length ?? fromEvents?.historyLength ?? 0,
       ...(model && { model }),
+      ...(answer && { answer }),
       ...(unread && { unreadRequests: unread }),
       convention: PYDANTIC_AI,
     },
@@ -182,14 +185,17 @@ function readTurn(span: SpanRecord): SpanReading {
 }
 
 /**
- * Version 1 event bodies: `gen_ai.choice` holds the response (`message.tool_calls`), the other
- * events are the input, one per message part, numbered by `gen_ai.message.index`.
+ * Version 1 event bodies: `gen_ai.choice` holds the response (`message.tool_calls`, the text in
+ * `message.content`), the other events are the input, one per message part, numbered by
+ * `gen_ai.message.index`.
  */
 function readEvents(events: readonly JsonValue[]): {
   requested: RequestedCall[];
   shown: ShownResult[];
   historyLength: number;
+  text: string | undefined;
 } {
+  let text: string | undefined;
   const requested: RequestedCall[] = [];
   const shown: ShownResult[] = [];
   const messageIndexes = new Set<JsonValue>();
@@ -197,7 +203,10 @@ function readEvents(events: readonly JsonValue[]): {
     if (!isJsonObject(event)) return;
     const name = event['event.name'];
     if (name === 'gen_ai.choice') {
-      if (isJsonObject(event.message)) requested.push(...openAiToolCalls(event.message.tool_calls));
+      if (isJsonObject(event.message)) {
+        requested.push(...openAiToolCalls(event.message.tool_calls));
+        text = choiceText(text, event.message.content);
+      }
       return;
     }
     if (name === 'gen_ai.system.message') return;
@@ -213,7 +222,19 @@ function readEvents(events: readonly JsonValue[]): {
         : { captured: false },
     });
   });
-  return { requested, shown, historyLength: messageIndexes.size };
+  return { requested, shown, historyLength: messageIndexes.size, text };
+}
+
+/**
+ * A version 1 choice's text: the string, or the `{kind: "text", text}` parts of a list (which
+ * holds the `thinking` parts too).
+ */
+function choiceText(sofar: string | undefined, content: JsonValue | undefined): string | undefined {
+  if (!Array.isArray(content)) return withAnswerText(sofar, content);
+  let text = sofar;
+  for (const part of content)
+    if (isJsonObject(part) && part.kind === 'text') text = withAnswerText(text, part.text);
+  return text;
 }
 
 /** `[{id, type: "function", function: {name, arguments}}]`; arguments a JSON string or an object. */

@@ -13,7 +13,7 @@ import type { RequestedCall, TurnDraft } from './convention.js';
 /**
  * Folds the reading of a nested span of the same generation into the outer turn. The outer span
  * is what the agent framework saw; the inner one fills what it did not record (requests with
- * their ids, the results shown, model, usage).
+ * their ids, the results shown, model, usage, the answer).
  */
 export function mergeSameGeneration(turn: TurnNode, inner: TurnDraft, span: SpanRecord): void {
   if (turn.innerSpans) turn.innerSpans.push(span);
@@ -33,6 +33,7 @@ export function mergeSameGeneration(turn: TurnNode, inner: TurnDraft, span: Span
   if (inner.historyLength > draft.historyLength) draft.historyLength = inner.historyLength;
   if (draft.model === undefined && inner.model !== undefined) draft.model = inner.model;
   if (draft.usage === undefined && inner.usage !== undefined) draft.usage = inner.usage;
+  if (draft.answer === undefined && inner.answer !== undefined) draft.answer = inner.answer;
   if (inner.unreadRequests) draft.unreadRequests = [...(draft.unreadRequests ?? []), ...inner.unreadRequests];
 }
 

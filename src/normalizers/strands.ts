@@ -18,9 +18,10 @@ import type { JsonValue } from '../model/json.js';
 import { isJsonObject } from '../model/json.js';
 import type { Attributes, SpanRecord } from '../model/span-record.js';
 import type { CallOutcome, Captured } from '../model/trajectory.js';
+import { cutAnswer, withAnswerText } from './answer-text.js';
 import { capturedJson, jsonAttribute, stringAttribute } from './attributes.js';
 import type { Convention, RequestedCall, ShownResult, SpanReading, ToolCallDraft } from './convention.js';
-import { requestedCalls, shownResults, unreadRequests } from './genai-messages.js';
+import { answerText, requestedCalls, shownResults, unreadRequests } from './genai-messages.js';
 import { spanOutcome } from './span-outcome.js';
 
 /** Keys and event names of the Strands telemetry that this normalizer reads. */
@@ -140,13 +141,16 @@ function readTurn(span: SpanRecord): SpanReading {
   const input = messagesOf(span, STRANDS_KEYS.inputMessages);
   const history = input ? undefined : messageEvents(span);
   const unread = output && unreadRequests(output, STRANDS_KEYS.outputMessages);
+  const choice = output ? undefined : choiceBlocks(span);
+  const answer = cutAnswer(output ? answerText(output) : choice && textOfBlocks(choice));
   return {
     kind: 'turn',
     turn: {
-      requested: output ? requestedCalls(output) : requestedFromChoice(span),
+      requested: output ? requestedCalls(output) : choice ? requestedInBlocks(choice) : [],
       shown: input ? shownResults(input).map(unwrapShown) : history && shownFromEvents(history),
       historyLength: input?.length ?? history?.length ?? 0,
       ...(model && { model }),
+      ...(answer && { answer }),
       ...(unread && { unreadRequests: unread }),
       convention: STRANDS,
     },
@@ -154,16 +158,33 @@ function readTurn(span: SpanRecord): SpanReading {
 }
 
 /** Default layout: the `gen_ai.choice` event's `message` lists the response's content blocks. */
-function requestedFromChoice(span: SpanRecord): RequestedCall[] {
+function choiceBlocks(span: SpanRecord): JsonValue[] | undefined {
   const event = findEvent(span, STRANDS_KEYS.choiceEvent, 'message');
   const blocks = event ? jsonAttribute(event, 'message') : undefined;
-  if (!blocks?.captured || !Array.isArray(blocks.value)) return [];
+  return blocks?.captured && Array.isArray(blocks.value) ? blocks.value : undefined;
+}
+
+function requestedInBlocks(blocks: readonly JsonValue[]): RequestedCall[] {
   const calls: RequestedCall[] = [];
-  for (const block of blocks.value) {
+  for (const block of blocks) {
     const use = toolUseOf(block);
     if (use) calls.push(use);
   }
   return calls;
+}
+
+/**
+ * The text blocks: `{text}` (Bedrock shape) or `{type: "textBlock", text}`; reasoning is in
+ * blocks of its own (`{reasoningContent}`, `{type: "reasoningBlock"}`) and is not the answer.
+ */
+function textOfBlocks(blocks: readonly JsonValue[]): string | undefined {
+  let text: string | undefined;
+  for (const block of blocks) {
+    if (!isJsonObject(block)) continue;
+    if (block.type === undefined || block.type === 'textBlock' || block.type === 'text')
+      text = withAnswerText(text, block.text);
+  }
+  return text;
 }
 
 /** `{type:"toolUse", name, toolUseId, input}` (TS stable format) or `{toolUse: {...}}` (Bedrock shape). */

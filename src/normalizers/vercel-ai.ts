@@ -10,7 +10,8 @@
  * - `ai.generateText.doGenerate` / `ai.streamText.doStream` (and the object variants): one
  *   model call, a turn. `ai.response.toolCalls` = `[{toolCallId, toolName, input}]` (`input`
  *   an object in v7, a JSON string in v5/v6; `args`, a JSON string, in v3/v4);
- *   `ai.prompt.messages` = its input, with `tool-result` parts.
+ *   `ai.prompt.messages` = its input, with `tool-result` parts; `ai.response.text` = the text it
+ *   wrote (`""` on a step that only asked for tools, in v7).
  * - `ai.toolCall`: one tool execution (`ai.toolCall.name|id|args|result`), failed = status
  *   ERROR + exception event. v7 legacy nests it under the doGenerate span, v6 beside it.
  * - Everything else (`ai.embed`, `ai.rerank`, `ai.generateSpeech`, ...) is claimed by no reading.
@@ -19,6 +20,7 @@ import type { JsonValue } from '../model/json.js';
 import { isJsonObject } from '../model/json.js';
 import type { SpanRecord } from '../model/span-record.js';
 import type { Captured } from '../model/trajectory.js';
+import { cutAnswer, withAnswerText } from './answer-text.js';
 import { capturedJson, jsonAttribute, stringAttribute } from './attributes.js';
 import type { Convention, RequestedCall, ShownResult, SpanReading } from './convention.js';
 import { spanOutcome } from './span-outcome.js';
@@ -30,6 +32,7 @@ export const VERCEL_AI_KEYS = {
   modelId: 'ai.model.id',
   promptMessages: 'ai.prompt.messages',
   responseToolCalls: 'ai.response.toolCalls',
+  responseText: 'ai.response.text',
   toolCallName: 'ai.toolCall.name',
   toolCallId: 'ai.toolCall.id',
   toolCallArgs: 'ai.toolCall.args',
@@ -108,6 +111,8 @@ function readTurn(span: SpanRecord): SpanReading {
   const messages = jsonAttribute(span.attributes, VERCEL_AI_KEYS.promptMessages);
   const input = messages.captured && Array.isArray(messages.value) ? messages.value : undefined;
   const model = stringAttribute(span.attributes, VERCEL_AI_KEYS.modelId);
+  // The run span repeats its last step's text: read on the step only, as the calls are.
+  const answer = cutAnswer(withAnswerText(undefined, span.attributes[VERCEL_AI_KEYS.responseText]));
   const unread: string[] = [];
   return {
     kind: 'turn',
@@ -116,6 +121,7 @@ function readTurn(span: SpanRecord): SpanReading {
       shown: input ? shownResults(input) : undefined,
       historyLength: input?.length ?? 0,
       ...(model && { model }),
+      ...(answer && { answer }),
       ...(unread.length > 0 && { unreadRequests: unread }),
       convention: VERCEL_AI,
     },

@@ -1,5 +1,6 @@
 import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { UsageError } from '../../src/cli/io.js';
 import { VIEW_USAGE, viewCommand } from '../../src/cli/view-command.js';
@@ -67,6 +68,37 @@ describe('toolpath view', () => {
     )[0]?.parts.find((part) => part.type === 'text')?.content;
     expect(text).toBeTruthy();
     const escaped = (text as string).replaceAll('&', '&amp;').replaceAll('<', '&lt;').replaceAll('>', '&gt;');
+    expect(html).toContain(`<section class="answer"><h2>Final answer</h2><p>${escaped}</p></section>`);
+  });
+
+  it("shows a Vercel AI SDK agent's final answer, the text its last model call recorded, escaped", async () => {
+    const input = fileURLToPath(new URL('../spans/vercel-ai-v6-tool-error.otlp.json', import.meta.url));
+    const out = join(dir, 'vercel-answer.html');
+    expect((await view([input, '--out', out])).code).toBe(0);
+    const html = await readFile(out, 'utf8');
+    // The text as the trace records it: `ai.response.text` of the model call (doGenerate) that wrote one.
+    const request = JSON.parse(await readFile(input, 'utf8')) as {
+      resourceSpans: {
+        scopeSpans: {
+          spans: { name: string; attributes: { key: string; value: { stringValue?: string } }[] }[];
+        }[];
+      }[];
+    };
+    const written = request.resourceSpans
+      .flatMap((resource) => resource.scopeSpans.flatMap((scope) => scope.spans))
+      .filter((span) => span.name === 'ai.generateText.doGenerate')
+      .map((span) => span.attributes.find((a) => a.key === 'ai.response.text')?.value.stringValue)
+      .filter((text) => text);
+    expect(written).toHaveLength(1);
+    const text = written[0] as string;
+    // Quotes in it: the page must escape them.
+    expect(text).toContain('"');
+    const escaped = text
+      .replaceAll('&', '&amp;')
+      .replaceAll('<', '&lt;')
+      .replaceAll('>', '&gt;')
+      .replaceAll('"', '&quot;')
+      .replaceAll("'", '&#39;');
     expect(html).toContain(`<section class="answer"><h2>Final answer</h2><p>${escaped}</p></section>`);
   });
 

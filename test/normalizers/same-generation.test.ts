@@ -68,6 +68,31 @@ describe('one generation, one turn', () => {
     ]);
   });
 
+  it('takes the answer from the inner span when only it recorded the text, and keeps the outer one otherwise', () => {
+    const root = agent();
+    const outer = spanRecord({
+      name: 'chat',
+      parentSpanId: root.spanId,
+      attributes: genAiChat(undefined),
+      start: 1,
+      end: 9,
+    });
+    const inner = spanRecord({
+      name: 'openai.chat',
+      parentSpanId: outer.spanId,
+      attributes: { ...legacyChat([]), 'gen_ai.completion.0.content': 'A-1 shipped.' },
+      start: 2,
+      end: 6,
+    });
+    expect(normalizeTrace(TRACE_ID, [root, outer, inner])?.turns.map((turn) => turn.answer)).toEqual([
+      'A-1 shipped.',
+    ]);
+    const written = { ...outer, attributes: genAiChat([{ type: 'text', content: 'Your order shipped.' }]) };
+    expect(normalizeTrace(TRACE_ID, [root, written, inner])?.turns.map((turn) => turn.answer)).toEqual([
+      'Your order shipped.',
+    ]);
+  });
+
   it("fills the outer turn's requests with the ids the inner one recorded, call for call", () => {
     const root = agent();
     const outer = spanRecord({
