@@ -7,7 +7,7 @@
 
 import type { JsonValue } from '../model/json.js';
 import type { Captured } from '../model/trajectory.js';
-import { type ToolCall, Trajectory } from '../model/trajectory.js';
+import { type ToolCall, Trajectory, type Turn } from '../model/trajectory.js';
 
 /** Caps and the idle timeout of the conversation state. */
 export interface ConversationLimits {
@@ -248,6 +248,12 @@ function placeIn(traces: readonly Trajectory[], traceId: string): number {
  * the others marked not captured (a rule that needs them is then inconclusive, never misled by a
  * redacted value). The trace's own order answers for the copies by their ids.
  */
+function withoutAnswer(turn: Turn): Turn {
+  if (turn.answer === undefined) return turn;
+  const { answer: _answer, ...rest } = turn;
+  return rest;
+}
+
 function storedCopy(trajectory: Trajectory, keepValue: ValuePolicy): Trajectory {
   const calls: ToolCall[] = trajectory.calls.map((call) => ({
     ...call,
@@ -260,7 +266,9 @@ function storedCopy(trajectory: Trajectory, keepValue: ValuePolicy): Trajectory 
     callsInOrder: true,
     depthBounded: true,
     order: trajectory.causalOrder,
-    turns: [...trajectory.turns],
+    // Nothing judges a turn's answer text (only the view shows it): held, it would be up to 4,000
+    // characters of model output per turn that no cap counts.
+    turns: trajectory.turns.map(withoutAnswer),
     agents: [...trajectory.agents],
     issues: [...trajectory.issues],
     spanCount: trajectory.spanCount,
