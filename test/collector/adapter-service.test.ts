@@ -1,5 +1,4 @@
 import { readFileSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { join } from 'node:path';
 import type { ReadableSpan } from '@opentelemetry/sdk-trace-base';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -8,6 +7,7 @@ import { parseAdapterConfig } from '../../src/collector/config.js';
 import { type RunningService, startService } from '../../src/collector/serve.js';
 import type { Report } from '../../src/model/report.js';
 import type { SpanRecord } from '../../src/model/span-record.js';
+import { freePort } from '../helpers/free-port.js';
 import { temporaryDir } from '../helpers/temporary-dir.js';
 import { REFUND_SCENARIO } from '../processor/vercel-agent.js';
 import {
@@ -28,14 +28,6 @@ function scenarioDir(): string {
   const dir = temporaryDir('toolpath-serve-');
   writeFileSync(join(dir, 'refund.json'), JSON.stringify(REFUND_SCENARIO));
   return dir;
-}
-
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as { port: number };
-  await new Promise((resolve) => server.close(resolve));
-  return port;
 }
 
 interface RawRequest {

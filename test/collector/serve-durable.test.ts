@@ -4,9 +4,7 @@
  * folder, over and over; then every trace that was answered 200 must have exactly one report
  * line and its findings at the next hop, and no trace may be judged twice.
  */
-import { once } from 'node:events';
 import { existsSync, readFileSync } from 'node:fs';
-import { createServer as createNetServer } from 'node:net';
 import { join } from 'node:path';
 import { context, trace } from '@opentelemetry/api';
 import { OTLPTraceExporter as GrpcExporter } from '@opentelemetry/exporter-trace-otlp-grpc';
@@ -21,22 +19,13 @@ import {
 } from '@opentelemetry/sdk-trace';
 import { afterAll, describe, expect, it } from 'vitest';
 import { EVALUATION_SPAN_NAME } from '../../src/judging/evaluation-events.js';
+import { freePort } from '../helpers/free-port.js';
 import { startServe } from '../helpers/serve-process.js';
 import { temporaryDir } from '../helpers/temporary-dir.js';
 import { eventually, type NextHop, startNextHop } from './next-hop.js';
 
 const CYCLES = Number(process.env.KILL_CYCLES ?? 20);
 const BUDGET_MS = 180_000;
-
-async function freePort(): Promise<number> {
-  const server = createNetServer();
-  server.listen(0, '127.0.0.1');
-  await once(server, 'listening');
-  const { port } = server.address() as { port: number };
-  server.close();
-  await once(server, 'close');
-  return port;
-}
 
 /** Makes agent traces with the real SDK: an `invoke_agent` root and tool calls, some repeated. */
 class Traces {

@@ -7,10 +7,10 @@
 import { once } from 'node:events';
 import { existsSync, readFileSync } from 'node:fs';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import { createServer as createNetServer } from 'node:net';
 import { join } from 'node:path';
 import * as grpc from '@grpc/grpc-js';
 import { afterEach, describe, expect, it } from 'vitest';
+import { freePort } from '../helpers/free-port.js';
 import {
   agentRoot,
   grpcExport,
@@ -56,17 +56,6 @@ function reportLines(file: string): { traceId: string; verdict: string; findings
     .split('\n')
     .filter((line) => line !== '')
     .map((line) => JSON.parse(line));
-}
-
-/** A free loopback port (for the Prometheus endpoint, which needs a port named in advance). */
-async function freePort(): Promise<number> {
-  const server = createNetServer();
-  server.listen(0, '127.0.0.1');
-  await once(server, 'listening');
-  const { port } = server.address() as { port: number };
-  server.close();
-  await once(server, 'close');
-  return port;
 }
 
 /** The value of a Prometheus gauge or counter with these labels in a scrape, or undefined. */

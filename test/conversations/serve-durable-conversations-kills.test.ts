@@ -6,9 +6,7 @@
  * every trace of it that was acknowledged (and none that was never sent), and its findings are
  * at the next hop under one span id.
  */
-import { once } from 'node:events';
 import { existsSync, readFileSync } from 'node:fs';
-import { createServer as createNetServer } from 'node:net';
 import { join } from 'node:path';
 import { OTLPTraceExporter as GrpcExporter } from '@opentelemetry/exporter-trace-otlp-grpc';
 import { OTLPTraceExporter as ProtobufExporter } from '@opentelemetry/exporter-trace-otlp-proto';
@@ -18,21 +16,12 @@ import { EVALUATION_SPAN_NAME } from '../../src/judging/evaluation-events.js';
 import type { Report } from '../../src/model/report.js';
 import { eventually, type NextHop, startNextHop } from '../collector/next-hop.js';
 import { CHAT_SCENARIO, recordMessages } from '../helpers/chat-conversation.js';
+import { freePort } from '../helpers/free-port.js';
 import { startServe } from '../helpers/serve-process.js';
 import { temporaryDir } from '../helpers/temporary-dir.js';
 
 const CYCLES = Number(process.env.KILL_CYCLES ?? 10);
 const CONVERSATIONS = 400;
-
-async function freePort(): Promise<number> {
-  const server = createNetServer();
-  server.listen(0, '127.0.0.1');
-  await once(server, 'listening');
-  const { port } = server.address() as { port: number };
-  server.close();
-  await once(server, 'close');
-  return port;
-}
 
 const hops: NextHop[] = [];
 afterAll(async () => {
