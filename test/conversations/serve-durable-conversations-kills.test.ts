@@ -105,6 +105,8 @@ describe('toolpath serve with storage, conversations under random SIGKILLs', () 
       existsSync(reportsFile)
         ? readFileSync(reportsFile, 'utf8')
             .split('\n')
+            // The last piece is a line still being written unless the text ends with a newline.
+            .slice(0, -1)
             .filter((line) => line !== '')
             .map((line) => JSON.parse(line) as Report)
         : [];
