@@ -6,8 +6,8 @@
  * {@link resolveDatasetFiles}.
  */
 import { existsSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { dirname, isAbsolute, resolve } from 'node:path';
-import { globSync, isDynamicPattern } from 'tinyglobby';
 import { describeValue } from '../scenario/assertions.js';
 import { parseScenario, type Scenario, ScenarioError } from '../scenario/scenario.js';
 
@@ -186,6 +186,10 @@ function gateConflicts(rows: readonly DatasetRow[], source: string): string[] {
  * (a file that cannot be read is then an input error of the run, named).
  */
 export function resolveDatasetFiles(rows: readonly DatasetRow[], source: string): string[][][] {
+  // Loaded here, not at the top: `toolpath eval` without a dataset never needs it.
+  const { globSync, isDynamicPattern } = createRequire(import.meta.url)(
+    'tinyglobby',
+  ) as typeof import('tinyglobby');
   const base = dirname(resolve(source));
   const problems: string[] = [];
   const resolved = rows.map((row) =>

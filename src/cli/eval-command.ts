@@ -6,14 +6,8 @@
  */
 import type { Scenario } from '../scenario/scenario.js';
 import { checkExpectations, type ExpectationCheck, isExpectationsFile } from './expectations.js';
-import { formatJson } from './format-json.js';
-import { formatJunit } from './format-junit.js';
-import { formatMarkdown } from './format-markdown.js';
-import { formatPretty } from './format-pretty.js';
 import { type CliIO, parseCommandLine, UsageError } from './io.js';
-import { formatInputError } from './read-traces.js';
-import { type EvalRun, exitCodeOf, runEvalWithOutcomes } from './run-eval.js';
-import { loadRunInputs } from './run-inputs.js';
+import type { EvalRun } from './run-eval.js';
 
 /** Usage text of `toolpath eval`. */
 export const EVAL_USAGE = `usage: toolpath eval --scenario FILE [--scenario FILE ...] [--format pretty|json|junit|markdown] [--out FILE] [--expect] INPUT...
@@ -48,6 +42,12 @@ type Format = (typeof FORMATS)[number];
 /** Runs `toolpath eval` with these arguments (after the word `eval`); resolves to the exit code. */
 export async function evalCommand(args: readonly string[], io: CliIO): Promise<number> {
   const options = parseEvalArgs(args);
+  // Imported here, not at the top: `toolpath eval --help` reads the usage without loading them.
+  const [{ loadRunInputs }, { exitCodeOf, runEvalWithOutcomes }, { formatInputError }] = await Promise.all([
+    import('./run-inputs.js'),
+    import('./run-eval.js'),
+    import('./read-traces.js'),
+  ]);
   const loaded = await loadRunInputs(options, io, 'eval');
   if (!loaded) return 2;
   const { scenarios, inputs, readErrors } = loaded;
@@ -81,7 +81,7 @@ export async function evalCommand(args: readonly string[], io: CliIO): Promise<n
       }
     }
   }
-  const text = render(run, options.format, io.isTTY && !options.out);
+  const text = await render(run, options.format, io.isTTY && !options.out);
   if (options.out) {
     await io.writeFile(options.out, text);
     const s = run.summary;
@@ -176,11 +176,11 @@ function parse(args: readonly string[]) {
   });
 }
 
-function render(run: EvalRun, format: Format, color: boolean): string {
-  if (format === 'json') return formatJson(run);
-  if (format === 'junit') return formatJunit(run);
-  if (format === 'markdown') return formatMarkdown(run);
-  return formatPretty(run, { color });
+async function render(run: EvalRun, format: Format, color: boolean): Promise<string> {
+  if (format === 'json') return (await import('./format-json.js')).formatJson(run);
+  if (format === 'junit') return (await import('./format-junit.js')).formatJunit(run);
+  if (format === 'markdown') return (await import('./format-markdown.js')).formatMarkdown(run);
+  return (await import('./format-pretty.js')).formatPretty(run, { color });
 }
 
 /** Inputs from which a run shows progress: below this a run is over before a line would help. */

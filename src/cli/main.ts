@@ -2,16 +2,7 @@
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { suggestion } from '../scenario/suggestion.js';
-import { COMPARE_USAGE, compareCommand } from './compare-command.js';
-import { demoCommand } from './demo-command.js';
-import { EVAL_USAGE, evalCommand } from './eval-command.js';
-import { INIT_USAGE, initCommand } from './init-command.js';
-import { INSPECT_USAGE, inspectCommand } from './inspect-command.js';
 import { type CliIO, UsageError } from './io.js';
-import { PROMOTE_USAGE, promoteCommand } from './promote-command.js';
-import { SCHEMA_USAGE, schemaCommand } from './schema-command.js';
-import { SERVE_USAGE, serveCommand } from './serve-command.js';
-import { VIEW_USAGE, viewCommand } from './view-command.js';
 
 const USAGE = `usage: toolpath <command> [options]
 
@@ -31,19 +22,49 @@ options:
   --version, -v  the version
 `;
 
-const COMMANDS: Record<
-  string,
-  { run: (args: readonly string[], io: CliIO) => Promise<number>; usage: string }
-> = {
-  eval: { run: evalCommand, usage: EVAL_USAGE },
-  compare: { run: compareCommand, usage: COMPARE_USAGE },
-  init: { run: initCommand, usage: INIT_USAGE },
-  inspect: { run: inspectCommand, usage: INSPECT_USAGE },
-  demo: { run: demoCommand, usage: 'usage: toolpath demo [--keep DIR]\n' },
-  promote: { run: promoteCommand, usage: PROMOTE_USAGE },
-  schema: { run: schemaCommand, usage: SCHEMA_USAGE },
-  serve: { run: serveCommand, usage: SERVE_USAGE },
-  view: { run: viewCommand, usage: VIEW_USAGE },
+interface Command {
+  run: (args: readonly string[], io: CliIO) => Promise<number>;
+  usage: string;
+}
+
+// Each command is imported when it runs, not before: `eval` never loads `serve`'s gRPC and exporters.
+const COMMANDS: Record<string, () => Promise<Command>> = {
+  eval: async () => {
+    const { evalCommand, EVAL_USAGE } = await import('./eval-command.js');
+    return { run: evalCommand, usage: EVAL_USAGE };
+  },
+  compare: async () => {
+    const { compareCommand, COMPARE_USAGE } = await import('./compare-command.js');
+    return { run: compareCommand, usage: COMPARE_USAGE };
+  },
+  init: async () => {
+    const { initCommand, INIT_USAGE } = await import('./init-command.js');
+    return { run: initCommand, usage: INIT_USAGE };
+  },
+  inspect: async () => {
+    const { inspectCommand, INSPECT_USAGE } = await import('./inspect-command.js');
+    return { run: inspectCommand, usage: INSPECT_USAGE };
+  },
+  demo: async () => {
+    const { demoCommand } = await import('./demo-command.js');
+    return { run: demoCommand, usage: 'usage: toolpath demo [--keep DIR]\n' };
+  },
+  promote: async () => {
+    const { promoteCommand, PROMOTE_USAGE } = await import('./promote-command.js');
+    return { run: promoteCommand, usage: PROMOTE_USAGE };
+  },
+  schema: async () => {
+    const { schemaCommand, SCHEMA_USAGE } = await import('./schema-command.js');
+    return { run: schemaCommand, usage: SCHEMA_USAGE };
+  },
+  serve: async () => {
+    const { serveCommand, SERVE_USAGE } = await import('./serve-command.js');
+    return { run: serveCommand, usage: SERVE_USAGE };
+  },
+  view: async () => {
+    const { viewCommand, VIEW_USAGE } = await import('./view-command.js');
+    return { run: viewCommand, usage: VIEW_USAGE };
+  },
 };
 
 /** Runs the command line; resolves to the exit status. */
@@ -57,11 +78,12 @@ export async function main(argv: readonly string[], io: CliIO): Promise<number> 
     io.stdout(`${version()}\n`);
     return 0;
   }
-  const command = COMMANDS[name];
-  if (!command) {
+  const load = Object.hasOwn(COMMANDS, name) ? COMMANDS[name] : undefined;
+  if (!load) {
     io.stderr(`toolpath: unknown command "${name}"${suggestion(name, Object.keys(COMMANDS))}\n\n${USAGE}`);
     return 2;
   }
+  const command = await load();
   if (rest.includes('--help') || rest.includes('-h')) {
     io.stdout(command.usage);
     return 0;

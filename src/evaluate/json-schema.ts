@@ -13,9 +13,10 @@
  * - each schema gets its own ajv instance, so an `$id` in one scenario can never answer a
  *   `$ref` in another, whatever order scenarios load in.
  */
-import { Ajv, type ErrorObject, type Options, type ValidateFunction } from 'ajv';
-import { Ajv2019 } from 'ajv/dist/2019.js';
-import { Ajv2020 } from 'ajv/dist/2020.js';
+import { createRequire } from 'node:module';
+import type { Ajv, ErrorObject, Options, ValidateFunction } from 'ajv';
+import type { Ajv2019 } from 'ajv/dist/2019.js';
+import type { Ajv2020 } from 'ajv/dist/2020.js';
 import type { JsonValue } from '../model/json.js';
 import { compileRegex, describeValue, type JsonObject } from '../scenario/assertions.js';
 
@@ -39,18 +40,28 @@ type AjvClass = typeof Ajv | typeof Ajv2019 | typeof Ajv2020;
 interface Draft {
   name: string;
   metaSchemaId: string;
-  Class: AjvClass;
+  /** The ajv class, loaded on first use: most runs compile no schema, and ajv is slow to load. */
+  load: () => AjvClass;
 }
 
+const require = createRequire(import.meta.url);
 const DRAFT_2020: Draft = {
   name: '2020-12',
   metaSchemaId: 'https://json-schema.org/draft/2020-12/schema',
-  Class: Ajv2020,
+  load: () => (require('ajv/dist/2020.js') as { Ajv2020: typeof Ajv2020 }).Ajv2020,
 };
 const DRAFTS: readonly Draft[] = [
   DRAFT_2020,
-  { name: '2019-09', metaSchemaId: 'https://json-schema.org/draft/2019-09/schema', Class: Ajv2019 },
-  { name: 'draft-07', metaSchemaId: 'http://json-schema.org/draft-07/schema', Class: Ajv },
+  {
+    name: '2019-09',
+    metaSchemaId: 'https://json-schema.org/draft/2019-09/schema',
+    load: () => (require('ajv/dist/2019.js') as { Ajv2019: typeof Ajv2019 }).Ajv2019,
+  },
+  {
+    name: 'draft-07',
+    metaSchemaId: 'http://json-schema.org/draft-07/schema',
+    load: () => (require('ajv') as { Ajv: typeof Ajv }).Ajv,
+  },
 ];
 
 /** A `pattern` RE2 cannot run; thrown through ajv's compile, which rethrows it as is. */
@@ -96,7 +107,7 @@ const metaValidators = new Map<Draft, InstanceType<AjvClass>>();
 function metaValidator(draft: Draft): InstanceType<AjvClass> {
   let instance = metaValidators.get(draft);
   if (!instance) {
-    instance = new draft.Class({ allErrors: true, logger: false });
+    instance = new (draft.load())({ allErrors: true, logger: false });
     metaValidators.set(draft, instance);
   }
   return instance;
@@ -136,7 +147,7 @@ export function validateAgainstSchema(
 
 function compileUncached(schema: JsonObject): SchemaCompilation {
   const draft = pickDraft(schema);
-  if (!('Class' in draft)) return { ok: false, problems: [draft] };
+  if (!('load' in draft)) return { ok: false, problems: [draft] };
   const meta = metaValidator(draft);
   if (!meta.validate(draft.metaSchemaId, schema)) {
     return { ok: false, problems: describeMetaErrors(meta.errors ?? [], schema, draft) };
@@ -160,7 +171,7 @@ function compileUncached(schema: JsonObject): SchemaCompilation {
     };
   }
   try {
-    return { ok: true, validate: new draft.Class(COMPILE_OPTIONS).compile(schema) };
+    return { ok: true, validate: new (draft.load())(COMPILE_OPTIONS).compile(schema) };
   } catch (error) {
     if (error instanceof PatternRefused) {
       const { pattern } = error;

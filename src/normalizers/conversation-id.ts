@@ -105,23 +105,14 @@ export function readConversationId(
   ownKeys?: OwnKeysOfSpan,
 ): ConversationReading {
   const keys = keySetOf(conventions).everywhere;
-  const found: Found[] = [];
   if (keys.length === 0 && !ownKeys) return { id: undefined, issues: [] };
-  for (let i = 0; i < tree.spans.length; i++) {
-    const attributes = (tree.spans[i] as SpanRecord).attributes;
-    for (const key of keys) {
-      const value = attributes[key];
-      if (value !== undefined && value !== null && value !== '') found.push({ span: i, key, value });
-    }
-    const own = ownKeys?.[i];
-    if (!own) continue;
-    for (const { key, none } of own) {
-      const value = attributes[key];
-      if (value === undefined || value === null || value === '') continue;
-      if (typeof value === 'string' && none?.includes(value)) continue;
-      found.push({ span: i, key, value });
-    }
-  }
+  // Most traces carry one id, on one span or on every span: it is the id, whichever span is outermost.
+  const sole = soleValue(tree, keys, ownKeys);
+  if (sole === NONE) return { id: undefined, issues: [] };
+  if (sole !== MIXED && typeof sole === 'string' && refusal(sole) === undefined)
+    return { id: sole, issues: [] };
+  const found: Found[] = [];
+  eachFound(tree, keys, ownKeys, (span, key, value) => found.push({ span, key, value }));
   if (found.length === 0) return { id: undefined, issues: [] };
   const depth = depths(tree);
   let chosen: Found | undefined;
@@ -163,6 +154,47 @@ export function readConversationId(
     });
   }
   return { id, issues };
+}
+
+const NONE = Symbol('no conversation id');
+const MIXED = Symbol('several conversation ids');
+
+/** The one value the spans carry under conversation keys; NONE when none does, MIXED when they differ. */
+function soleValue(
+  tree: SpanTree,
+  keys: readonly string[],
+  ownKeys: OwnKeysOfSpan | undefined,
+): AttributeValue | typeof NONE | typeof MIXED {
+  let sole: AttributeValue | typeof NONE | typeof MIXED = NONE;
+  eachFound(tree, keys, ownKeys, (_span, _key, value) => {
+    if (sole === NONE) sole = value;
+    else if (sole !== value) sole = MIXED;
+  });
+  return sole;
+}
+
+/** Calls `visit` with each conversation key found on a span, spans in trace order, keys in precedence order. */
+function eachFound(
+  tree: SpanTree,
+  keys: readonly string[],
+  ownKeys: OwnKeysOfSpan | undefined,
+  visit: (span: number, key: string, value: AttributeValue) => void,
+): void {
+  for (let i = 0; i < tree.spans.length; i++) {
+    const attributes = (tree.spans[i] as SpanRecord).attributes;
+    for (const key of keys) {
+      const value = attributes[key];
+      if (value !== undefined && value !== null && value !== '') visit(i, key, value);
+    }
+    const own = ownKeys?.[i];
+    if (!own) continue;
+    for (const { key, none } of own) {
+      const value = attributes[key];
+      if (value === undefined || value === null || value === '') continue;
+      if (typeof value === 'string' && none?.includes(value)) continue;
+      visit(i, key, value);
+    }
+  }
 }
 
 /** Why a value cannot be a conversation id, or undefined when it can. */

@@ -6,8 +6,8 @@
  */
 import { readFileSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
+import { createRequire } from 'node:module';
 import { basename, extname } from 'node:path';
-import { parseDocument } from 'yaml';
 import { z } from 'zod';
 import type { Severity } from '../model/report.js';
 import { scenarioDocumentSchema } from './assertions.js';
@@ -217,8 +217,10 @@ const rootForSuggestions = nativeScenarioSchema.extend(
 /** Parses scenario text, JSON or YAML (YAML 1.2 reads JSON as is). `source` names it in messages. */
 export function parseScenarioText(text: string, source: string): Scenario {
   if (text.trim() === '') throw new ScenarioError(source, ['the file is empty; expected an object of rules']);
+  const json = jsonDocument(text);
+  if (json !== NOT_JSON) return parseScenario(json, source);
   // uniqueKeys: a key given twice is a mistake, not "the last one wins".
-  const document = parseDocument(text, { prettyErrors: true, uniqueKeys: true });
+  const document = yaml().parseDocument(text, { prettyErrors: true, uniqueKeys: true });
   const syntaxError = document.errors[0];
   if (syntaxError) {
     throw new ScenarioError(source, [`not valid YAML or JSON: ${describeYamlError(syntaxError, text)}`]);
@@ -231,6 +233,52 @@ export function parseScenarioText(text: string, source: string): Scenario {
     throw new ScenarioError(source, [`not valid YAML or JSON: ${(error as Error).message}`]);
   }
   return parseScenario(value, source);
+}
+
+const NOT_JSON = Symbol('not JSON');
+
+/**
+ * JSON text as `JSON.parse` reads it, many times faster than the YAML parser; NOT_JSON for
+ * anything else, and for JSON that gives a key twice in one object (which `JSON.parse` lets
+ * pass): the YAML parser then reads it and says where it is wrong, as for any file.
+ */
+function jsonDocument(text: string): unknown {
+  const first = text.trimStart()[0];
+  if (first !== '{' && first !== '[') return NOT_JSON;
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch {
+    return NOT_JSON;
+  }
+  return keysWritten(text) === keysHeld(value) ? value : NOT_JSON;
+}
+
+/** Keys written in valid JSON text: every string followed by a colon (string by string, so a colon inside one is never counted). */
+function keysWritten(text: string): number {
+  let keys = 0;
+  for (const match of text.matchAll(/"(?:[^"\\]|\\.)*"(\s*:)?/g)) if (match[1] !== undefined) keys++;
+  return keys;
+}
+
+/** Own keys of every object in a parsed JSON value (a stack, not recursion: the nesting is the input's). */
+function keysHeld(value: unknown): number {
+  let keys = 0;
+  const stack = [value];
+  while (stack.length > 0) {
+    const next = stack.pop();
+    if (next === null || typeof next !== 'object') continue;
+    const values = Object.values(next);
+    if (!Array.isArray(next)) keys += values.length;
+    for (const inner of values) if (inner !== null && typeof inner === 'object') stack.push(inner);
+  }
+  return keys;
+}
+
+const require = createRequire(import.meta.url);
+/** The YAML parser, loaded the first time a scenario is not JSON (loading it costs more than parsing most files). */
+function yaml(): typeof import('yaml') {
+  return require('yaml') as typeof import('yaml');
 }
 
 /** Reads and parses a scenario file (JSON or YAML, told apart by content, not by extension). */

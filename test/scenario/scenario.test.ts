@@ -295,6 +295,27 @@ describe('parseScenarioText and loadScenarioFile', () => {
     );
   });
 
+  it('reads JSON with JSON.parse, as the YAML parser would read it, a key given twice still refused', () => {
+    const document = {
+      id: 'support.refund',
+      description: 'a "quoted": colon, {braces} and \\ in a value',
+      tools: { allowed: ['lookup_account', 'issue_refund'], forbidden: ['delete_account'] },
+    };
+    const json = JSON.stringify(document, null, 2);
+    const yamlText = `id: support.refund\ndescription: '${document.description}'\ntools:\n  allowed: [lookup_account, issue_refund]\n  forbidden: [delete_account]\n`;
+    expect(parseScenarioText(json, 'refund.json')).toEqual(parseScenarioText(yamlText, 'refund.json'));
+    // A key twice deep inside, and once beside a string holding `":`: refused where it is.
+    expect(
+      textErrorOf(
+        '{"id": "x", "description": "a\\": b",\n "tools": {"allowed": ["a"],\n  "allowed": ["b"]}}',
+      ),
+    ).toBe('scenario refund.yaml: not valid YAML or JSON: line 3, column 3: Map keys must be unique');
+    // JSON that is not valid: the line and column still named.
+    expect(textErrorOf('{"id": "x",\n "tools": {"allowed": ["a"] "forbidden": []}}')).toMatch(
+      /^scenario refund\.yaml: not valid YAML or JSON: line 2, column \d+: /,
+    );
+  });
+
   it('rejects a document with only comments as null', () => {
     expect(textErrorOf('# nothing yet\n')).toBe(
       'scenario refund.yaml: expected an object of rules; got null',
