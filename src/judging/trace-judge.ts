@@ -9,6 +9,7 @@ import type { Logger, LoggerProvider } from '@opentelemetry/api-logs';
 import type { Report } from '../model/report.js';
 import type { SpanRecord } from '../model/span-record.js';
 import type { Trajectory } from '../model/trajectory.js';
+import { TOOLPATH_VERSION } from '../model/version.js';
 import type { Scenario } from '../scenario/scenario.js';
 import type { ConversationJudge, ConversationJudgement } from './conversation-judge.js';
 import { EVALUATION_RESULT_EVENT, type EvaluationEvent } from './evaluation-events.js';
@@ -51,7 +52,7 @@ export class JudgementSinks {
 
   constructor(private readonly options: SinkOptions) {
     this.metrics = new ToolpathMetrics(options.meterProvider);
-    this.logger = options.loggerProvider?.getLogger('toolpath', '0.1.0');
+    this.logger = options.loggerProvider?.getLogger('toolpath', TOOLPATH_VERSION);
   }
 
   /** Records one judgement of trace `traceId`. Never throws. */
