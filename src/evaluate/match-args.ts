@@ -1,6 +1,6 @@
 /**
  * Argument matching for native `match` specs: `exact`, `superset` (the call has at least these
- * arguments: seed 001's `subset`), `subset` (the call has nothing beyond these), `regex` and
+ * arguments: the trajectory-assertion JSON's `subset`), `subset` (the call has nothing beyond these), `regex` and
  * `schema` (JSON Schema, see json-schema.ts). Each answer is a match, a mismatch that says which
  * key differed and how, or "undecided" when the arguments cannot be judged (not captured,
  * unparsable, too long for the regex cap) - never a guess.
