@@ -20,7 +20,7 @@
  *   npm run bench                 (tsx --expose-gc bench/evaluate.ts)
  *   npm run bench -- shapes
  */
-import { readStoredTraces } from '../src/cli/read-traces.js';
+import { readStoredTraces } from '../src/io/read-traces.js';
 import { evaluate } from '../src/evaluate/evaluate.js';
 import type { SpanRecord } from '../src/model/span-record.js';
 import type { Trajectory } from '../src/model/trajectory.js';

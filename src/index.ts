@@ -23,14 +23,14 @@ export {
   type OutcomeHookOptions,
   type OutcomeProblem,
   runOutcomeHooks,
-} from './cli/outcome-runner.js';
+} from './run/outcome-runner.js';
 export {
   formatInputError,
   type InputError,
   type ReadResult,
   readStoredTraces,
   type StoredInput,
-} from './cli/read-traces.js';
+} from './io/read-traces.js';
 export {
   type DecodeError,
   type DecodeOptions,

@@ -17,7 +17,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { expect, type MatcherState } from 'vitest';
-import { formatInputError, readStoredTraces } from './cli/read-traces.js';
+import { formatInputError, readStoredTraces } from './io/read-traces.js';
 import { decodeExportTraceRequest } from './collector/otlp-json.js';
 import { evaluate } from './evaluate/evaluate.js';
 import type { Finding, Report, Severity } from './model/report.js';

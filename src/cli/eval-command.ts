@@ -11,7 +11,7 @@ import { formatJunit } from './format-junit.js';
 import { formatMarkdown } from './format-markdown.js';
 import { formatPretty } from './format-pretty.js';
 import { type CliIO, parseCommandLine, UsageError } from './io.js';
-import { formatInputError } from './read-traces.js';
+import { formatInputError } from '../io/read-traces.js';
 import { type EvalRun, exitCodeOf, runEvalWithOutcomes } from './run-eval.js';
 import { loadRunInputs } from './run-inputs.js';
 

@@ -8,7 +8,7 @@
  */
 import { scenarioLabel } from '../model/report.js';
 import type { ScenarioSummary } from '../run/run-summary.js';
-import { formatInputError } from './read-traces.js';
+import { formatInputError } from '../io/read-traces.js';
 import { type EvalRun, nothingEvaluatedReason, type SourcedReport } from './run-eval.js';
 
 /** The run as a JUnit XML document. */

@@ -6,7 +6,7 @@
  */
 import { DIMENSIONS, type Report, scenarioLabel } from '../model/report.js';
 import type { ScenarioSummary } from '../run/run-summary.js';
-import { formatInputError } from './read-traces.js';
+import { formatInputError } from '../io/read-traces.js';
 import { type EvalRun, nothingEvaluatedReason, type SourcedReport } from './run-eval.js';
 
 const LABEL: Record<Report['verdict'], string> = { pass: 'PASS', fail: 'FAIL', inconclusive: 'INCONCLUSIVE' };

@@ -10,7 +10,7 @@ import { describeReadError } from '../scenario/read-error.js';
 import { formatInspectPretty } from './format-inspect.js';
 import { type InspectedTrace, inspectTrace } from './inspect-trace.js';
 import { type CliIO, parseCommandLine, UsageError } from './io.js';
-import { formatInputError, readStoredTraces } from './read-traces.js';
+import { formatInputError, readStoredTraces } from '../io/read-traces.js';
 
 /** Usage text of `toolpath inspect`. */
 export const INSPECT_USAGE = `usage: toolpath inspect INPUT... [--trace ID] [--format pretty|json]

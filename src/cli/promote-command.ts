@@ -28,7 +28,7 @@ import {
   redactSpans,
   stripSpan,
 } from './promote-fixture.js';
-import { formatInputError, readStoredTraces } from './read-traces.js';
+import { formatInputError, readStoredTraces } from '../io/read-traces.js';
 
 /** Usage text of `toolpath promote`. */
 export const PROMOTE_USAGE = `usage: toolpath promote TRACE --scenario FILE --out FILE.json [--redact CONFIG] [--trace ID] [--dataset FILE [--row ID]]

@@ -13,8 +13,8 @@ import { normalizeSpans } from '../normalizers/normalize.js';
 import { trajectoryFromTypedEvents } from '../normalizers/typed-events.js';
 import { type RunEvaluation, type RunSummary, runExitStatus, summarizeRun } from '../run/run-summary.js';
 import type { Scenario } from '../scenario/scenario.js';
-import { evaluateWithOutcomes, type OutcomeHookOptions } from './outcome-runner.js';
-import { type InputError, readStoredTraces, type StoredInput } from './read-traces.js';
+import { evaluateWithOutcomes, type OutcomeHookOptions } from '../run/outcome-runner.js';
+import { type InputError, readStoredTraces, type StoredInput } from '../io/read-traces.js';
 import { type ConversationKey, RunConversations } from './run-conversations.js';
 
 /**

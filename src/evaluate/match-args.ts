@@ -37,7 +37,7 @@ import {
   withoutAcceptable,
 } from './acceptable-values.js';
 import { ignorePaths, withoutPaths } from './ignore-paths.js';
-import { validateAgainstSchema } from './json-schema.js';
+import { validateAgainstSchema } from '../scenario/json-schema.js';
 
 /** The outcome of matching one call's arguments. `detail` is a phrase ready to go in a reason. */
 export type MatchOutcome =

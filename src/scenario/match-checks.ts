@@ -3,7 +3,7 @@
  * transform): a misused `oneOf` never loads, so evaluation never meets one.
  */
 import type { z } from 'zod';
-import { readPath, splitPath } from '../evaluate/json-path.js';
+import { readPath, splitPath } from './json-path.js';
 import type { JsonObject } from './assertions.js';
 
 /**

@@ -8,7 +8,7 @@
  * LangChain agentevals defines them for reference trajectories.
  */
 import { z } from 'zod';
-import { compileArgsSchema } from '../evaluate/json-schema.js';
+import { compileArgsSchema } from './json-schema.js';
 import { argsSchema, type CompiledRegex, compileRegex, toolName } from './assertions.js';
 import { acceptableValuesFit } from './match-checks.js';
 

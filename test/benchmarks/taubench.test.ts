@@ -5,7 +5,7 @@
  */
 import { readdirSync, readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { readStoredTraces } from '../../src/cli/read-traces.js';
+import { readStoredTraces } from '../../src/io/read-traces.js';
 import { trajectoriesOf } from '../../src/cli/run-eval.js';
 import { evaluate } from '../../src/evaluate/evaluate.js';
 import type { Report } from '../../src/model/report.js';

@@ -8,7 +8,7 @@ import {
   type OutcomeProblem,
   runHookCommand,
   runOutcomeHooks,
-} from '../../src/cli/outcome-runner.js';
+} from '../../src/run/outcome-runner.js';
 import { captureDemoTraces } from '../../src/demo/capture.js';
 import { DEMO_SCENARIO } from '../../src/demo/conversations.js';
 import { evaluate } from '../../src/evaluate/evaluate.js';

@@ -4,7 +4,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { UsageError } from '../../src/cli/io.js';
 import { promoteCommand } from '../../src/cli/promote-command.js';
 import { Redactor } from '../../src/cli/promote-fixture.js';
-import { readStoredTraces } from '../../src/cli/read-traces.js';
+import { readStoredTraces } from '../../src/io/read-traces.js';
 import { runEval } from '../../src/cli/run-eval.js';
 import { captureDemoTraces } from '../../src/demo/capture.js';
 import { DEMO_SCENARIO } from '../../src/demo/conversations.js';

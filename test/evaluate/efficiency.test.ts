@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { readStoredTraces } from '../../src/cli/read-traces.js';
+import { readStoredTraces } from '../../src/io/read-traces.js';
 import { efficiencyFamily } from '../../src/evaluate/efficiency.js';
 import type { RuleResult } from '../../src/evaluate/rule.js';
 import { canonicalJson, type JsonValue } from '../../src/model/json.js';

@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { readStoredTraces } from '../../src/cli/read-traces.js';
+import { readStoredTraces } from '../../src/io/read-traces.js';
 import { referenceFamily, trajectoryTurns } from '../../src/evaluate/reference.js';
 import { readReferenceMessages } from '../../src/evaluate/reference-messages.js';
 import type { RuleResult } from '../../src/evaluate/rule.js';

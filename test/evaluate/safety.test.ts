@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { readStoredTraces } from '../../src/cli/read-traces.js';
+import { readStoredTraces } from '../../src/io/read-traces.js';
 import type { RuleResult } from '../../src/evaluate/rule.js';
 import { safetyFamily } from '../../src/evaluate/safety.js';
 import type { JsonValue } from '../../src/model/json.js';

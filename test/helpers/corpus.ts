@@ -1,7 +1,7 @@
 /** The shared real-world trace corpus, read where it is (`../shared/corpus/realworld/` from the repo root). */
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { readStoredTraces } from '../../src/cli/read-traces.js';
+import { readStoredTraces } from '../../src/io/read-traces.js';
 import type { SpanRecord } from '../../src/model/span-record.js';
 
 const CORPUS = new URL('../../../shared/corpus/realworld/', import.meta.url);

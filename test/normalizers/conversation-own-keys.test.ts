@@ -14,7 +14,7 @@ import {
 } from '@opentelemetry/sdk-trace-base';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { readStoredTraces } from '../../src/cli/read-traces.js';
+import { readStoredTraces } from '../../src/io/read-traces.js';
 import type { SpanRecord } from '../../src/model/span-record.js';
 import type { Trajectory } from '../../src/model/trajectory.js';
 import { MAX_CONVERSATION_ID_LENGTH } from '../../src/normalizers/conversation-id.js';

@@ -10,7 +10,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { readStoredTraces } from '../../src/cli/read-traces.js';
+import { readStoredTraces } from '../../src/io/read-traces.js';
 import { renderViewPage } from '../../src/cli/view-html.js';
 import { evaluate } from '../../src/evaluate/evaluate.js';
 import { MAX_JSON_DEPTH, nestedDeeperThan, TOO_DEEP_TEXT } from '../../src/model/json-depth.js';

@@ -9,7 +9,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { readStoredTraces } from '../../src/cli/read-traces.js';
+import { readStoredTraces } from '../../src/io/read-traces.js';
 import { evaluate } from '../../src/evaluate/evaluate.js';
 import type { AttributeValue, SpanRecord } from '../../src/model/span-record.js';
 import { groupByTrace, normalizeTrace } from '../../src/normalizers/normalize.js';

@@ -12,7 +12,7 @@ import {
   SimpleSpanProcessor,
 } from '@opentelemetry/sdk-trace-base';
 import { describe, expect, it } from 'vitest';
-import { readStoredTraces } from '../../src/cli/read-traces.js';
+import { readStoredTraces } from '../../src/io/read-traces.js';
 import { evaluate } from '../../src/evaluate/evaluate.js';
 import type { SpanRecord } from '../../src/model/span-record.js';
 import { type Trajectory, UNREAD_TOOL_ACTIVITY } from '../../src/model/trajectory.js';

@@ -17,7 +17,7 @@ import { Ajv, type ErrorObject, type Options, type ValidateFunction } from 'ajv'
 import { Ajv2019 } from 'ajv/dist/2019.js';
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import type { JsonValue } from '../model/json.js';
-import { compileRegex, describeValue, type JsonObject } from '../scenario/assertions.js';
+import { compileRegex, describeValue, type JsonObject } from './assertions.js';
 
 /** Something wrong with a schema: where inside it, and what. */
 export interface SchemaProblem {
