@@ -5,11 +5,12 @@
  */
 import { readdirSync, readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { readStoredTraces } from '../../src/io/read-traces.js';
 import { trajectoriesOf } from '../../src/cli/run-eval.js';
 import { evaluate } from '../../src/evaluate/evaluate.js';
+import { readStoredTraces } from '../../src/io/read-traces.js';
 import type { Report } from '../../src/model/report.js';
 import type { Trajectory } from '../../src/model/trajectory.js';
+import { describeCorpus } from '../helpers/corpus.js';
 import gold from './taubench-airline-gold.json' with { type: 'json' };
 import { type GoldTask, scenarioOf, WRITE_TOOLS } from './taubench-scenarios.js';
 
@@ -56,7 +57,7 @@ function failedWrites(trajectory: Trajectory) {
   );
 }
 
-describe('tau-bench airline: scenarios from the gold actions', () => {
+describeCorpus('tau-bench airline: scenarios from the gold actions', () => {
   it('has the 50 tasks transcribed and 4 trials of each in the corpus', () => {
     expect(tasks.map((task) => task.task)).toEqual([...Array(50).keys()]);
     expect(inputs).toHaveLength(200);

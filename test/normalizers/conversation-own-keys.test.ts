@@ -226,6 +226,8 @@ describe('group_id, for any values', () => {
   });
 });
 
+import { describeCorpus } from '../helpers/corpus.js';
+
 const CORPUS = new URL('../../../shared/corpus/realworld/openai-agents-logfire/', import.meta.url);
 
 function corpusSpans(name: string): SpanRecord[] {
@@ -238,7 +240,7 @@ function corpusSpans(name: string): SpanRecord[] {
 const groupIdOfTraceSpans = (spans: readonly SpanRecord[]) =>
   spans.filter((span) => span.name === 'OpenAI Agents trace: {name}').map((span) => span.attributes.group_id);
 
-describe('group_id in recorded Agents SDK traces', () => {
+describeCorpus('group_id in recorded Agents SDK traces', () => {
   it.each(['responses-tool-then-handoff', 'function-tool-exception', 'mcp-random-number'])(
     'the corpus trace %s, whose trace span says group_id "null", is no conversation',
     (name) => {
