@@ -4,7 +4,7 @@
  * (taubench-scenarios.ts), agree with tau-bench's own action verdict on every one.
  */
 import { readdirSync, readFileSync } from 'node:fs';
-import { describe, expect, it } from 'vitest';
+import { expect, it } from 'vitest';
 import { trajectoriesOf } from '../../src/cli/run-eval.js';
 import { evaluate } from '../../src/evaluate/evaluate.js';
 import { readStoredTraces } from '../../src/io/read-traces.js';
