@@ -52,6 +52,12 @@ export interface Scenario {
   gate?: Gate;
 }
 
+/**
+ * A scenario as the entry points take it: a loaded {@link Scenario}, a file path (JSON or YAML),
+ * or a scenario document as an object (native or a compatible format).
+ */
+export type ScenarioInput = Scenario | string | Readonly<Record<string, unknown>>;
+
 /** A scenario that cannot be loaded. `problems` holds one line per thing wrong, without the file prefix. */
 export class ScenarioError extends Error {
   readonly source: string;
