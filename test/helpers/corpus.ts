@@ -22,7 +22,7 @@ export function describeCorpus(name: string, body: () => void): void {
 /** `describe.each` for tests that read the corpus: without it, one skipped test saying why instead. */
 export const describeCorpusEach: typeof describe.each =
   CORPUS_MISSING === undefined
-    ? describe.each
+    ? describe.each.bind(describe)
     : ((() => (name: string) =>
         describe.skip(name, () =>
           it(CORPUS_MISSING as string, () => undefined),
