@@ -82,7 +82,7 @@ export type AdapterSettings = z.output<typeof adapterOptionsSchema>;
 export type ConversationSettings = z.output<typeof conversationsOption>;
 
 /** Old option names (dotted paths) and the names they now have; kept working, not documented beyond TSDoc. */
-const PROCESSOR_RENAMES: readonly (readonly [string, string])[] = [
+export const PROCESSOR_RENAMES: readonly (readonly [string, string])[] = [
   ['limits.traceTimeoutMs', 'limits.traceTimeout'],
   ['limits.lateWindowMs', 'limits.lateWindow'],
   ['limits.workerTimeoutMs', 'limits.workerTimeout'],
@@ -92,7 +92,7 @@ const PROCESSOR_RENAMES: readonly (readonly [string, string])[] = [
   ['limits.maxConversationCalls', 'conversations.maxCalls'],
   ['conversations.idleMs', 'conversations.idleTimeout'],
 ];
-const ADAPTER_RENAMES: readonly (readonly [string, string])[] = [
+export const ADAPTER_RENAMES: readonly (readonly [string, string])[] = [
   ['decision.waitMs', 'decision.wait'],
   ['decision.waitAfterRootMs', 'decision.waitAfterRoot'],
   ['decision.lateWindowMs', 'decision.lateWindow'],

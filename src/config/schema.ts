@@ -212,9 +212,19 @@ export const serveConfigSchema = z.strictObject({
   limits: serveLimitsSchema.prefault({}),
   sampling: z
     .strictObject({
-      ratio: z.number().min(0).max(1).optional(),
-      keepAttributes: z.record(z.string(), z.union([z.string(), z.number(), z.boolean()])).optional(),
-      keepTools: z.array(z.string()).optional(),
+      ratio: z.number().min(0).max(1).optional().meta({
+        description: 'Share (0..1) of traces with no risk that are kept, chosen by trace id; none: keep all.',
+      }),
+      keepAttributes: z
+        .record(z.string(), z.union([z.string(), z.number(), z.boolean()]))
+        .optional()
+        .meta({ description: 'Keep a trace when a span has this attribute (with this value; `true`: any).' }),
+      keepTools: z
+        .array(z.string())
+        .optional()
+        .meta({
+          description: "Tools whose every call keeps its trace, beside scenarios' irreversible tools.",
+        }),
     })
     .optional()
     .meta({ description: 'Risk sampling of what is forwarded: see docs/in-process.md.' }),
@@ -222,10 +232,23 @@ export const serveConfigSchema = z.strictObject({
     .union([
       z.literal(false),
       z.strictObject({
-        keepFields: z.array(z.string()).optional(),
-        hashFields: z.array(z.string()).optional(),
+        keepFields: z
+          .array(z.string())
+          .optional()
+          .meta({ description: 'Fields whose values are kept as captured.' }),
+        hashFields: z
+          .array(z.string())
+          .optional()
+          .meta({ description: 'Fields whose values are replaced by a keyed hash.' }),
         // The same key on every adapter (e.g. from an env variable) hashes an id the same everywhere.
-        hashKey: z.string().min(16).optional(),
+        hashKey: z
+          .string()
+          .min(16)
+          .optional()
+          .meta({
+            description:
+              'HMAC key (16+ characters); the same on every adapter hashes an id alike. Default: random.',
+          }),
       }),
     ])
     .optional()
