@@ -4,6 +4,8 @@
  * gates; else 1 when a scenario's gate is missed (without a gate: when one of its evaluations
  * did not pass); else 0. Input errors never stop the other inputs from being evaluated.
  */
+
+import { formatInputError } from '../io/read-traces.js';
 import type { Scenario } from '../scenario/scenario.js';
 import { checkExpectations, type ExpectationCheck, isExpectationsFile } from './expectations.js';
 import { formatJson } from './format-json.js';
@@ -11,7 +13,6 @@ import { formatJunit } from './format-junit.js';
 import { formatMarkdown } from './format-markdown.js';
 import { formatPretty } from './format-pretty.js';
 import { type CliIO, parseCommandLine, UsageError } from './io.js';
-import { formatInputError } from '../io/read-traces.js';
 import { type EvalRun, exitCodeOf, runEvalWithOutcomes } from './run-eval.js';
 import { loadRunInputs } from './run-inputs.js';
 

@@ -219,12 +219,9 @@ export const serveConfigSchema = z.strictObject({
         .record(z.string(), z.union([z.string(), z.number(), z.boolean()]))
         .optional()
         .meta({ description: 'Keep a trace when a span has this attribute (with this value; `true`: any).' }),
-      keepTools: z
-        .array(z.string())
-        .optional()
-        .meta({
-          description: "Tools whose every call keeps its trace, beside scenarios' irreversible tools.",
-        }),
+      keepTools: z.array(z.string()).optional().meta({
+        description: "Tools whose every call keeps its trace, beside scenarios' irreversible tools.",
+      }),
     })
     .optional()
     .meta({ description: 'Risk sampling of what is forwarded: see docs/in-process.md.' }),
@@ -241,14 +238,10 @@ export const serveConfigSchema = z.strictObject({
           .optional()
           .meta({ description: 'Fields whose values are replaced by a keyed hash.' }),
         // The same key on every adapter (e.g. from an env variable) hashes an id the same everywhere.
-        hashKey: z
-          .string()
-          .min(16)
-          .optional()
-          .meta({
-            description:
-              'HMAC key (16+ characters); the same on every adapter hashes an id alike. Default: random.',
-          }),
+        hashKey: z.string().min(16).optional().meta({
+          description:
+            'HMAC key (16+ characters); the same on every adapter hashes an id alike. Default: random.',
+        }),
       }),
     ])
     .optional()

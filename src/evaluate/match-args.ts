@@ -26,6 +26,7 @@
 import type { JsonValue } from '../model/json.js';
 import type { Captured } from '../model/trajectory.js';
 import type { CompiledRegex, JsonObject } from '../scenario/assertions.js';
+import { validateAgainstSchema } from '../scenario/json-schema.js';
 import type { ArgsMatchSpec } from '../scenario/native.js';
 import {
   type AcceptableResult,
@@ -37,7 +38,6 @@ import {
   withoutAcceptable,
 } from './acceptable-values.js';
 import { ignorePaths, withoutPaths } from './ignore-paths.js';
-import { validateAgainstSchema } from '../scenario/json-schema.js';
 
 /** The outcome of matching one call's arguments. `detail` is a phrase ready to go in a reason. */
 export type MatchOutcome =

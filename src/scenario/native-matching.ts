@@ -8,8 +8,8 @@
  * LangChain agentevals defines them for reference trajectories.
  */
 import { z } from 'zod';
-import { compileArgsSchema } from './json-schema.js';
 import { argsSchema, type CompiledRegex, compileRegex, toolName } from './assertions.js';
+import { compileArgsSchema } from './json-schema.js';
 import { acceptableValuesFit } from './match-checks.js';
 
 /** A tool, or a set of tools any one of which satisfies the constraint. */

@@ -182,12 +182,21 @@ function humanDuration(ms: number): string {
 }
 
 function table(list: readonly Row[]): string {
-  const escape = (text: string) => text.replace(/\|/g, '\\|').replace(/\n/g, ' ');
-  return [
-    '| key | type | default | what it does |',
-    '| --- | --- | --- | --- |',
-    ...list.map((row) => `| \`${row.key}\` | ${row.type} | ${row.default} | ${escape(row.description)} |`),
-  ].join('\n');
+  const escapeCell = (text: string) => text.replace(/\|/g, '\\|').replace(/\n/g, ' ');
+  return markdownTable(
+    ['key', 'type', 'default', 'what it does'],
+    list.map((row) => [`\`${row.key}\``, row.type, row.default, escapeCell(row.description)]),
+  );
+}
+
+/** A table laid out as the formatter (Biome) lays it out: every column padded to its widest cell. */
+function markdownTable(head: readonly string[], body: readonly (readonly string[])[]): string {
+  const widths = head.map((cell, column) =>
+    Math.max(3, cell.length, ...body.map((row) => (row[column] ?? '').length)),
+  );
+  const line = (cells: readonly string[]) =>
+    `| ${cells.map((cell, column) => cell.padEnd(widths[column] ?? 0)).join(' | ')} |`;
+  return [line(head), line(widths.map((width) => '-'.repeat(width))), ...body.map(line)].join('\n');
 }
 
 /** The instruments ToolpathMetrics creates, recorded on a meter that keeps nothing else. */
@@ -217,13 +226,10 @@ function metricRows(): string {
   } as Meter;
   const provider: MeterProvider = { getMeter: () => meter };
   new ToolpathMetrics(provider).observeBuffer(() => ({ traces: 0, spans: 0, bytes: 0 }));
-  return [
-    '| metric | kind | unit | what it counts |',
-    '| --- | --- | --- | --- |',
-    ...made.map(
-      (m) => `| \`${m.name}\` | ${m.kind} | \`${m.unit}\` | ${m.description.replace(/\|/g, '\\|')} |`,
-    ),
-  ].join('\n');
+  return markdownTable(
+    ['metric', 'kind', 'unit', 'what it counts'],
+    made.map((m) => [`\`${m.name}\``, m.kind, `\`${m.unit}\``, m.description.replace(/\|/g, '\\|')]),
+  );
 }
 
 function renames(list: readonly (readonly [string, string])[]): string {
@@ -252,13 +258,28 @@ ${table(rows(serveConfigSchema, ''))}
 
 What the file says wins, then the environment, then the default (as the OTel JS exporters do):
 
-| variable | sets | default |
-| --- | --- | --- |
-| \`OTEL_LOG_LEVEL\` | \`logLevel\`: toolpath's own diagnostics on stderr | \`${DEFAULT_LOG_LEVEL}\` |
-| \`OTEL_EXPORTER_OTLP_ENDPOINT\` | \`exporters.otlp.endpoint\` (each signal's path added over HTTP) | none |
-| \`OTEL_EXPORTER_OTLP_TRACES_ENDPOINT\`, \`OTEL_EXPORTER_OTLP_METRICS_ENDPOINT\` | that signal's URL, as given | none |
-| \`OTEL_EXPORTER_OTLP_PROTOCOL\`, \`OTEL_EXPORTER_OTLP_TRACES_PROTOCOL\` | \`exporters.otlp.protocol\` | \`${DEFAULT_OTLP_PROTOCOL}\` |
-| \`OTEL_EXPORTER_OTLP_HEADERS\`, \`OTEL_EXPORTER_OTLP_TRACES_HEADERS\` | headers (\`k=v,k2=v2\`), under \`exporters.otlp.headers\` | none |
+${markdownTable(
+  ['variable', 'sets', 'default'],
+  [
+    ['`OTEL_LOG_LEVEL`', "`logLevel`: toolpath's own diagnostics on stderr", `\`${DEFAULT_LOG_LEVEL}\``],
+    [
+      '`OTEL_EXPORTER_OTLP_ENDPOINT`',
+      "`exporters.otlp.endpoint` (each signal's path added over HTTP)",
+      'none',
+    ],
+    ['`OTEL_EXPORTER_OTLP_TRACES_ENDPOINT`, `_METRICS_ENDPOINT`', "that signal's URL, as given", 'none'],
+    [
+      '`OTEL_EXPORTER_OTLP_PROTOCOL`, `_TRACES_PROTOCOL`',
+      '`exporters.otlp.protocol`',
+      `\`${DEFAULT_OTLP_PROTOCOL}\``,
+    ],
+    [
+      '`OTEL_EXPORTER_OTLP_HEADERS`, `_TRACES_HEADERS`',
+      'headers (`k=v,k2=v2`), under `exporters.otlp.headers`',
+      'none',
+    ],
+  ],
+)}
 
 ## \`trajectoryProcessor({ ... })\`
 
