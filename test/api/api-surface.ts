@@ -46,7 +46,7 @@ function describe(checker: ts.TypeChecker, name: string, symbol: ts.Symbol): str
   const lines: string[] = [];
   const flags = symbol.flags;
   if (flags & ts.SymbolFlags.Class) {
-    lines.push(`class ${name}`);
+    lines.push(`class ${name}${typeParameters(checker, symbol)}`);
     const classType = checker.getTypeOfSymbol(symbol);
     for (const signature of classType.getConstructSignatures())
       lines.push(`  constructor${checker.signatureToString(signature, undefined, FORMAT)}`);
@@ -66,14 +66,14 @@ function describe(checker: ts.TypeChecker, name: string, symbol: ts.Symbol): str
     return lines;
   }
   if (flags & ts.SymbolFlags.Interface) {
-    lines.push(`interface ${name}`);
+    lines.push(`interface ${name}${typeParameters(checker, symbol)}`);
     lines.push(...members(checker, checker.getDeclaredTypeOfSymbol(symbol)));
     return lines;
   }
   if (flags & ts.SymbolFlags.TypeAlias) {
     const type = checker.getDeclaredTypeOfSymbol(symbol);
     lines.push(
-      `type ${name} = ${checker.typeToString(type, undefined, FORMAT | ts.TypeFormatFlags.InTypeAlias)}`,
+      `type ${name}${typeParameters(checker, symbol)} = ${checker.typeToString(type, undefined, FORMAT | ts.TypeFormatFlags.InTypeAlias)}`,
     );
     if (type.isIntersection() || (type.flags & ts.TypeFlags.Object && !(type.getCallSignatures().length > 0)))
       lines.push(...members(checker, type));
@@ -84,6 +84,16 @@ function describe(checker: ts.TypeChecker, name: string, symbol: ts.Symbol): str
     return lines;
   }
   return [`${ts.SymbolFlags[flags] ?? flags} ${name}`];
+}
+
+/** `<T, U = X>` of a generic declaration, as written. */
+function typeParameters(_checker: ts.TypeChecker, symbol: ts.Symbol): string {
+  const declaration = symbol.declarations?.find(
+    (node): node is ts.ClassDeclaration | ts.InterfaceDeclaration | ts.TypeAliasDeclaration =>
+      ts.isClassDeclaration(node) || ts.isInterfaceDeclaration(node) || ts.isTypeAliasDeclaration(node),
+  );
+  const parameters = declaration?.typeParameters;
+  return parameters && parameters.length > 0 ? `<${parameters.map((p) => p.getText()).join(', ')}>` : '';
 }
 
 /** Public properties and methods, sorted, each with its type. */
