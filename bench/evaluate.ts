@@ -20,8 +20,9 @@
  *   npm run bench                 (tsx --expose-gc bench/evaluate.ts)
  *   npm run bench -- shapes
  */
-import { readStoredTraces } from '../src/cli/read-traces.js';
+
 import { evaluate } from '../src/evaluate/evaluate.js';
+import { readStoredTraces } from '../src/io/read-traces.js';
 import type { SpanRecord } from '../src/model/span-record.js';
 import type { Trajectory } from '../src/model/trajectory.js';
 import { normalizeSpans } from '../src/normalizers/normalize.js';

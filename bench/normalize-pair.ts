@@ -10,7 +10,7 @@
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { readStoredTraces } from '../src/cli/read-traces.js';
+import { readStoredTraces } from '../src/io/read-traces.js';
 import type { SpanRecord } from '../src/model/span-record.js';
 import { normalizeSpans } from '../src/normalizers/normalize.js';
 

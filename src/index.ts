@@ -16,30 +16,17 @@
  */
 
 export {
-  type CommandRun,
-  evaluateWithOutcomes,
-  type OutcomeCheck,
-  type OutcomeContext,
-  type OutcomeHookOptions,
-  type OutcomeProblem,
-  runOutcomeHooks,
-} from './cli/outcome-runner.js';
-export {
-  formatInputError,
-  type InputError,
-  type ReadResult,
-  readStoredTraces,
-  type StoredInput,
-} from './cli/read-traces.js';
-export {
   type DecodeError,
   type DecodeOptions,
   type DecodeResult,
   decodeExportTraceRequest,
   parseOtlpJsonText,
 } from './collector/otlp-json.js';
+export type { ConversationOptions } from './config/options.js';
+export { ConfigError } from './config/values.js';
 export { type EvaluateOptions, evaluate } from './evaluate/evaluate.js';
 export type { OutcomeResult } from './evaluate/outcome-hooks.js';
+export { type InputError, type ReadResult, readStoredTraces, type StoredInput } from './io/read-traces.js';
 export type { EvaluationEvent } from './judging/evaluation-events.js';
 export { REDACTED, type RedactionOptions, type RedactionSetting } from './judging/redact.js';
 export type { SamplingDecision, SamplingOptions, SamplingReason } from './judging/risk-sampler.js';
@@ -49,7 +36,6 @@ export type {
   Judgement,
   JudgeOptions,
   JudgingFailure,
-  ScenarioInput,
 } from './judging/trace-judge.js';
 export type { JsonValue } from './model/json.js';
 export type {
@@ -87,8 +73,6 @@ export {
   type Turn,
 } from './model/trajectory.js';
 export type { TypedEvent } from './model/typed-event.js';
-export type { Convention, SpanReading } from './normalizers/convention.js';
-export { CONVENTIONS } from './normalizers/conventions.js';
 export { groupByTrace, normalizeSpans, normalizeTrace } from './normalizers/normalize.js';
 export { trajectoryFromTypedEvents } from './normalizers/typed-events.js';
 export { fromReadableSpan } from './processor/readable-span.js';
@@ -101,6 +85,15 @@ export {
   trajectoryProcessor,
   type WorkerOptions,
 } from './processor/trajectory-processor.js';
+export {
+  type CommandRun,
+  evaluateWithOutcomes,
+  type OutcomeCheck,
+  type OutcomeContext,
+  type OutcomeHookOptions,
+  type OutcomeProblem,
+  runOutcomeHooks,
+} from './run/outcome-runner.js';
 export { allOfKPass, type PassHatK, passHatK, type Trial } from './run/pass-k.js';
 export {
   type GateDecision,
@@ -109,7 +102,6 @@ export {
   type RunEvaluation,
   type RunSummary,
   type RunUnit,
-  runExitStatus,
   type ScenarioSummary,
   summarizeRun,
 } from './run/run-summary.js';
@@ -121,4 +113,5 @@ export {
   parseScenarioText,
   type Scenario,
   ScenarioError,
+  type ScenarioInput,
 } from './scenario/scenario.js';

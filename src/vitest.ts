@@ -17,9 +17,9 @@
  */
 import { readFileSync } from 'node:fs';
 import { expect, type MatcherState } from 'vitest';
-import { formatInputError, readStoredTraces } from './cli/read-traces.js';
 import { decodeExportTraceRequest } from './collector/otlp-json.js';
 import { evaluate } from './evaluate/evaluate.js';
+import { formatInputError, readStoredTraces } from './io/read-traces.js';
 import type { Finding, Report, Severity } from './model/report.js';
 import { scenarioLabel } from './model/report.js';
 import type { SpanRecord } from './model/span-record.js';
@@ -27,7 +27,13 @@ import { type ToolCall, Trajectory } from './model/trajectory.js';
 import { normalizeSpans } from './normalizers/normalize.js';
 import { trajectoryFromTypedEvents } from './normalizers/typed-events.js';
 import { describeReadError } from './scenario/read-error.js';
-import { parseScenario, parseScenarioText, type Scenario, ScenarioError } from './scenario/scenario.js';
+import {
+  parseScenario,
+  parseScenarioText,
+  type Scenario,
+  ScenarioError,
+  type ScenarioInput,
+} from './scenario/scenario.js';
 
 export { type CapturedSpans, type CaptureOptions, captureSpans } from './vitest-capture.js';
 
@@ -38,8 +44,7 @@ export { type CapturedSpans, type CaptureOptions, captureSpans } from './vitest-
  */
 export type TraceSubject = Trajectory | Report | readonly SpanRecord[] | string | object;
 
-/** A loaded {@link Scenario}, a scenario document (as `parseScenario` takes it), or a scenario file's path. */
-export type ScenarioInput = Scenario | object | string;
+export type { ScenarioInput } from './scenario/scenario.js';
 
 /** Which finding {@link ToolpathMatchers.toHaveFinding} looks for, beyond its rule id. Every field given must hold. */
 export interface FindingExpectation {

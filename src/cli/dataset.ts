@@ -1,7 +1,7 @@
 /**
  * Datasets: JSON Lines, one row per line, `{id, traces, trials?, assertions}`. A row's `traces`
  * (files or globs, relative to the dataset file) are one conversation; `trials` (a list of such
- * lists) are repeated runs of the same task; `assertions` are seed-001 keys or a native scenario
+ * lists) are repeated runs of the same task; `assertions` are trajectory-assertion JSON keys or a native scenario
  * for that row. Reading is pure ({@link parseDataset}); finding the files a glob names is
  * {@link resolveDatasetFiles}.
  */
@@ -132,7 +132,7 @@ function readRow(
   }
   if (!isObject(assertions)) {
     problems.push(
-      `${where}: assertions: expected an object of seed-001 assertions or a native scenario; ${assertions === undefined ? 'the key is missing' : `got ${describeValue(assertions)}`}`,
+      `${where}: assertions: expected an object of trajectory-assertion JSON or a native scenario; ${assertions === undefined ? 'the key is missing' : `got ${describeValue(assertions)}`}`,
     );
     return undefined;
   }

@@ -4,10 +4,17 @@
  * gates; else 1 when a scenario's gate is missed (without a gate: when one of its evaluations
  * did not pass); else 0. Input errors never stop the other inputs from being evaluated.
  */
+
+import { formatInputError } from '../io/read-traces.js';
 import type { Scenario } from '../scenario/scenario.js';
 import { checkExpectations, type ExpectationCheck, isExpectationsFile } from './expectations.js';
 import { type CliIO, parseCommandLine, UsageError } from './io.js';
+<<<<<<< HEAD
 import type { EvalRun } from './run-eval.js';
+=======
+import { type EvalRun, exitCodeOf, runEvalWithOutcomes } from './run-eval.js';
+import { loadRunInputs } from './run-inputs.js';
+>>>>>>> issue-35
 
 /** Usage text of `toolpath eval`. */
 export const EVAL_USAGE = `usage: toolpath eval --scenario FILE [--scenario FILE ...] [--format pretty|json|junit|markdown] [--out FILE] [--expect] INPUT...

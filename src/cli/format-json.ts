@@ -3,7 +3,7 @@
  * `summary.scenarios[]` holds each scenario's pass rate and gate decision; a report made for a
  * dataset row carries `row` (and `trial`), so `toolpath compare` can count rows as units.
  */
-import { formatInputError, type InputError } from './read-traces.js';
+import { formatInputError, type InputError } from '../io/read-traces.js';
 import type { EvalRun } from './run-eval.js';
 
 /** The run as one JSON document, with the report shape of DESIGN.md. */

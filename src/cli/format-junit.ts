@@ -6,9 +6,10 @@
  * so it is told in `<system-out>` and the property `toolpath.verdict`, and a CI reading only this
  * file agrees with the exit status. Input errors become a testcase of their own.
  */
+
+import { formatInputError } from '../io/read-traces.js';
 import { scenarioLabel } from '../model/report.js';
 import type { ScenarioSummary } from '../run/run-summary.js';
-import { formatInputError } from './read-traces.js';
 import { type EvalRun, nothingEvaluatedReason, type SourcedReport } from './run-eval.js';
 
 /** The run as a JUnit XML document. */

@@ -4,9 +4,10 @@
  * per scenario (a row per evaluated trace), then the findings of every evaluation that did not
  * pass, and the input errors. Markers are words, not emoji.
  */
+
+import { formatInputError } from '../io/read-traces.js';
 import { DIMENSIONS, type Report, scenarioLabel } from '../model/report.js';
 import type { ScenarioSummary } from '../run/run-summary.js';
-import { formatInputError } from './read-traces.js';
 import { type EvalRun, nothingEvaluatedReason, type SourcedReport } from './run-eval.js';
 
 const LABEL: Record<Report['verdict'], string> = { pass: 'PASS', fail: 'FAIL', inconclusive: 'INCONCLUSIVE' };

@@ -1,7 +1,8 @@
 /** `--format pretty`: what a person reads in a terminal. One block per evaluation, failures first named. */
+
+import { formatInputError } from '../io/read-traces.js';
 import { type Report, scenarioLabel } from '../model/report.js';
 import type { ScenarioSummary } from '../run/run-summary.js';
-import { formatInputError } from './read-traces.js';
 import { type EvalRun, nothingEvaluatedReason } from './run-eval.js';
 
 /** Colours for a TTY; plain text elsewhere. */

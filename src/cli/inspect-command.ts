@@ -5,12 +5,13 @@
  * when a verdict looks wrong, or on a framework toolpath may not read. Exit 0, or 2 on a usage
  * error or an input that cannot be read (named).
  */
+
+import { formatInputError, readStoredTraces } from '../io/read-traces.js';
 import { groupByTrace } from '../normalizers/normalize.js';
 import { describeReadError } from '../scenario/read-error.js';
 import { formatInspectPretty } from './format-inspect.js';
 import { type InspectedTrace, inspectTrace } from './inspect-trace.js';
 import { type CliIO, parseCommandLine, UsageError } from './io.js';
-import { formatInputError, readStoredTraces } from './read-traces.js';
 
 /** Usage text of `toolpath inspect`. */
 export const INSPECT_USAGE = `usage: toolpath inspect INPUT... [--trace ID] [--format pretty|json]

@@ -10,6 +10,7 @@ import { dirname, resolve } from 'node:path';
 import { parseDocument } from 'yaml';
 import { appliesTo } from '../evaluate/applies-to.js';
 import { evaluate } from '../evaluate/evaluate.js';
+import { formatInputError, readStoredTraces } from '../io/read-traces.js';
 import type { SpanRecord } from '../model/span-record.js';
 import { normalizeSpans } from '../normalizers/normalize.js';
 import { describeReadError } from '../scenario/read-error.js';
@@ -28,7 +29,6 @@ import {
   redactSpans,
   stripSpan,
 } from './promote-fixture.js';
-import { formatInputError, readStoredTraces } from './read-traces.js';
 
 /** Usage text of `toolpath promote`. */
 export const PROMOTE_USAGE = `usage: toolpath promote TRACE --scenario FILE --out FILE.json [--redact CONFIG] [--trace ID] [--dataset FILE [--row ID]]

@@ -6,15 +6,15 @@
 import { basename } from 'node:path';
 import { appliesTo } from '../evaluate/applies-to.js';
 import { evaluate } from '../evaluate/evaluate.js';
+import { type InputError, readStoredTraces, type StoredInput } from '../io/read-traces.js';
 import type { Report } from '../model/report.js';
 import type { AttributeValue, SpanRecord } from '../model/span-record.js';
 import type { Trajectory } from '../model/trajectory.js';
 import { normalizeSpans } from '../normalizers/normalize.js';
 import { trajectoryFromTypedEvents } from '../normalizers/typed-events.js';
+import { evaluateWithOutcomes, type OutcomeHookOptions } from '../run/outcome-runner.js';
 import { type RunEvaluation, type RunSummary, runExitStatus, summarizeRun } from '../run/run-summary.js';
 import type { Scenario } from '../scenario/scenario.js';
-import { evaluateWithOutcomes, type OutcomeHookOptions } from './outcome-runner.js';
-import { type InputError, readStoredTraces, type StoredInput } from './read-traces.js';
 import { type ConversationKey, RunConversations } from './run-conversations.js';
 
 /**

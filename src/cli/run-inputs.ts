@@ -3,11 +3,11 @@
  * files, or a dataset's rows as inputs. Problems are written to stderr as `toolpath COMMAND: ...`.
  */
 
+import type { InputError } from '../io/read-traces.js';
 import { describeReadError } from '../scenario/read-error.js';
 import { loadScenarioFile, type Scenario, ScenarioError } from '../scenario/scenario.js';
 import { DatasetError, parseDataset, resolveDatasetFiles } from './dataset.js';
 import type { CliIO } from './io.js';
-import type { InputError } from './read-traces.js';
 import type { StoredText } from './run-eval.js';
 
 /** Loads every scenario file; on any problem, says so on stderr and resolves to undefined. */

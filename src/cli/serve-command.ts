@@ -11,6 +11,7 @@ import {
   loadAdapterConfig,
   parseAdapterConfig,
 } from '../collector/config.js';
+import { installDiagLogger } from '../collector/diag-logger.js';
 import { DEFAULT_SCENARIO, type RunningService, startService } from '../collector/serve.js';
 import { ScenarioError } from '../scenario/scenario.js';
 import { type CliIO, parseCommandLine, UsageError } from './io.js';
@@ -23,7 +24,11 @@ judges each completed trace against the configured scenarios, and forwards evalu
 
 options:
   --config FILE  YAML configuration (receivers, scenarios, exporters, forward, decision,
-                 limits, sampling, metrics, reports, auth; \${env:NAME} expands)
+                 limits, sampling, metrics, reports, auth, logLevel; \${env:NAME} expands;
+                 its keys and defaults: toolpath schema --config, docs/reference.md)
+
+environment: OTEL_LOG_LEVEL (default warn), OTEL_EXPORTER_OTLP_ENDPOINT, _PROTOCOL, _HEADERS
+(and their _TRACES_ / _METRICS_ forms); what the file says wins.
 `;
 
 /** Runs `toolpath serve`; resolves to the exit code once stopped. */
@@ -44,6 +49,7 @@ export async function serveCommand(args: readonly string[], io: CliIO): Promise<
   try {
     config = configPath ? loadAdapterConfig(configPath) : parseAdapterConfig({}, 'built-in defaults');
     const baseDir = configPath ? dirname(resolve(configPath)) : process.cwd();
+    installDiagLogger(config.logLevel, io.stderr);
     service = await startService(config, { baseDir, log: (line) => io.stderr(`${line}\n`) });
   } catch (error) {
     if (error instanceof ConfigError || error instanceof ScenarioError) {

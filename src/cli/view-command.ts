@@ -10,11 +10,11 @@
 import { basename, dirname, join } from 'node:path';
 import { appliesTo } from '../evaluate/applies-to.js';
 import { evaluate } from '../evaluate/evaluate.js';
+import { formatInputError, readStoredTraces } from '../io/read-traces.js';
 import type { Trajectory } from '../model/trajectory.js';
 import { describeReadError } from '../scenario/read-error.js';
 import { loadScenarioFile, type Scenario, ScenarioError } from '../scenario/scenario.js';
 import { type CliIO, parseCommandLine, UsageError } from './io.js';
-import { formatInputError, readStoredTraces } from './read-traces.js';
 import { runEval, trajectoriesOf } from './run-eval.js';
 import { loadRunInputs } from './run-inputs.js';
 import { renderViewPage } from './view-html.js';

@@ -5,10 +5,10 @@
  * DAG of its traces. Pure: a run and its trajectories in, a string out.
  */
 import { basename } from 'node:path';
+import { formatInputError } from '../io/read-traces.js';
 import type { Report } from '../model/report.js';
 import type { Trajectory } from '../model/trajectory.js';
 import { type RunUnitOf, runUnits, type ScenarioSummary } from '../run/run-summary.js';
-import { formatInputError } from './read-traces.js';
 import type { EvalRun, SourcedReport } from './run-eval.js';
 import {
   type CallDetails,

@@ -4,20 +4,14 @@
  * ones, which their late spans follow. `take` sorts a request's spans into them, or says why it
  * cannot (429: full); in durable mode, `restore` takes back a trace the log holds.
  */
+import type { AdapterSettings } from '../config/options.js';
 import { DecisionCache } from '../judging/decision-cache.js';
-import {
-  BYTES_PER_CHAR,
-  defaultMaxBufferedBytes,
-  HeldBytes,
-  heldBytes,
-  sharedBytes,
-  TRACE_BYTES,
-} from '../judging/held-bytes.js';
+import { BYTES_PER_CHAR, HeldBytes, heldBytes, sharedBytes, TRACE_BYTES } from '../judging/held-bytes.js';
 import type { ToolpathMetrics } from '../judging/metrics.js';
 import { type BufferedTrace, TraceBuffer } from '../judging/trace-buffer.js';
 import { WaitingTraces } from '../judging/waiting-traces.js';
 import type { Attributes, ScopeRecord, SpanRecord } from '../model/span-record.js';
-import type { AdapterOptions, ForwardSpans } from './adapter-options.js';
+import type { ForwardSpans } from './adapter-options.js';
 import { admit, notKept } from './admission.js';
 import { ContinuedTexts, TraceTexts } from './continued-texts.js';
 import type { ReplayedTrace } from './durable-traces.js';
@@ -58,24 +52,22 @@ export class TraceIntake {
   late = 0;
 
   constructor(
-    options: Pick<AdapterOptions, 'decision' | 'limits'>,
+    settings: Pick<AdapterSettings, 'decision' | 'limits'>,
     private readonly forwardSpans: ForwardSpans,
     metrics: ToolpathMetrics,
     /** Where late spans kept go. */
     private readonly queue: () => ForwardQueue | undefined,
   ) {
-    this.waitMs = options.decision?.waitMs ?? 30_000;
-    this.waitAfterRootMs = options.decision?.waitAfterRootMs ?? 2_000;
-    this.lateWindowMs = options.decision?.lateWindowMs ?? 600_000;
-    // Default: 512 MiB, or half the heap V8 may grow to when that is less.
-    this.held = new HeldBytes(
-      options.limits?.maxBufferedBytes ?? defaultMaxBufferedBytes(512 * 2 ** 20, 1 / 2),
-    );
+    const { decision, limits } = settings;
+    this.waitMs = decision.wait;
+    this.waitAfterRootMs = decision.waitAfterRoot;
+    this.lateWindowMs = decision.lateWindow;
+    this.held = new HeldBytes(limits.maxBufferedBytes);
     this.buffer = new TraceBuffer<SpanRecord, TraceState>(
       {
-        maxTraces: options.limits?.maxTraces ?? 10_000,
-        maxSpansPerTrace: options.limits?.maxSpansPerTrace ?? 10_000,
-        maxSpans: options.limits?.maxSpans ?? 1_000_000,
+        maxTraces: limits.maxTraces,
+        maxSpansPerTrace: limits.maxSpansPerTrace,
+        maxSpans: limits.maxSpans,
         whenFull: 'refuse',
       },
       {
@@ -89,7 +81,7 @@ export class TraceIntake {
       },
     );
     this.decisions = new DecisionCache({
-      capacity: options.limits?.maxJudgedTraceIds ?? 1_000_000,
+      capacity: limits.maxJudgedTraceIds,
       windowMs: this.lateWindowMs,
     });
   }

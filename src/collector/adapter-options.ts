@@ -1,5 +1,6 @@
 /** The collector adapter's options and statistics. */
 import type { SpanExporter } from '@opentelemetry/sdk-trace';
+import type { AdapterLimits, ConversationOptions, DecisionOptions } from '../config/options.js';
 import type { ConversationJudgement } from '../judging/conversation-judge.js';
 import type { TraceBuffer } from '../judging/trace-buffer.js';
 import type { Judgement, JudgeOptions } from '../judging/trace-judge.js';
@@ -11,30 +12,21 @@ import type { Losses } from './losses.js';
 /** Which received spans go on to the next hop beside the evaluation spans. */
 export type ForwardSpans = 'none' | 'sampled' | 'all';
 
-/** Options of a `TraceAdapter`. */
-export interface AdapterOptions extends JudgeOptions {
+/**
+ * Options of a `TraceAdapter`. `decision`, `limits`, `conversations`, `forwardSpans`,
+ * `sweepInterval` and `storage.maxBytes` are parsed through config/schema.ts (the names and
+ * defaults of `toolpath serve`'s YAML; docs/reference.md): a bad one throws a ConfigError.
+ */
+export interface AdapterOptions extends Omit<JudgeOptions, 'conversations'> {
   /**
-   * When a trace is judged: `waitAfterRootMs` after its root span arrived (default 2,000), at most
-   * `waitMs` after its first span (default 30,000). Its id is remembered `lateWindowMs` after that
-   * (default 600,000), so its late spans follow its decision; a span of a trace not known that
-   * ended more than `waitMs + lateWindowMs` ago is dropped as `late_unknown`, not judged again.
+   * When a trace is judged: `waitAfterRoot` after its root span arrived, at most `wait` after its
+   * first span. Its id is remembered `lateWindow` after that, so its late spans follow its decision.
    */
-  decision?: { waitMs?: number; waitAfterRootMs?: number; lateWindowMs?: number };
-  /**
-   * Caps: traces (default 10,000), spans per trace (default 10,000), spans in all (default
-   * 1,000,000), and the heap the buffered traces hold, as estimated by judging/held-bytes.ts
-   * (default 512 MiB or half the V8 heap limit, whichever is less): at or over it, requests are
-   * refused until judging frees room, so it is passed by one request at most. Spans of chat
-   * traces carry whole histories: a count of spans alone does not bound memory. Judged trace ids
-   * remembered at once (default 1,000,000, about 80 bytes each).
-   */
-  limits?: {
-    maxTraces?: number;
-    maxSpansPerTrace?: number;
-    maxSpans?: number;
-    maxBufferedBytes?: number;
-    maxJudgedTraceIds?: number;
-  };
+  decision?: DecisionOptions;
+  /** Caps: traces, spans per trace, spans in all, the heap the buffered traces hold, judged ids remembered. */
+  limits?: AdapterLimits;
+  /** Conversation state for `scope: conversation` scenarios, or `false` for none. */
+  conversations?: ConversationOptions | false;
   /** Received spans forwarded: none, those of traces kept by risk sampling, or all (default none). */
   forwardSpans?: ForwardSpans;
   /** The next hop; without one, findings go only to reports, logs and metrics. */
@@ -49,6 +41,8 @@ export interface AdapterOptions extends JudgeOptions {
    */
   storage?: StorageOptions;
   /** How often due traces are looked for (default 100 ms). */
+  sweepInterval?: number | string;
+  /** @deprecated The old name of `sweepInterval` (milliseconds). */
   sweepIntervalMs?: number;
   /** Told of each judged trace with its spans (to store the traces worth promoting to fixtures). */
   onJudged?: (spans: readonly SpanRecord[], judgement: Judgement) => void;
@@ -64,7 +58,7 @@ export interface AdapterStats {
   bufferedBytes: number;
   judgedTraces: number;
   lateSpans: number;
-  /** Judged trace ids forgotten before `decision.lateWindowMs` to stay under `limits.maxJudgedTraceIds`. */
+  /** Judged trace ids forgotten before `decision.lateWindow` to stay under `limits.maxJudgedTraceIds`. */
   decisionsForgottenEarly: number;
   dropped: ReturnType<TraceBuffer<unknown>['droppedCounts']>;
   forward?: ReturnType<ForwardQueue['counts']>;

@@ -6,7 +6,7 @@
 
 import type { RestoredConversations } from './adapter-conversations.js';
 import type { StorageStats } from './adapter-options.js';
-import { DurableTraces, type RawRequest, type Replay, type StorageOptions } from './durable-traces.js';
+import { DurableTraces, type RawRequest, type Replay, type StorageSettings } from './durable-traces.js';
 import type { IngestResult } from './ingest.js';
 
 /** The counts kept here, beside the log's own. */
@@ -32,7 +32,7 @@ export class AdapterStorage {
   private constructor(readonly traces: DurableTraces) {}
 
   /** Opens the log and reads it back (throws on a folder it cannot use). */
-  static open(options: StorageOptions): { storage: AdapterStorage; replay: Replay } {
+  static open(options: StorageSettings): { storage: AdapterStorage; replay: Replay } {
     const { traces, replay } = DurableTraces.open(options);
     const storage = new AdapterStorage(traces);
     storage.counts.cutSegments = replay.damage.segments;

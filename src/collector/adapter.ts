@@ -7,6 +7,7 @@
  * deliver it adds to its {@link Losses}.
  */
 import { diag } from '@opentelemetry/api';
+import { conversationLimitsOf, parseAdapterOptions } from '../config/options.js';
 import { LaterOnce } from '../judging/later-once.js';
 import { type Judgement, TraceJudge } from '../judging/trace-judge.js';
 import type { SpanRecord } from '../model/span-record.js';
@@ -58,12 +59,16 @@ export class TraceAdapter implements TraceIngest {
   private readonly storage: AdapterStorage | undefined;
   private readonly conversations: AdapterConversations;
 
-  /** Throws a ScenarioError for a scenario that cannot be loaded (setup, not runtime). */
+  /** Throws a ConfigError for a bad option, a ScenarioError for a scenario that cannot be loaded (setup, not runtime). */
   constructor(options: AdapterOptions) {
-    this.judge = new TraceJudge(options);
+    const settings = parseAdapterOptions(options);
+    const { conversations, forwardSpans } = settings;
+    this.judge = new TraceJudge({
+      ...options,
+      conversations: conversations === false ? false : conversationLimitsOf(conversations),
+    });
     this.losses = options.losses ?? new Losses();
-    const forwardSpans = options.forwardSpans ?? 'none';
-    this.intake = new TraceIntake(options, forwardSpans, this.judge.sinks.metrics, () => this.queue);
+    this.intake = new TraceIntake(settings, forwardSpans, this.judge.sinks.metrics, () => this.queue);
     const { buffer, pending, held } = this.intake;
     if (options.exporter) {
       this.queue = new ForwardQueue(options.exporter, {
@@ -87,9 +92,11 @@ export class TraceAdapter implements TraceIngest {
       spans: buffer.spanCount + pending.spanCount,
       bytes: held.total,
     }));
-    const maxConversations =
-      options.conversations === false ? 1 : (options.conversations?.maxConversations ?? 10_000);
-    const opened = options.storage && AdapterStorage.open({ ...options.storage, maxConversations });
+    const maxConversations = conversations === false ? 1 : conversations.maxConversations;
+    const opened =
+      options.storage &&
+      settings.storage &&
+      AdapterStorage.open({ ...options.storage, maxBytes: settings.storage.maxBytes, maxConversations });
     this.storage = opened ? opened.storage : undefined;
     this.durable = this.storage?.traces;
     this.conversations = new AdapterConversations({
@@ -109,7 +116,7 @@ export class TraceAdapter implements TraceIngest {
       stampSampling: options.sampling !== undefined || forwardSpans === 'sampled',
       ...(options.onJudged && { onJudged: options.onJudged }),
     });
-    this.sweepTimer = setInterval(() => this.sweep(), options.sweepIntervalMs ?? 100);
+    this.sweepTimer = setInterval(() => this.sweep(), settings.sweepInterval);
     this.sweepTimer.unref?.();
   }
 

@@ -54,7 +54,7 @@ import {
   type Replay,
   type ReplayedTrace,
   type RequestRecord,
-  type StorageOptions,
+  type StorageSettings,
 } from './durable-use.js';
 import { SpanLog } from './span-log.js';
 
@@ -66,6 +66,7 @@ export type {
   Replay,
   ReplayedTrace,
   StorageOptions,
+  StorageSettings,
 } from './durable-use.js';
 
 /** A request's body as the receiver read it. */
@@ -89,18 +90,18 @@ export class DurableTraces {
   private readonly maxLost: number;
   private forgotten = 0;
 
-  private constructor(log: SpanLog, options: StorageOptions) {
+  private constructor(log: SpanLog, options: StorageSettings) {
     this.log = log;
     this.needed = new NeededRecords(log);
     this.live = new LiveTraces(this.needed);
-    this.maxBytes = options.maxBytes ?? 2 ** 30;
+    this.maxBytes = options.maxBytes;
     this.reports = options.reports;
-    this.maxLost = options.maxConversations ?? 10_000;
+    this.maxLost = options.maxConversations;
   }
 
   /** Opens (or creates) the log in `options.directory` and replays it. Throws on a folder it cannot use. */
-  static open(options: StorageOptions): { traces: DurableTraces; replay: Replay } {
-    const maxBytes = options.maxBytes ?? 2 ** 30;
+  static open(options: StorageSettings): { traces: DurableTraces; replay: Replay } {
+    const { maxBytes } = options;
     const segmentBytes =
       options.segmentBytes ?? Math.max(2 ** 20, Math.min(64 * 2 ** 20, Math.floor(maxBytes / 16)));
     // What each record says, without its body: the log may be large, the ids are not.

@@ -28,13 +28,18 @@ export interface WrittenFinal {
 /** Durable mode's settings. */
 export interface StorageOptions {
   directory: string;
-  /** Requests are refused (429 / UNAVAILABLE) while the log holds this much (default 1 GiB). */
-  maxBytes?: number;
+  /** Requests are refused (429 / UNAVAILABLE) while the log holds this much (default: config/schema.ts). */
+  maxBytes?: number | undefined;
   /** Size of one segment file (default maxBytes / 16, between 1 and 64 MiB). */
   segmentBytes?: number;
   reports?: DurableReports;
-  /** Conversations remembered as closed over a cap (default 10,000: `conversations.maxConversations`). */
-  maxConversations?: number;
+}
+
+/** Storage options parsed: the defaults filled in, and the conversations remembered as closed over a cap. */
+export interface StorageSettings extends StorageOptions {
+  maxBytes: number;
+  /** `conversations.maxConversations`. */
+  maxConversations: number;
 }
 
 /** A trace the log holds that is not done: to be judged again. */

@@ -21,7 +21,7 @@ import {
 } from 'node:fs';
 import { dirname, join, relative } from 'node:path';
 import { diag } from '@opentelemetry/api';
-import { encodeOtlpJson } from '../cli/promote-fixture.js';
+import { encodeOtlpJson } from '../io/otlp-json-encode.js';
 import type { ConversationEviction } from '../judging/conversation-state.js';
 import type { Report } from '../model/report.js';
 import type { SpanRecord } from '../model/span-record.js';

@@ -19,6 +19,7 @@ import { OTLPTraceExporter as ProtobufTraceExporter } from '@opentelemetry/expor
 import { MeterProvider, type MetricReader, PeriodicExportingMetricReader } from '@opentelemetry/sdk-metrics';
 import type { SpanExporter } from '@opentelemetry/sdk-trace';
 import { globSync } from 'tinyglobby';
+import type { OtlpExporterSettings } from '../config/otel-env.js';
 import { loadScenarios } from '../judging/trace-judge.js';
 import { type Report, scenarioLabel } from '../model/report.js';
 import { parseScenario, type Scenario } from '../scenario/scenario.js';
@@ -116,17 +117,15 @@ export async function startService(config: AdapterConfig, context: ServeContext)
       onJudged: (spans, judgement) => reports.writeTrace(spans, judgement.reports),
       onConversationJudged: (judgement) => reports.writeReports(judgement.reports),
     }),
-    conversations: {
-      idleMs: config.conversations.idleTimeout,
-      maxConversations: config.conversations.maxConversations,
-      maxCalls: config.conversations.maxCalls,
+    conversations: config.conversations,
+    decision: config.decision,
+    limits: {
+      maxTraces: config.limits.maxTraces,
+      maxSpansPerTrace: config.limits.maxSpansPerTrace,
+      maxSpans: config.limits.maxSpans,
+      maxBufferedBytes: config.limits.maxBufferedBytes,
+      maxJudgedTraceIds: config.limits.maxJudgedTraceIds,
     },
-    decision: {
-      waitMs: config.decision.wait,
-      waitAfterRootMs: config.decision.waitAfterRoot,
-      lateWindowMs: config.decision.lateWindow,
-    },
-    limits: config.limits,
     forwardSpans: config.forward.spans,
     losses,
     ...(config.storage && {
@@ -200,24 +199,27 @@ function loadConfiguredScenarios(patterns: readonly string[], baseDir: string): 
   return loadScenarios(files);
 }
 
-function traceExporter(otlp: NonNullable<AdapterConfig['exporters']['otlp']>): SpanExporter {
+function traceExporter(otlp: OtlpExporterSettings): SpanExporter {
   if (otlp.protocol === 'grpc')
-    return new GrpcTraceExporter({ url: otlp.endpoint, metadata: grpcMetadata(otlp.headers) });
-  const options = { url: signalUrl(otlp.endpoint, 'traces'), headers: otlp.headers };
+    return new GrpcTraceExporter({
+      url: otlp.tracesEndpoint ?? otlp.endpoint,
+      metadata: grpcMetadata(otlp.headers),
+    });
+  const options = { url: otlp.tracesEndpoint ?? signalUrl(otlp.endpoint, 'traces'), headers: otlp.headers };
   return otlp.protocol === 'http/json' ? new JsonTraceExporter(options) : new ProtobufTraceExporter(options);
 }
 
 type MetricExporter = ConstructorParameters<typeof PeriodicExportingMetricReader>[0]['exporter'];
 
 /** Metrics go where the spans go, the same way. */
-function metricExporter(otlp: NonNullable<AdapterConfig['exporters']['otlp']>): MetricExporter {
+function metricExporter(otlp: OtlpExporterSettings): MetricExporter {
   // The metric exporters 0.223.0 pin sdk-metrics 2.12.0: the same PushMetricExporter, declared twice.
   if (otlp.protocol === 'grpc')
     return new GrpcMetricExporter({
-      url: otlp.endpoint,
+      url: otlp.metricsEndpoint ?? otlp.endpoint,
       metadata: grpcMetadata(otlp.headers),
     }) as unknown as MetricExporter;
-  const options = { url: signalUrl(otlp.endpoint, 'metrics'), headers: otlp.headers };
+  const options = { url: otlp.metricsEndpoint ?? signalUrl(otlp.endpoint, 'metrics'), headers: otlp.headers };
   return (otlp.protocol === 'http/json'
     ? new JsonMetricExporter(options)
     : new ProtobufMetricExporter(options)) as unknown as MetricExporter;

@@ -16,8 +16,8 @@
  */
 import type { JsonValue } from '../model/json.js';
 import type { JsonObject } from '../scenario/assertions.js';
+import { readPath, splitPath } from '../scenario/json-path.js';
 import { ignorePaths, withoutPaths } from './ignore-paths.js';
-import { readPath, splitPath } from './json-path.js';
 
 /** The value that marks an acceptable-values list as optional (BFCL's convention). */
 export const OPTIONAL_MARK = '';

@@ -1,16 +1,16 @@
 /**
- * `no_unexpected_tool` (seed 001's `allowed_tools`): deny by default. Every call whose tool is
+ * `no_unexpected_tool` (the trajectory-assertion JSON's `allowed_tools`): deny by default. Every call whose tool is
  * not on the list fails the assertion, and the reason names each forbidden tool with its calls.
  */
 import type { ToolCall, Trajectory } from '../model/trajectory.js';
 import { type AssertionOutcome, callIds, capList, failed, passed } from './outcome.js';
 import { toolSet } from './tool-set.js';
 
-/** The seed-001 result name of the allowlist assertion. */
+/** The trajectory-assertion JSON's result name of the allowlist assertion. */
 export const NO_UNEXPECTED_TOOL = 'no_unexpected_tool';
 
 /**
- * Evaluates an allowlist (native `tools.allowed`, seed 001's `allowed_tools`: the reason names
+ * Evaluates an allowlist (native `tools.allowed`, the trajectory-assertion JSON's `allowed_tools`: the reason names
  * neither, as both read it) against the trajectory. An empty list allows no tool at all.
  */
 export function checkAllowedTools(trajectory: Trajectory, allowed: readonly string[]): AssertionOutcome {

@@ -5,8 +5,15 @@
  */
 import type { JsonValue } from '../model/json.js';
 import { type ToolCall, type Trajectory, unreadable } from '../model/trajectory.js';
+import {
+  holdsAt,
+  holdsScalar,
+  jsonValues,
+  type PathHit,
+  readPath,
+  sameValueZero,
+} from '../scenario/json-path.js';
 import type { GroundingRule } from '../scenario/native.js';
-import { holdsAt, holdsScalar, jsonValues, type PathHit, readPath, sameValueZero } from './json-path.js';
 import { deepEqualJson } from './match-args.js';
 import { NO_CALLS } from './rule.js';
 import { callsOfTool } from './trajectory-index.js';

@@ -12,9 +12,9 @@
  */
 import type { JsonValue } from '../model/json.js';
 import { reportedBack, type ToolCall, type Trajectory, unreadable } from '../model/trajectory.js';
+import { type PathHit, readPath } from '../scenario/json-path.js';
 import type { GroundingRule } from '../scenario/native.js';
 import { GroundingSources } from './grounding-sources.js';
-import { type PathHit, readPath } from './json-path.js';
 import { renderValue } from './match-args.js';
 import { callIds, capList, MAX_LISTED, times } from './outcome.js';
 import { fail, pass, type RuleFamily, type RuleResult, undecided } from './rule.js';

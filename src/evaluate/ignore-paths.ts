@@ -6,7 +6,7 @@
  */
 import type { JsonValue } from '../model/json.js';
 import type { JsonObject } from '../scenario/assertions.js';
-import { splitPath } from './json-path.js';
+import { splitPath } from '../scenario/json-path.js';
 
 /** A parsed `ignore` path: its segments. */
 export type IgnorePath = readonly string[];

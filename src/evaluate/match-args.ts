@@ -1,6 +1,6 @@
 /**
  * Argument matching for native `match` specs: `exact`, `superset` (the call has at least these
- * arguments: seed 001's `subset`), `subset` (the call has nothing beyond these), `regex` and
+ * arguments: the trajectory-assertion JSON's `subset`), `subset` (the call has nothing beyond these), `regex` and
  * `schema` (JSON Schema, see json-schema.ts). Each answer is a match, a mismatch that says which
  * key differed and how, or "undecided" when the arguments cannot be judged (not captured,
  * unparsable, too long for the regex cap) - never a guess.
@@ -26,6 +26,7 @@
 import type { JsonValue } from '../model/json.js';
 import type { Captured } from '../model/trajectory.js';
 import type { CompiledRegex, JsonObject } from '../scenario/assertions.js';
+import { validateAgainstSchema } from '../scenario/json-schema.js';
 import type { ArgsMatchSpec } from '../scenario/native.js';
 import {
   type AcceptableResult,
@@ -37,7 +38,6 @@ import {
   withoutAcceptable,
 } from './acceptable-values.js';
 import { ignorePaths, withoutPaths } from './ignore-paths.js';
-import { validateAgainstSchema } from './json-schema.js';
 
 /** The outcome of matching one call's arguments. `detail` is a phrase ready to go in a reason. */
 export type MatchOutcome =

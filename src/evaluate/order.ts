@@ -33,7 +33,7 @@ type BeforeConstraint = NonNullable<OrderSection['before']>[number];
  *   terminal tool, whatever that call's outcome (see {@link checkTerminal}).
  * - `order.together` (dimension order, hard by default), one result `order.together[i]` per
  *   group: tools asked for in one turn (see {@link checkTogether}).
- * - `order.sequence` (dimension order, hard by default), reported as seed 001's `tool_sequence`:
+ * - `order.sequence` (dimension order, hard by default), reported as the trajectory-assertion JSON's `tool_sequence`:
  *   `in_order` is an ordered subsequence, `exact` is exactly these calls one after the other.
  */
 export const orderFamily: RuleFamily<OrderSection> = (trajectory, section, results: RuleResult[] = []) => {

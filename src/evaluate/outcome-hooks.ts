@@ -1,7 +1,7 @@
 /**
  * Outcome hooks, the pure half: a scenario's `outcome` entries become results in the `outcome`
  * dimension, from results the caller has already obtained (by running commands or functions, see
- * `src/cli/outcome-runner.ts`). A trace says what the agent attempted; a hook says what really
+ * `src/run/outcome-runner.ts`). A trace says what the agent attempted; a hook says what really
  * happened (the refund is in the ledger, the email is in the outbox). Nothing here runs anything,
  * so the same hook results always give the same report.
  */

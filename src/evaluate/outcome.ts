@@ -10,7 +10,7 @@ export interface AssertionOutcome {
   calls: readonly ToolCall[];
 }
 
-/** A passed assertion: empty reason, as the seed-001 result shape has it. */
+/** A passed assertion: empty reason, as the trajectory-assertion JSON's result shape has it. */
 export function passed(name: string, calls: readonly ToolCall[] = NO_CALLS): AssertionOutcome {
   return { result: { name, status: 'pass', reason: '' }, calls };
 }

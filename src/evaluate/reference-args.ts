@@ -8,10 +8,10 @@
 import { isJsonObject, type JsonValue } from '../model/json.js';
 import { type Captured, type ToolCall, unreadable } from '../model/trajectory.js';
 import type { JsonObject } from '../scenario/assertions.js';
+import { readPath } from '../scenario/json-path.js';
 import type { ReferenceSection } from '../scenario/native.js';
 import { describeOutcome, outcomeAnswer, requiredCall } from './call-outcome.js';
 import { ignorePaths, withoutPaths } from './ignore-paths.js';
-import { readPath } from './json-path.js';
 import { deepEqualJson, type MatchOutcome, matchArgs, renderValue } from './match-args.js';
 import { capList } from './outcome.js';
 import type { ReferenceCall } from './reference-messages.js';

@@ -128,7 +128,7 @@ export function alwaysHard(result: RuleResult): RuleResult {
 }
 
 /**
- * A rule result from an assertion's result (the seed-001 checks): its fields copied one by one,
+ * A rule result from an assertion's result (the trajectory-assertion checks): its fields copied one by one,
  * as a spread into a literal with more keys is a slow path in V8.
  */
 export function ruleResult(

@@ -6,9 +6,9 @@
  */
 import type { JsonValue } from '../model/json.js';
 import { type ToolCall, type Trajectory, unreadable } from '../model/trajectory.js';
+import { everyValueAt, type PathHit, readPath, scalarKey, walkJson } from '../scenario/json-path.js';
 import type { SafetySection } from '../scenario/native.js';
 import { checkApproval } from './approval.js';
-import { everyValueAt, type PathHit, readPath, scalarKey, walkJson } from './json-path.js';
 import { deepEqualJson, renderValue } from './match-args.js';
 import { callIds, capList } from './outcome.js';
 import { fail, pass, type RuleFamily, type RuleResult, undecided } from './rule.js';

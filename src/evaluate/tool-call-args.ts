@@ -15,7 +15,7 @@ import { callsOfTool } from './trajectory-index.js';
 /** At most this many calls are described in one reason; the rest are counted. */
 const MAX_CALLS_DESCRIBED = 5;
 
-/** The result name: the rule's own, else seed 001's `tool_call_args:<tool>` or `tool_call_args:<tool>#<call>`. */
+/** The result name: the rule's own, else the trajectory-assertion JSON's `tool_call_args:<tool>` or `tool_call_args:<tool>#<call>`. */
 export function toolCallArgsName(assertion: ArgumentRule): string {
   if (assertion.name !== undefined) return assertion.name;
   const base = `tool_call_args:${assertion.tool}`;

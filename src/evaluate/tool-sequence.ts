@@ -1,5 +1,5 @@
 /**
- * `tool_sequence` (seed 001's `expected_tool_sequence`): the steps must appear as an ordered
+ * `tool_sequence` (the trajectory-assertion JSON's `expected_tool_sequence`): the steps must appear as an ordered
  * subsequence on the causal order - step i+1's call happens-after step i's call. Other calls
  * may interleave; calls issued together (one turn, a parallel batch) never satisfy "A then B".
  * The search is in sequence-search.ts; this module judges and explains. The `exact` mode (the
@@ -18,7 +18,7 @@ import { type AssertionOutcome, callIds, capList, failed, passed, times, undecid
 import { type SequenceSearch, searchSequence } from './sequence-search.js';
 import { callsOfTool } from './trajectory-index.js';
 
-/** The seed-001 result name of the sequence assertion. */
+/** The trajectory-assertion JSON's result name of the sequence assertion. */
 export const TOOL_SEQUENCE = 'tool_sequence';
 
 /** Evaluates `expected_tool_sequence` against the trajectory. */
@@ -241,7 +241,7 @@ function unordered(call: ToolCall, alongside: readonly ToolCall[]): string {
 function progressOf(chain: readonly ToolCall[], total: number): string {
   const head = `matched ${chain.length} of ${total} steps`;
   if (chain.length === 0) return head;
-  // Not capped: the chain is at most as long as the steps the scenario wrote, and seed 001's
+  // Not capped: the chain is at most as long as the steps the scenario wrote, and the trajectory-assertion JSON's
   // messages list it whole.
   return `${head}: ${chain.map((call) => `${call.tool} (call ${call.id})`).join(', ')}`;
 }

@@ -3,7 +3,7 @@
  * changes once built, so the index never goes stale.
  *
  * The index of the one trajectory being evaluated is held in a single slot, not a WeakMap: a
- * WeakMap entry keyed by a short-lived object costs about 2 µs (the collector's ephemeron work),
+ * WeakMap entry keyed by a short-lived object costs the collector ephemeron work,
  * more than building the index of a usual trace. `evaluate` lets the slot go when it is done, so
  * no trajectory outlives its evaluation here.
  */

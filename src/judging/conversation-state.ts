@@ -5,6 +5,7 @@
  * caller owns the clock: it passes `now` in, so the state is replayable in tests.
  */
 
+import { defaultConversationLimits } from '../config/options.js';
 import type { JsonValue } from '../model/json.js';
 import type { Captured } from '../model/trajectory.js';
 import { type ToolCall, Trajectory, type Turn } from '../model/trajectory.js';
@@ -19,12 +20,8 @@ export interface ConversationLimits {
   maxCalls: number;
 }
 
-/** The caps when none are given: serve's `conversations` defaults. */
-export const CONVERSATION_DEFAULTS: ConversationLimits = {
-  idleMs: 5 * 60_000,
-  maxConversations: 10_000,
-  maxCalls: 100_000,
-};
+/** The caps when none are given, from the one schema of options (config/schema.ts). */
+export const CONVERSATION_DEFAULTS: ConversationLimits = defaultConversationLimits();
 
 /** Why a conversation was let go before it went idle. */
 export type ConversationEviction = 'max_conversations' | 'max_calls' | 'shutdown';

@@ -9,11 +9,12 @@ import { randomFillSync } from 'node:crypto';
 import { type Attributes, type HrTime, SpanKind, SpanStatusCode, TraceFlags } from '@opentelemetry/api';
 import type { ReadableSpan } from '@opentelemetry/sdk-trace';
 import { scenarioLabel } from '../model/report.js';
+import { TOOLPATH_VERSION } from '../model/version.js';
 import { EVALUATION_SPAN_NAME, type EvaluationEvent } from './evaluation-events.js';
 import type { Judgement } from './trace-judge.js';
 
 /** The instrumentation scope of everything toolpath emits. */
-export const TOOLPATH_SCOPE = { name: 'toolpath', version: '0.1.0' } as const;
+export const TOOLPATH_SCOPE = { name: 'toolpath', version: TOOLPATH_VERSION } as const;
 
 /** What an evaluation span is made of. */
 export interface EvaluationSpanInput {

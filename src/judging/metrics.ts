@@ -12,6 +12,7 @@ import {
   metrics,
 } from '@opentelemetry/api';
 import type { Report } from '../model/report.js';
+import { TOOLPATH_VERSION } from '../model/version.js';
 import type { DropReason } from './trace-buffer.js';
 
 /** What a front door holds, for the buffer gauges. */
@@ -36,7 +37,7 @@ export class ToolpathMetrics {
   private readonly conversationsEvicted: Counter;
 
   constructor(meterProvider: MeterProvider = metrics.getMeterProvider()) {
-    const meter = meterProvider.getMeter('toolpath', '0.1.0');
+    const meter = meterProvider.getMeter('toolpath', TOOLPATH_VERSION);
     this.meter = meter;
     this.evaluations = meter.createCounter('toolpath.evaluations', {
       description: 'Trajectories evaluated, by scenario and verdict.',

@@ -84,7 +84,7 @@ export class Redactor {
   /**
    * Every scenario's report on one trajectory redacts the same values: collect them once. One
    * slot, not a WeakMap keyed by trajectory (an entry keyed by a short-lived object costs the
-   * collector about 2 µs); {@link release} lets it go.
+   * collector more than the lookup saves); {@link release} lets it go.
    */
   private collected: { trajectory: Trajectory; values: CapturedValues } | undefined;
 

@@ -161,7 +161,7 @@ export function stamped(span: ReadableSpan, decision: SamplingDecision): Readabl
 
 /**
  * `{ ...base, ...extra }`, made with Object.assign: a spread followed by new keys is a slow path
- * in V8 (about 2 µs a span), Object.assign is not. Assigning an own `__proto__` key would set
+ * in V8, Object.assign is not. Assigning an own `__proto__` key would set
  * the prototype instead, so attributes that have one take the spread.
  */
 function withAttributes(base: Attributes, extra: Attributes): Attributes {

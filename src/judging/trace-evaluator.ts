@@ -12,18 +12,19 @@ import type { Report } from '../model/report.js';
 import type { SpanRecord } from '../model/span-record.js';
 import type { AgentRun, ToolCall, Trajectory } from '../model/trajectory.js';
 import { normalizeTrace } from '../normalizers/normalize.js';
-import { loadScenarioFileSync, parseScenario, type Scenario } from '../scenario/scenario.js';
+import {
+  loadScenarioFileSync,
+  parseScenario,
+  type Scenario,
+  type ScenarioInput,
+} from '../scenario/scenario.js';
 import { ConversationJudge, type ConversationJudgement, conversationLimits } from './conversation-judge.js';
 import type { ConversationLimits } from './conversation-state.js';
 import { type EvaluationEvent, reportEvents } from './evaluation-events.js';
 import { type RedactionSetting, Redactor } from './redact.js';
 import { RiskSampler, type SamplingDecision, type SamplingOptions } from './risk-sampler.js';
 
-/**
- * A scenario as the options take it: a loaded {@link Scenario}, a file path (JSON or YAML), or
- * a scenario document as an object (native or a compatibility format).
- */
-export type ScenarioInput = Scenario | string | Record<string, unknown>;
+export type { ScenarioInput } from '../scenario/scenario.js';
 
 /** What the evaluator needs: all plain data, so a worker can be given it too. */
 export interface EvaluatorOptions {

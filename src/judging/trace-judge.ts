@@ -9,6 +9,7 @@ import type { Logger, LoggerProvider } from '@opentelemetry/api-logs';
 import type { Report } from '../model/report.js';
 import type { SpanRecord } from '../model/span-record.js';
 import type { Trajectory } from '../model/trajectory.js';
+import { TOOLPATH_VERSION } from '../model/version.js';
 import type { Scenario } from '../scenario/scenario.js';
 import type { ConversationJudge, ConversationJudgement } from './conversation-judge.js';
 import { EVALUATION_RESULT_EVENT, type EvaluationEvent } from './evaluation-events.js';
@@ -33,8 +34,12 @@ export type EvaluationLoggerProvider = LoggerProvider;
 
 /** Where a judgement's effects go in the app. */
 export interface SinkOptions {
-  /** Called with each (redacted) report. Errors it throws go to `diag`. */
-  onReport?: (report: Report, trajectory: Trajectory) => void;
+  /**
+   * Called with each (redacted) report and the trajectory it judged: `undefined` for a
+   * conversation's final report (judged over several traces) and for a trace no convention
+   * claimed. Errors it throws go to `diag`.
+   */
+  onReport?: (report: Report, trajectory: Trajectory | undefined) => void;
   /** Where toolpath's metrics go; default: the global MeterProvider. */
   meterProvider?: MeterProvider;
   /** When given, each report is also a `gen_ai.evaluation.result` log record. */
@@ -51,7 +56,7 @@ export class JudgementSinks {
 
   constructor(private readonly options: SinkOptions) {
     this.metrics = new ToolpathMetrics(options.meterProvider);
-    this.logger = options.loggerProvider?.getLogger('toolpath', '0.1.0');
+    this.logger = options.loggerProvider?.getLogger('toolpath', TOOLPATH_VERSION);
   }
 
   /** Records one judgement of trace `traceId`. Never throws. */
@@ -63,7 +68,7 @@ export class JudgementSinks {
       if (!this.options.onReport) continue;
       try {
         // Judged on a worker, there is no trajectory here: such options take `(report) => void`.
-        this.options.onReport(report, judgement.trajectory as Trajectory);
+        this.options.onReport(report, judgement.trajectory);
       } catch (error) {
         this.fail({ stage: 'on_report', message: 'toolpath: onReport threw', error });
       }
@@ -110,7 +115,8 @@ export class JudgementSinks {
       if (!this.options.onReport) continue;
       try {
         // The joined trajectory is not kept past its judgement: such calls get the report alone.
-        this.options.onReport(report, undefined as unknown as Trajectory);
+        // A conversation's final report is judged over several traces: no one trajectory.
+        this.options.onReport(report, undefined);
       } catch (error) {
         this.fail({ stage: 'on_report', message: 'toolpath: onReport threw', error });
       }

@@ -4,7 +4,7 @@
  */
 import { readFileSync } from 'node:fs';
 
-/** `0.1.0`; `unknown` if the package's manifest cannot be read (a bundler left it behind). */
+/** The package's `version`; `unknown` if the package's manifest cannot be read (a bundler left it behind). */
 export const TOOLPATH_VERSION: string = readVersion();
 
 function readVersion(): string {

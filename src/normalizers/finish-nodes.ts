@@ -1,7 +1,7 @@
 /**
  * The assembled nodes finished into the model's objects: ToolCall, Turn, AgentRun and the
  * trajectory's root. Built field by field in their usual key order (spreading optional fields
- * into a literal is ten times slower in V8, and these are built for every call, turn and run).
+ * into a literal takes a slow path in V8, and these are built for every call, turn and run).
  */
 import type { SpanRecord } from '../model/span-record.js';
 import type { AgentRun, ToolCall, TrajectoryRoot, Turn } from '../model/trajectory.js';

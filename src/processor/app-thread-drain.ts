@@ -31,7 +31,7 @@ export class AppThreadDrain implements TraceDrain {
 
   /** Throws a ScenarioError when a scenario cannot be loaded. */
   constructor(
-    options: JudgeOptions & { conversations: ConversationLimits },
+    options: Omit<JudgeOptions, 'conversations'> & { conversations: ConversationLimits | false },
     private readonly waiting: WaitingTraces<ReadableSpan, Buffered>,
     private readonly output: SpanOutlet,
   ) {

@@ -8,9 +8,9 @@
 import { randomBytes } from 'node:crypto';
 import { Worker } from 'node:worker_threads';
 import { diag } from '@opentelemetry/api';
+import { parseProcessorOptions } from '../config/options.js';
 import type { ConversationJudgement } from '../judging/conversation-judge.js';
 import { type EvaluatorOptions, isLoadedScenario, type Judgement } from '../judging/trace-evaluator.js';
-import { DEFAULTS } from './processor-options.js';
 import type { SpanPack } from './span-pack.js';
 
 /** A worker that dies this many times in a row without answering is not started again. */
@@ -103,13 +103,13 @@ export class WorkerJudge {
   restarts = 0;
 
   /**
-   * `batchTimeoutMs`: the processor's `limits.workerTimeoutMs`, counted from when the worker was
+   * `batchTimeoutMs`: the processor's `limits.workerTimeout`, counted from when the worker was
    * ready. `onExit` is told when a worker dies (not when `terminate` stops it), before the batches
    * it had are answered: whatever it kept between batches (conversations) is gone with it.
    */
   constructor(
     private readonly options: EvaluatorOptions,
-    private readonly batchTimeoutMs: number = DEFAULTS.workerTimeoutMs,
+    private readonly batchTimeoutMs: number = parseProcessorOptions({}).limits.workerTimeout,
     private readonly onExit?: (error: Error) => void,
   ) {
     this.worker = this.start();

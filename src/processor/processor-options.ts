@@ -1,77 +1,27 @@
 /** The processor's options, caps and statistics, with their defaults. */
 import type { SpanProcessor } from '@opentelemetry/sdk-trace';
-import { defaultMaxBufferedBytes } from '../judging/held-bytes.js';
+import type { ConversationOptions, ProcessorLimits } from '../config/options.js';
 import type { TraceBuffer } from '../judging/trace-buffer.js';
 import type { JudgeOptions } from '../judging/trace-judge.js';
 import type { Report } from '../model/report.js';
 
-/** Caps and waits of the processor. */
-export interface ProcessorLimits {
-  /** Agent traces buffered at once (default 1,000); when full the oldest goes on unjudged (counted `evicted`). */
-  maxTraces?: number;
-  /** Spans buffered per trace (default 10,000); the rest pass straight on and the trace is judged as incomplete. */
-  maxSpansPerTrace?: number;
-  /**
-   * Spans buffered in all, waiting traces included (default 100,000: 100 to 200 MB of SDK spans,
-   * depending on their attributes); the oldest traces make room.
-   */
-  maxSpans?: number;
-  /**
-   * The heap the buffered spans hold, as estimated by held-bytes.ts (default 256 MiB, or a quarter
-   * of the V8 heap limit when that is less; at least 1, Infinity for none). Agent spans carry whole
-   * chat histories, so a count of spans does not bound memory: past it, the oldest other traces go
-   * on unjudged (counted `evicted`); when that cannot make room (a span larger than the cap, or
-   * traces waiting to be judged holding it), the span goes straight on (counted `buffer_full`, its
-   * trace judged as incomplete). Late spans of traces waiting to be judged are counted, not capped.
-   */
-  maxBufferedBytes?: number;
-  /** Traces without agent spans followed for completion at once (default 100,000; tiny each). */
-  maxOpenTraces?: number;
-  /** A trace still open this long after its first span (default 300,000 ms) is judged as incomplete. */
-  traceTimeoutMs?: number;
-  /**
-   * A trace of at most this many spans (default 256) is judged in `onEnding` of its local root,
-   * so its events go onto that span; larger ones are judged after span end, off the app's path.
-   * Not with `worker: true`: a worker's judgement always comes back after the root has ended.
-   */
-  inlineMaxSpans?: number;
-  /**
-   * How long a judged trace's id is remembered (default 600,000 ms), so spans of it that start or
-   * end after its judgement follow its decision instead of starting a trace judged again.
-   */
-  lateWindowMs?: number;
-  /**
-   * Judged trace ids remembered at once (default 1,000,000, about 80 bytes each; a quiet app holds
-   * few): past it the oldest are forgotten before `lateWindowMs` (counted in `stats()`).
-   */
-  maxJudgedTraceIds?: number;
-  /** @deprecated The old name of `maxJudgedTraceIds`, which it sets when that is not given. */
-  decisionCacheSize?: number;
-  /**
-   * With `worker: true`: a batch of traces the worker keeps longer than this (default 60,000 ms)
-   * stops it; those traces go on unjudged, counted, and a new worker takes the next ones.
-   */
-  workerTimeoutMs?: number;
-  /**
-   * A conversation (`scope: conversation` scenarios) with no new trace for this long (default
-   * 300,000 ms) is judged final, on its latest trace's evaluation span, and let go. Until then it
-   * is judged provisionally after each trace (`final: false`).
-   */
-  conversationIdleMs?: number;
-  /** Conversations held at once (default 10,000); past it the one idle longest is judged final early (counted). */
-  maxConversations?: number;
-  /**
-   * Calls held per conversation (default 100,000); a trace that would pass it has the conversation
-   * judged final first (counted), and what follows is judged without the traces let go (inconclusive).
-   */
-  maxConversationCalls?: number;
-}
+export type { ProcessorLimits } from '../config/options.js';
 
 /** What both ways of judging take. */
-interface CommonOptions extends Omit<JudgeOptions, 'scenarios' | 'onReport'> {
+interface CommonOptions extends Omit<JudgeOptions, 'scenarios' | 'onReport' | 'conversations'> {
   /** The processor toolpath wraps and forwards kept spans to (e.g. a BatchSpanProcessor). */
   export?: SpanProcessor;
+  /**
+   * Caps and waits, parsed through config/schema.ts (names and defaults: docs/reference.md);
+   * durations in milliseconds or as text (`5m`). A bad one throws a ConfigError naming it.
+   */
   limits?: ProcessorLimits;
+  /**
+   * Conversation state for `scope: conversation` scenarios (`idleTimeout`, `maxConversations`,
+   * `maxCalls`), or `false` to keep none: such scenarios are then judged on each trace alone,
+   * inconclusive where the trace carries a conversation id.
+   */
+  conversations?: ConversationOptions | false;
 }
 
 /** Judging on the app's thread (the default): findings go onto the local root span when it is the evaluated one. */
@@ -125,33 +75,4 @@ export interface ProcessorStats {
   /** Judged trace ids forgotten before `lateWindowMs` to stay under `maxJudgedTraceIds`. */
   decisionsForgottenEarly: number;
   dropped: ReturnType<TraceBuffer<unknown>['droppedCounts']>;
-}
-
-/** The caps when none are given. */
-export const DEFAULTS = {
-  maxTraces: 1_000,
-  maxSpansPerTrace: 10_000,
-  maxSpans: 100_000,
-  maxBufferedBytes: defaultMaxBufferedBytes(256 * 2 ** 20, 1 / 4),
-  maxOpenTraces: 100_000,
-  traceTimeoutMs: 300_000,
-  inlineMaxSpans: 256,
-  lateWindowMs: 600_000,
-  maxJudgedTraceIds: 1_000_000,
-  workerTimeoutMs: 60_000,
-  conversationIdleMs: 300_000,
-  maxConversations: 10_000,
-  maxConversationCalls: 100_000,
-} as const;
-
-/** The limits given, with the defaults for those not given. */
-export function withDefaults(
-  limits: ProcessorLimits = {},
-): Required<Omit<ProcessorLimits, 'decisionCacheSize'>> {
-  const given = Object.entries(limits).filter(
-    ([key, value]) => value !== undefined && key !== 'decisionCacheSize',
-  );
-  const maxJudgedTraceIds =
-    limits.maxJudgedTraceIds ?? limits.decisionCacheSize ?? DEFAULTS.maxJudgedTraceIds;
-  return { ...DEFAULTS, ...Object.fromEntries(given), maxJudgedTraceIds };
 }

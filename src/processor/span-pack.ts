@@ -1,7 +1,7 @@
 /**
  * SDK spans packed for a worker thread: the strings of a batch of traces in one list, everything
  * else (lengths, tags, numbers, times) on a tape of doubles. Posting spans as objects costs the
- * app's thread a structured clone of the whole graph (about 50 µs for an 11-span agent
+ * app's thread a structured clone of the whole graph (docs/performance.md: more, for an agent
  * conversation, more than making the records); posting a list of strings and one transferred
  * buffer costs a copy of the text. The worker unpacks the SpanRecords `fromReadableSpan` would
  * have made, value for value. A long attribute string that extends an earlier one of the batch
@@ -83,7 +83,7 @@ class Packer {
 
   done(): SpanPack {
     // The strings go as they are: joining them into one text for the post costs the app's thread
-    // a copy more than the structured clone of the list does (about 15 µs of 50 per agent trace).
+    // a copy more than the structured clone of the list does (docs/performance.md).
     return { texts: this.texts, tape: this.tape.slice(0, this.length) };
   }
 

@@ -1,10 +1,3 @@
-/**
- * Where the processor's waiting traces are judged: on the app's thread (app-thread-drain.ts) or
- * on a worker thread (worker-drain.ts). Either takes traces from `waiting`, records each
- * judgement in its sinks and hands the trace to the {@link SpanOutlet}; either keeps the
- * conversation state of `scope: conversation` scenarios where it judges.
- */
-import type { ConversationLimits } from '../judging/conversation-state.js';
 import type { JudgementSinks } from '../judging/trace-judge.js';
 
 /** See the module comment. None of its methods throws. */
@@ -27,17 +20,4 @@ export interface TraceDrain {
   sweep(now: number): void;
   /** At shutdown, after `drainAll`: every conversation judged final (`shutdown`), then the worker stopped. */
   close(): Promise<void>;
-}
-
-/** The processor's conversation caps, as the judging core takes them. */
-export function conversationLimitsOf(limits: {
-  conversationIdleMs: number;
-  maxConversations: number;
-  maxConversationCalls: number;
-}): ConversationLimits {
-  return {
-    idleMs: limits.conversationIdleMs,
-    maxConversations: limits.maxConversations,
-    maxCalls: limits.maxConversationCalls,
-  };
 }

@@ -8,6 +8,7 @@
  */
 import { type Context, diag } from '@opentelemetry/api';
 import type { ReadableSpan, Span, SpanProcessor } from '@opentelemetry/sdk-trace';
+import { conversationLimitsOf, type ProcessorSettings, parseProcessorOptions } from '../config/options.js';
 import { DecisionCache } from '../judging/decision-cache.js';
 import { HeldBytes, heldBytes } from '../judging/held-bytes.js';
 import { TraceBuffer } from '../judging/trace-buffer.js';
@@ -17,16 +18,15 @@ import { warnOfSecondApiCopy } from './api-copies.js';
 import { AppThreadDrain } from './app-thread-drain.js';
 import { type Buffered, isAgentSpan, isLocalRoot, type LiveTrace } from './live-trace.js';
 import { type OpenTrace, OpenTraces } from './open-traces.js';
-import {
-  type AppThreadOptions,
-  type ProcessorStats,
-  type TrajectoryProcessorOptions,
-  type WorkerOptions,
-  withDefaults,
+import type {
+  AppThreadOptions,
+  ProcessorStats,
+  TrajectoryProcessorOptions,
+  WorkerOptions,
 } from './processor-options.js';
 import { fromEndingSpan, fromReadableSpan } from './readable-span.js';
 import { SpanOutlet } from './span-outlet.js';
-import { conversationLimitsOf, type TraceDrain } from './trace-drain.js';
+import type { TraceDrain } from './trace-drain.js';
 import { WorkerDrain } from './worker-drain.js';
 
 export type {
@@ -66,7 +66,7 @@ export class TrajectoryProcessor implements SpanProcessor {
   private readonly sinks: JudgementSinks;
   private readonly output: SpanOutlet;
   private readonly next?: SpanProcessor;
-  private readonly limits: ReturnType<typeof withDefaults>;
+  private readonly limits: ProcessorSettings['limits'];
   private readonly openTraces: OpenTraces;
   private readonly buffer: TraceBuffer<ReadableSpan, LiveTrace>;
   private readonly waiting = new WaitingTraces<ReadableSpan, Buffered>();
@@ -79,17 +79,23 @@ export class TrajectoryProcessor implements SpanProcessor {
   /** Whether the process's OpenTelemetry registry was compared with toolpath's API copy (api-copies.ts). */
   private apiCopiesChecked: boolean;
 
-  /** Throws a ScenarioError when a scenario cannot be loaded: a setup mistake, shown at once. */
+  /**
+   * Throws a ConfigError for a bad option and a ScenarioError when a scenario cannot be loaded:
+   * setup mistakes, shown at once.
+   */
   constructor(options: AppThreadOptions);
   constructor(options: WorkerOptions);
   constructor(options: TrajectoryProcessorOptions);
   constructor(options: TrajectoryProcessorOptions) {
-    this.limits = withDefaults(options.limits);
+    const settings = parseProcessorOptions(options);
+    this.limits = settings.limits;
+    const conversations =
+      settings.conversations === false ? false : conversationLimitsOf(settings.conversations);
     this.held = new HeldBytes(this.limits.maxBufferedBytes);
     this.next = options.export;
     this.decisions = new DecisionCache({
       capacity: this.limits.maxJudgedTraceIds,
-      windowMs: this.limits.lateWindowMs,
+      windowMs: this.limits.lateWindow,
     });
     this.output = new SpanOutlet({
       next: this.next,
@@ -97,12 +103,11 @@ export class TrajectoryProcessor implements SpanProcessor {
       held: this.held,
       stampSampling: options.sampling !== undefined,
       count: (reason, count) => this.buffer.count(reason, count),
-      maxConversations: this.limits.maxConversations,
+      maxConversations: conversations === false ? 1 : conversations.maxConversations,
     });
-    const conversations = conversationLimitsOf(this.limits);
     if (options.worker) {
-      const { workerTimeoutMs } = this.limits;
-      this.drain = new WorkerDrain({ ...options, conversations }, this.waiting, this.output, workerTimeoutMs);
+      const { workerTimeout } = this.limits;
+      this.drain = new WorkerDrain({ ...options, conversations }, this.waiting, this.output, workerTimeout);
     } else {
       this.appThread = new AppThreadDrain({ ...options, conversations }, this.waiting, this.output);
       this.drain = this.appThread;
@@ -130,7 +135,7 @@ export class TrajectoryProcessor implements SpanProcessor {
     }));
     this.sweepTimer = setInterval(
       () => this.sweep(),
-      Math.min(this.limits.traceTimeoutMs, this.limits.conversationIdleMs, 1_000),
+      Math.min(this.limits.traceTimeout, conversations === false ? 1_000 : conversations.idleMs, 1_000),
     );
     this.sweepTimer.unref?.();
     // The app's provider is usually registered after the processor is made: looked at again at the first span.
@@ -360,9 +365,9 @@ export class TrajectoryProcessor implements SpanProcessor {
     if (this.closed) return;
     try {
       const now = performance.now();
-      for (const trace of this.buffer.takeDue(now, this.limits.traceTimeoutMs))
+      for (const trace of this.buffer.takeDue(now, this.limits.traceTimeout))
         this.closeIncomplete(trace, 'timeout');
-      this.openTraces.forgetOlderThan(now, this.limits.traceTimeoutMs);
+      this.openTraces.forgetOlderThan(now, this.limits.traceTimeout);
       this.decisions.expire(now);
       this.drain.sweep(now);
     } catch (error) {

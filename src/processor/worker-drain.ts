@@ -47,16 +47,18 @@ export class WorkerDrain implements TraceDrain {
    * sampling ratio): one is made here first, so a setup mistake shows at setup.
    */
   constructor(
-    options: EvaluatorOptions & SinkOptions & { conversations: ConversationLimits },
+    options: Omit<EvaluatorOptions, 'conversations'> &
+      SinkOptions & { conversations: ConversationLimits | false },
     private readonly waiting: WaitingTraces<ReadableSpan, Buffered>,
     private readonly output: SpanOutlet,
     timeoutMs: number,
   ) {
     const evaluatorOptions = workerEvaluatorOptions(options);
     const check = new TraceEvaluator(evaluatorOptions);
-    this.conversations = check.conversations
-      ? new WorkerConversations(options.conversations.maxConversations)
-      : undefined;
+    this.conversations =
+      check.conversations && options.conversations !== false
+        ? new WorkerConversations(options.conversations.maxConversations)
+        : undefined;
     this.sinks = new JudgementSinks(options);
     this.worker = new WorkerJudge(evaluatorOptions, timeoutMs, () => this.exited());
   }

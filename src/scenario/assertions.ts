@@ -1,5 +1,5 @@
 /**
- * The assertion JSON of seed 001 (`tool_call_args`, `expected_tool_sequence`, `allowed_tools`,
+ * The trajectory-assertion JSON (`tool_call_args`, `expected_tool_sequence`, `allowed_tools`,
  * `expected_tool_calls`), accepted verbatim. This schema is the single source of the types:
  * every type below is inferred from it. Regex patterns are compiled here, at load time, on
  * RE2 (re2js), so a scenario that would need a backtracking engine never loads.
@@ -228,7 +228,7 @@ const regexMatchSchema = z
     return { ...match, regex: compiled.regex };
   });
 
-/** How a call's arguments must look: `exact`, `subset` or `regex` (seed 001's `match`). */
+/** How a call's arguments must look: `exact`, `subset` or `regex` (the trajectory-assertion JSON's `match`). */
 export const argsMatchSchema = z.discriminatedUnion('mode', [
   exactMatchSchema,
   subsetMatchSchema,
@@ -268,7 +268,7 @@ const expectedToolCallSchema = z.union([
     .transform((entry) => entry.tool ?? entry.name ?? ''),
 ]);
 
-/** The four assertion families of seed 001. Each is optional; an omitted one checks nothing. */
+/** The four assertion families of the trajectory-assertion JSON. Each is optional; an omitted one checks nothing. */
 export const assertionSetSchema = z.strictObject({
   tool_call_args: z
     .array(toolCallArgsSchema)
@@ -292,7 +292,7 @@ export const assertionSetSchema = z.strictObject({
     .optional(),
 });
 
-/** A whole scenario document in the seed-001 format: the assertions plus who the scenario is. */
+/** A whole scenario document in the trajectory-assertion JSON: the assertions plus who the scenario is. */
 export const scenarioDocumentSchema = assertionSetSchema.extend({
   min_pass_rate: passRateSchema.optional().meta({
     description:

@@ -37,7 +37,11 @@ function formatIssue(issue: Issue, base: Path, document: unknown, root: z.ZodTyp
       }
       // A union (expected_tool_calls entries): report the branch whose type fits the value.
       const fitting = issue.errors.filter(
-        (branch) => !branch.some((inner) => inner.code === 'invalid_type' && inner.path.length === 0),
+        (branch) =>
+          !branch.some(
+            (inner) =>
+              (inner.code === 'invalid_type' || inner.code === 'invalid_value') && inner.path.length === 0,
+          ),
       );
       const [only] = fitting;
       if (fitting.length === 1 && only)

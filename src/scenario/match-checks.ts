@@ -3,8 +3,8 @@
  * transform): a misused `oneOf` never loads, so evaluation never meets one.
  */
 import type { z } from 'zod';
-import { readPath, splitPath } from '../evaluate/json-path.js';
 import type { JsonObject } from './assertions.js';
+import { readPath, splitPath } from './json-path.js';
 
 /**
  * Whether `oneOf` can be used as written: in a mode that compares arguments, on paths without `*`

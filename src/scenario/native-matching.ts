@@ -4,12 +4,12 @@
  * scenario applies to. The rule sections (native.ts) are built from these.
  *
  * Argument modes are read from the actual call's side everywhere: `superset` = the call has at
- * least these arguments (seed 001's `subset`), `subset` = the call has nothing beyond these, as
+ * least these arguments (the trajectory-assertion JSON's `subset`), `subset` = the call has nothing beyond these, as
  * LangChain agentevals defines them for reference trajectories.
  */
 import { z } from 'zod';
-import { compileArgsSchema } from '../evaluate/json-schema.js';
 import { argsSchema, type CompiledRegex, compileRegex, toolName } from './assertions.js';
+import { compileArgsSchema } from './json-schema.js';
 import { acceptableValuesFit } from './match-checks.js';
 
 /** A tool, or a set of tools any one of which satisfies the constraint. */

@@ -49,7 +49,7 @@ export const gateSchema = z
   .strictObject({
     minPassRate: passRateSchema.optional().meta({
       description:
-        "The share of evaluations (traces, or dataset rows' trials) that must pass, 0 to 1; inconclusive counts as not passed. Seed 001's min_pass_rate.",
+        "The share of evaluations (traces, or dataset rows' trials) that must pass, 0 to 1; inconclusive counts as not passed. The trajectory-assertion JSON's min_pass_rate.",
     }),
     passK: z
       .strictObject({

@@ -1,5 +1,5 @@
 /**
- * Loading a scenario: JSON or YAML text -> the native schema (or seed 001's or seed 000's, read
+ * Loading a scenario: JSON or YAML text -> the native schema (or the trajectory-assertion JSON's or the scenario object's, read
  * into the native form) -> a {@link Scenario}. Every way a
  * file can be wrong ends in one {@link ScenarioError} whose message says which file, where in
  * it, what was expected and what was there, so a user can fix it without reading this code.
@@ -10,9 +10,8 @@ import { createRequire } from 'node:module';
 import { basename, extname } from 'node:path';
 import { z } from 'zod';
 import type { Severity } from '../model/report.js';
+import { ASSERTION_JSON_KEYS, assertionJsonRules } from './assertion-json.js';
 import { scenarioDocumentSchema } from './assertions.js';
-import { SEED_000_KEYS, seed000DocumentSchema, seed000Rules } from './compat-seed-000.js';
-import { SEED_001_KEYS, seed001Rules } from './compat-seed-001.js';
 import { formatIssues } from './issue-messages.js';
 import {
   type AppliesTo,
@@ -23,6 +22,7 @@ import {
   type Scope,
 } from './native.js';
 import { describeReadError } from './read-error.js';
+import { SCENARIO_OBJECT_KEYS, scenarioObjectRules, scenarioObjectSchema } from './scenario-object.js';
 import { describeYamlError } from './yaml-errors.js';
 
 export { suggestion } from './suggestion.js';
@@ -37,7 +37,7 @@ export interface Scenario {
   appliesTo?: AppliesTo;
   /**
    * `conversation`: judged on every trace carrying the trace's conversation id, joined (native
-   * `scope: conversation`, and every seed-001 assertion file, whose grader runs over a
+   * `scope: conversation`, and every trajectory-assertion JSON file, whose grader runs over a
    * conversation's cumulative calls). Absent: each trace on its own.
    */
   scope?: Exclude<Scope, 'trace'>;
@@ -46,11 +46,17 @@ export interface Scenario {
   /** The rule sections, in the native form whatever format the file was in; regexes compiled. */
   rules: Rules;
   /**
-   * The run gate (native `gate`, seed 001's `min_pass_rate`): what a run must reach. Absent:
+   * The run gate (native `gate`, the trajectory-assertion JSON's `min_pass_rate`): what a run must reach. Absent:
    * every evaluation must pass.
    */
   gate?: Gate;
 }
+
+/**
+ * A scenario as the entry points take it: a loaded {@link Scenario}, a file path (JSON or YAML),
+ * or a scenario document as an object (native or a compatible format).
+ */
+export type ScenarioInput = Scenario | string | Readonly<Record<string, unknown>>;
 
 /** A scenario that cannot be loaded. `problems` holds one line per thing wrong, without the file prefix. */
 export class ScenarioError extends Error {
@@ -69,15 +75,15 @@ const RULE_SECTIONS = Object.keys(rulesSchema.shape);
 
 /**
  * Validates an already-parsed document (e.g. from JSON.parse) as a scenario: the native format,
- * seed 001's assertion JSON or seed 000's `Scenario` object, each read verbatim into the native
+ * the trajectory-assertion JSON or the scenario object (camelCase, as a TypeScript `Scenario` literal), each read verbatim into the native
  * rules. The format is told by the top-level keys; a document mixing formats is rejected with
  * the keys of each. `source` names it in messages, and gives the id when the document has none
  * (its base name without extension).
  */
 export function parseScenario(value: unknown, source: string): Scenario {
   const format = detectFormat(value, source);
-  if (format === 'seed-001') return fromSeed001(value as Record<string, unknown>, source);
-  if (format === 'seed-000') return fromSeed000(value as Record<string, unknown>, source);
+  if (format === 'assertion-json') return fromAssertionJson(value as Record<string, unknown>, source);
+  if (format === 'scenario-object') return fromScenarioObject(value as Record<string, unknown>, source);
   const parsed = nativeScenarioSchema.safeParse(value);
   if (!parsed.success)
     throw new ScenarioError(source, formatIssues(parsed.error.issues, value, rootForSuggestions));
@@ -112,18 +118,18 @@ export function parseScenario(value: unknown, source: string): Scenario {
 /** The keys that mark each format; `id`, `version` and `description` are shared by all three. */
 const FORMAT_KEYS = {
   native: [...RULE_SECTIONS, 'appliesTo', 'severity', 'gate', 'scope'],
-  'seed-001': [...SEED_001_KEYS, 'min_pass_rate'],
-  'seed-000': SEED_000_KEYS,
+  'assertion-json': [...ASSERTION_JSON_KEYS, 'min_pass_rate'],
+  'scenario-object': SCENARIO_OBJECT_KEYS,
 } as const;
 type Format = keyof typeof FORMAT_KEYS;
 const FORMAT_NAMES: Readonly<Record<Format, string>> = {
   native: 'native',
-  'seed-001': 'seed 001 (assertion JSON)',
-  'seed-000': 'seed 000 (Scenario object)',
+  'assertion-json': 'trajectory-assertion JSON',
+  'scenario-object': 'scenario object',
 };
 
 /**
- * The format the top-level keys mark: seed 001's snake_case assertion keys, seed 000's camelCase
+ * The format the top-level keys mark: the trajectory-assertion JSON's snake_case keys, the scenario object's camelCase
  * keys, else native (whose own schema then reports anything unknown). Keys of two formats in one
  * document are an error naming them: half of it would otherwise be silently ignored or misread.
  */
@@ -143,17 +149,17 @@ function detectFormat(value: unknown, source: string): Format {
   return marked[0]?.format ?? 'native';
 }
 
-function fromSeed000(value: Record<string, unknown>, source: string): Scenario {
-  const parsed = seed000DocumentSchema.safeParse(value);
+function fromScenarioObject(value: Record<string, unknown>, source: string): Scenario {
+  const parsed = scenarioObjectSchema.safeParse(value);
   if (!parsed.success)
-    throw new ScenarioError(source, formatIssues(parsed.error.issues, value, seed000DocumentSchema));
+    throw new ScenarioError(source, formatIssues(parsed.error.issues, value, scenarioObjectSchema));
   const { id, version, description, ...document } = parsed.data;
-  const { rules, severity, problems } = seed000Rules(document);
+  const { rules, severity, problems } = scenarioObjectRules(document);
   if (problems.length > 0) throw new ScenarioError(source, problems);
   if (Object.keys(rules).length === 0) {
-    const given = SEED_000_KEYS.filter((key) => Object.hasOwn(document, key));
+    const given = SCENARIO_OBJECT_KEYS.filter((key) => Object.hasOwn(document, key));
     throw new ScenarioError(source, [
-      `no rules: expected at least one of ${SEED_000_KEYS.join(', ')} with something to check; got only ${given.map((key) => `empty ${key}`).join(', ')}`,
+      `no rules: expected at least one of ${SCENARIO_OBJECT_KEYS.join(', ')} with something to check; got only ${given.map((key) => `empty ${key}`).join(', ')}`,
     ]);
   }
   return {
@@ -166,16 +172,16 @@ function fromSeed000(value: Record<string, unknown>, source: string): Scenario {
   };
 }
 
-function fromSeed001(value: Record<string, unknown>, source: string): Scenario {
+function fromAssertionJson(value: Record<string, unknown>, source: string): Scenario {
   const parsed = scenarioDocumentSchema.safeParse(value);
   if (!parsed.success)
     throw new ScenarioError(source, formatIssues(parsed.error.issues, value, scenarioDocumentSchema));
   const { id, version, description, min_pass_rate: minPassRate, ...assertions } = parsed.data;
-  const rules = seed001Rules(assertions);
+  const rules = assertionJsonRules(assertions);
   if (Object.keys(rules).length === 0) {
-    const given = SEED_001_KEYS.filter((key) => Object.hasOwn(assertions, key));
+    const given = ASSERTION_JSON_KEYS.filter((key) => Object.hasOwn(assertions, key));
     throw new ScenarioError(source, [
-      `no assertions: expected at least one of ${SEED_001_KEYS.join(', ')}; ${given.length > 0 ? `got only empty ${given.join(', ')}` : 'a min_pass_rate alone gates nothing'}`,
+      `no assertions: expected at least one of ${ASSERTION_JSON_KEYS.join(', ')}; ${given.length > 0 ? `got only empty ${given.join(', ')}` : 'a min_pass_rate alone gates nothing'}`,
     ]);
   }
   return {
@@ -183,7 +189,7 @@ function fromSeed001(value: Record<string, unknown>, source: string): Scenario {
     source,
     severity: {},
     rules,
-    // Seed 001's grader runs over the cumulative tool calls of a conversation.
+    // The trajectory-assertion JSON's grader runs over the cumulative tool calls of a conversation.
     scope: 'conversation',
     ...(version !== undefined && { version }),
     ...(description !== undefined && { description }),
@@ -193,24 +199,27 @@ function fromSeed001(value: Record<string, unknown>, source: string): Scenario {
 
 /**
  * The one key of a gate written in the other format's spelling (`min_pass_rate` in a native
- * scenario, `gate` in a seed-001 one): said as such, with the spelling of the format used.
+ * scenario, `gate` in a trajectory-assertion JSON one): said as such, with the spelling of the format used.
  */
 function misplacedGate(marked: readonly { format: Format; keys: readonly string[] }[]): string | undefined {
   const keysOf = (format: Format) => marked.find((m) => m.format === format)?.keys ?? [];
-  const seed = keysOf('seed-001');
+  const seed = keysOf('assertion-json');
   const native = keysOf('native');
   if (marked.length !== 2 || seed.length === 0 || native.length === 0) return undefined;
   if (seed.length === 1 && seed[0] === 'min_pass_rate')
-    return "min_pass_rate is the key of seed 001's assertion JSON; in the native format write gate: {minPassRate: …}";
+    return 'min_pass_rate is the key of the trajectory-assertion JSON; in the native format write gate: {minPassRate: …}';
   if (native.length === 1 && native[0] === 'gate')
-    return "gate is the key of the native format; in seed 001's assertion JSON write min_pass_rate: … (a pass^k gate needs the native format)";
+    return 'gate is the key of the native format; in the trajectory-assertion JSON write min_pass_rate: … (a pass^k gate needs the native format)';
   return undefined;
 }
 
-/** Unknown top-level keys are matched against native sections and seed-001 and seed-000 keys alike. */
+/** Unknown top-level keys are matched against native sections and trajectory-assertion and scenario-object keys alike. */
 const rootForSuggestions = nativeScenarioSchema.extend(
   Object.fromEntries(
-    [...SEED_001_KEYS, 'min_pass_rate', ...SEED_000_KEYS].map((key) => [key, z.unknown().optional()]),
+    [...ASSERTION_JSON_KEYS, 'min_pass_rate', ...SCENARIO_OBJECT_KEYS].map((key) => [
+      key,
+      z.unknown().optional(),
+    ]),
   ),
 );
 

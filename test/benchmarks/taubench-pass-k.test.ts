@@ -4,9 +4,10 @@
  * (taubench-scenarios.ts), equals pass^k of tau-bench's own per-trial action verdicts
  * (verdicts.json) by the same formula, through `toolpath eval --dataset` and its gate.
  */
-import { describe, expect, it } from 'vitest';
+import { expect, it } from 'vitest';
 import type { Report } from '../../src/model/report.js';
 import { runCli } from '../helpers/cli.js';
+import { describeCorpus } from '../helpers/corpus.js';
 import { comparePassHatKWithTaubench, writeTaubenchDataset } from '../helpers/taubench.js';
 import { temporaryDir } from '../helpers/temporary-dir.js';
 import gold from './taubench-airline-gold.json' with { type: 'json' };
@@ -33,7 +34,7 @@ interface RunDocument {
   };
 }
 
-describe("pass^k of toolpath's verdicts on tau-bench, beside tau-bench's own", () => {
+describeCorpus("pass^k of toolpath's verdicts on tau-bench, beside tau-bench's own", () => {
   it.each([1, 2, 3, 4])(
     'pass^%i from the gold-action scenarios equals pass^k of the benchmark verdicts',
     async (k) => {

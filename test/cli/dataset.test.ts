@@ -6,7 +6,7 @@ import { runCli } from '../helpers/cli.js';
 import { REFUND_RUN_ASSERTIONS, refundRunFiles } from '../helpers/refund-run.js';
 import { temporaryDir } from '../helpers/temporary-dir.js';
 
-/** The refund run's seed-001 assertions in the native format (same verdicts), gated by pass^k. */
+/** The refund run's trajectory-assertion JSON in the native format (same verdicts), gated by pass^k. */
 const NATIVE_REFUND = {
   id: 'refund.run',
   order: { sequence: { steps: [{ tool: 'get_refund_policy' }, { tool: 'issue_refund' }] } },
@@ -68,7 +68,7 @@ describe('parseDataset', () => {
       'dataset runs.jsonl:5: row "r3": give traces (the files or globs of one run) or trials (a list of such lists)',
       'dataset runs.jsonl:6: row "r4": traces: expected a non-empty list of files or globs (strings); got "a.json"',
       'dataset runs.jsonl:7: row "r5": trials[0]: expected a non-empty list of files or globs (strings); got an empty list',
-      'dataset runs.jsonl:8: row "r6": assertions: expected an object of seed-001 assertions or a native scenario; the key is missing',
+      'dataset runs.jsonl:8: row "r6": assertions: expected an object of trajectory-assertion JSON or a native scenario; the key is missing',
       'dataset runs.jsonl:9: unknown key "extra"; a row has id, traces, trials, assertions',
       'dataset runs.jsonl:11: row id "r1" is already used on line 10; give each row its own id',
     ]);

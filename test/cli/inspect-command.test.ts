@@ -10,7 +10,14 @@ import { type InspectedTrace, inspectTrace } from '../../src/cli/inspect-trace.j
 import { UNREAD_TOOL_ACTIVITY } from '../../src/model/trajectory.js';
 import { CONVENTIONS } from '../../src/normalizers/conventions.js';
 import { runCli } from '../helpers/cli.js';
-import { CORPUS_FILES, corpusPath, corpusSpans } from '../helpers/corpus.js';
+import {
+  CORPUS_FILES,
+  CORPUS_NOTE,
+  corpusPath,
+  corpusSpans,
+  describeCorpusEach,
+  itCorpus,
+} from '../helpers/corpus.js';
 import { LOGFIRE_AGENTS, TRACES } from '../helpers/corpus-readings.js';
 import { temporaryDir } from '../helpers/temporary-dir.js';
 
@@ -21,7 +28,7 @@ async function inspectJson(...args: string[]): Promise<InspectedTrace[]> {
   return (JSON.parse(run.stdout) as { traces: InspectedTrace[] }).traces;
 }
 
-describe.each(CORPUS_FILES)('toolpath inspect %s', (file) => {
+describeCorpusEach(CORPUS_FILES)('toolpath inspect %s', (file) => {
   const spans = corpusSpans(file);
 
   it('lists every span of every trace once, under its parent, with what claimed it', async () => {
@@ -78,7 +85,7 @@ describe.each(CORPUS_FILES)('toolpath inspect %s', (file) => {
   });
 });
 
-describe.each(TRACES)('toolpath inspect $file, against what it must read as', (expected) => {
+describeCorpusEach(TRACES)('toolpath inspect $file, against what it must read as', (expected) => {
   it('shows the calls, turns and agent runs the trace reads as, and the spans of the same ones', async () => {
     const [trace] = (await inspectJson(corpusPath(expected.file))).filter(
       (candidate) => candidate.traceId === expected.traceId,
@@ -110,7 +117,7 @@ describe.each(TRACES)('toolpath inspect $file, against what it must read as', (e
   });
 });
 
-describe.each(LOGFIRE_AGENTS)('inspecting %s with no convention of its own', (file, toolSpans) => {
+describeCorpusEach(LOGFIRE_AGENTS)('inspecting %s with no convention of its own', (file, toolSpans) => {
   // After the merge the list holds a convention for these traces: it is left out by name.
   const withoutLogfireAgents = CONVENTIONS.filter(
     (convention) => convention.name !== 'openai-agents-logfire',
@@ -142,16 +149,19 @@ describe('toolpath inspect, otherwise', () => {
     dir = temporaryDir('toolpath-inspect-test-');
   });
 
-  it('picks one trace with --trace, and says which traces there are when none matches', async () => {
-    const joker = corpusPath('pydantic-ai-mcp-logfire/joker-mcp-sampling.otlp.json');
-    const traces = await inspectJson('--trace', '00000000000000000000000000000002', joker);
-    expect(traces.map((trace) => trace.traceId)).toEqual(['00000000000000000000000000000002']);
-    const missing = await runCli(['inspect', '-t', 'ffffffffffffffffffffffffffffffff', joker]);
-    expect(missing.code).toBe(2);
-    expect(missing.stderr).toContain(`no trace ffffffffffffffffffffffffffffffff in ${joker}`);
-  });
+  itCorpus(
+    `picks one trace with --trace, and says which traces there are when none matches${CORPUS_NOTE}`,
+    async () => {
+      const joker = corpusPath('pydantic-ai-mcp-logfire/joker-mcp-sampling.otlp.json');
+      const traces = await inspectJson('--trace', '00000000000000000000000000000002', joker);
+      expect(traces.map((trace) => trace.traceId)).toEqual(['00000000000000000000000000000002']);
+      const missing = await runCli(['inspect', '-t', 'ffffffffffffffffffffffffffffffff', joker]);
+      expect(missing.code).toBe(2);
+      expect(missing.stderr).toContain(`no trace ffffffffffffffffffffffffffffffff in ${joker}`);
+    },
+  );
 
-  it('reads several inputs and stdin', async () => {
+  itCorpus(`reads several inputs and stdin${CORPUS_NOTE}`, async () => {
     const strands = 'strands-python/strands-1.14-get-user-location.otlp.json';
     const claude = 'claude-agent-sdk-logfire/bash-ls.otlp.json';
     const { readFile } = await import('node:fs/promises');
@@ -165,16 +175,19 @@ describe('toolpath inspect, otherwise', () => {
     ]);
   });
 
-  it('exits 2 naming the file that cannot be read, and still shows the others', async () => {
-    const broken = join(dir, 'broken.otlp.json');
-    await writeFile(broken, '{"resourceSpans": [');
-    const good = corpusPath('claude-agent-sdk-logfire/bash-ls.otlp.json');
-    const run = await runCli(['inspect', broken, join(dir, 'missing.json'), good]);
-    expect(run.code).toBe(2);
-    expect(run.stderr).toContain(`toolpath inspect: ${broken}: not valid JSON`);
-    expect(run.stderr).toContain(`toolpath inspect: no such file: ${join(dir, 'missing.json')}`);
-    expect(run.stdout).toContain('trace 00000000000000000000000000000001');
-  });
+  itCorpus(
+    `exits 2 naming the file that cannot be read, and still shows the others${CORPUS_NOTE}`,
+    async () => {
+      const broken = join(dir, 'broken.otlp.json');
+      await writeFile(broken, '{"resourceSpans": [');
+      const good = corpusPath('claude-agent-sdk-logfire/bash-ls.otlp.json');
+      const run = await runCli(['inspect', broken, join(dir, 'missing.json'), good]);
+      expect(run.code).toBe(2);
+      expect(run.stderr).toContain(`toolpath inspect: ${broken}: not valid JSON`);
+      expect(run.stderr).toContain(`toolpath inspect: no such file: ${join(dir, 'missing.json')}`);
+      expect(run.stdout).toContain('trace 00000000000000000000000000000001');
+    },
+  );
 
   it('refuses an unknown format and a missing input with its usage', async () => {
     const format = await runCli(['inspect', '--format', 'yaml', 'x.json']);

@@ -2,18 +2,18 @@ import { readFileSync } from 'node:fs';
 import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
+import { captureDemoTraces } from '../../src/demo/capture.js';
+import { DEMO_SCENARIO } from '../../src/demo/conversations.js';
+import { evaluate } from '../../src/evaluate/evaluate.js';
+import * as toolpath from '../../src/index.js';
+import type { Report } from '../../src/model/report.js';
 import {
   evaluateWithOutcomes,
   MAX_HOOK_OUTPUT_BYTES,
   type OutcomeProblem,
   runHookCommand,
   runOutcomeHooks,
-} from '../../src/cli/outcome-runner.js';
-import { captureDemoTraces } from '../../src/demo/capture.js';
-import { DEMO_SCENARIO } from '../../src/demo/conversations.js';
-import { evaluate } from '../../src/evaluate/evaluate.js';
-import * as toolpath from '../../src/index.js';
-import type { Report } from '../../src/model/report.js';
+} from '../../src/run/outcome-runner.js';
 import { parseScenario, type Scenario } from '../../src/scenario/scenario.js';
 import { runCli } from '../helpers/cli.js';
 import { temporaryDir } from '../helpers/temporary-dir.js';

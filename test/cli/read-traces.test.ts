@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { formatInputError, type ReadResult, readStoredTraces } from '../../src/cli/read-traces.js';
+import { formatInputError, type ReadResult, readStoredTraces } from '../../src/io/read-traces.js';
 import type { SpanRecord } from '../../src/model/span-record.js';
 
 const fixture = (name: string) => readFileSync(join(import.meta.dirname, '..', 'spans', name), 'utf8');

@@ -1,6 +1,6 @@
 /**
  * The run gate end to end: the recorded refund run (test/spans/refund-run/, ten traces of the
- * demo agent, four wrong) judged by seed-001 assertions with a min_pass_rate, in every format.
+ * demo agent, four wrong) judged by trajectory-assertion JSON with a min_pass_rate, in every format.
  */
 import { writeFile } from 'node:fs/promises';
 import { basename, join } from 'node:path';

@@ -3,7 +3,8 @@ import { join } from 'node:path';
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import { describe, expect, it } from 'vitest';
 import { parse as parseYaml } from 'yaml';
-import { SCENARIO_SCHEMA_ID, scenarioJsonSchema } from '../../src/cli/schema-command.js';
+import { CONFIG_SCHEMA_ID, SCENARIO_SCHEMA_ID, scenarioJsonSchema } from '../../src/cli/schema-command.js';
+import { parseAdapterConfig } from '../../src/collector/config.js';
 import { nativeScenarioSchema, rulesSchema } from '../../src/scenario/native.js';
 import { parseScenario, parseScenarioText } from '../../src/scenario/scenario.js';
 import { runCli } from '../helpers/cli.js';
@@ -94,7 +95,7 @@ describe('toolpath schema', () => {
     const bad = await runCli(['schema', '--pretty']);
     expect(bad.code).toBe(2);
     expect(bad.stderr).toContain('toolpath schema: unknown option --pretty; its options: --out');
-    expect(bad.stderr).toContain('usage: toolpath schema [--out FILE]');
+    expect(bad.stderr).toContain('usage: toolpath schema [--config] [--out FILE]');
   });
 
   it('is listed in the top-level usage and has its own --help', async () => {
@@ -198,5 +199,25 @@ describe('the native scenario examples of the README and docs/scenarios.md', () 
     expect(parseScenarioText(yaml, 'README.md').id).toBe('support.refund');
     const validate = compile();
     expect(validate(parseYaml(yaml)), JSON.stringify(validate.errors)).toBe(true);
+  });
+});
+
+describe('toolpath schema --config', () => {
+  it("prints the JSON Schema of serve's configuration, which accepts what serve accepts and refuses a bad key", async () => {
+    const run = await runCli(['schema', '--config']);
+    expect(run.code).toBe(0);
+    const schema = JSON.parse(run.stdout);
+    expect(schema).toMatchObject({ $id: CONFIG_SCHEMA_ID, title: 'toolpath serve configuration' });
+    const ajv = new Ajv2020({ strict: false });
+    const validate = ajv.compile(schema);
+    const good = { decision: { wait: '30s' }, conversations: { idleTimeout: 300_000 }, logLevel: 'debug' };
+    expect(validate(good), JSON.stringify(validate.errors)).toBe(true);
+    parseAdapterConfig(good, 'good.yaml', {});
+    expect(validate({ decision: { wiat: '30s' } })).toBe(false);
+    expect(() => parseAdapterConfig({ decision: { wiat: '30s' } }, 'bad.yaml', {})).toThrow(
+      /unknown key "wiat"/,
+    );
+    // A default computed from this machine's heap is given in words, not as this machine's number.
+    expect(JSON.stringify(schema.properties.limits)).toContain('half the V8 heap limit');
   });
 });

@@ -114,7 +114,11 @@ describe('durable record payloads', () => {
     log.append(finalMark(FINAL, 0, 'c', ['b'.repeat(32)]));
     await log.commit();
     await log.close();
-    const { traces, replay } = DurableTraces.open({ directory: dir });
+    const { traces, replay } = DurableTraces.open({
+      directory: dir,
+      maxBytes: 2 ** 30,
+      maxConversations: 10_000,
+    });
     expect(replay.unreadable).toBe(2);
     expect(replay.damage).toEqual({ segments: 0, bytes: 0 });
     // The final after them was read: its conversation is given back, to be judged again.

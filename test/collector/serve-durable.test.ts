@@ -20,9 +20,12 @@ import {
 import { afterAll, describe, expect, it } from 'vitest';
 import { EVALUATION_SPAN_NAME } from '../../src/judging/evaluation-events.js';
 import { freePort } from '../helpers/free-port.js';
+import { chaosRandom } from '../helpers/seeded-random.js';
 import { startServe } from '../helpers/serve-process.js';
 import { temporaryDir } from '../helpers/temporary-dir.js';
 import { eventually, type NextHop, startNextHop } from './next-hop.js';
+
+const { random } = chaosRandom('test/collector/serve-durable.test.ts');
 
 const CYCLES = Number(process.env.KILL_CYCLES ?? 20);
 const BUDGET_MS = 180_000;
@@ -127,7 +130,7 @@ describe('toolpath serve with storage, killed with SIGKILL under load', () => {
         let killed = false;
         const clients = exporters(httpPort, grpcPort).map(async (exporter) => {
           while (!killed) {
-            const batch = traces.next(5 + Math.floor(Math.random() * 20));
+            const batch = traces.next(5 + Math.floor(random() * 20));
             sent += batch.traceIds.length;
             const code = await new Promise<number>((resolve) =>
               exporter.export(batch.spans, (result) => resolve(result.code)),
@@ -137,7 +140,7 @@ describe('toolpath serve with storage, killed with SIGKILL under load', () => {
           await exporter.shutdown().catch(() => undefined);
         });
         // A random moment: while requests are in flight, traces buffered, findings queued.
-        await new Promise((resolve) => setTimeout(resolve, 100 + Math.random() * 1_200));
+        await new Promise((resolve) => setTimeout(resolve, 100 + random() * 1_200));
         serve.child.kill('SIGKILL');
         await serve.exited;
         killed = true;

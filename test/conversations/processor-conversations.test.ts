@@ -66,6 +66,19 @@ describe.each([
     });
   });
 
+  it('with conversations: false keeps no state: each trace is judged alone, inconclusive, saying why', async () => {
+    const chat = await chatPipeline({ worker, conversations: false });
+    open = chat.pipeline;
+    const [first] = await chat.send('chat-3', 'lookup');
+    expect(first).toMatchObject({ verdict: 'inconclusive' });
+    expect(first?.final).toBeUndefined();
+    expect(JSON.stringify(first)).toContain('conversations: false');
+    const [second] = await chat.send('chat-3', 'refund');
+    // Judged alone: the lookup of the trace before is not remembered.
+    expect(second?.traceIds).toBeUndefined();
+    expect(second).toMatchObject({ verdict: 'inconclusive' });
+  });
+
   it('fails the swapped conversation at once: a refund with no lookup before cannot be undone', async () => {
     const { reports, send } = await start();
     const [first] = await send('chat-2', 'refund');

@@ -17,8 +17,11 @@ import type { Report } from '../../src/model/report.js';
 import { eventually, type NextHop, startNextHop } from '../collector/next-hop.js';
 import { CHAT_SCENARIO, recordMessages } from '../helpers/chat-conversation.js';
 import { freePort } from '../helpers/free-port.js';
+import { chaosRandom } from '../helpers/seeded-random.js';
 import { startServe } from '../helpers/serve-process.js';
 import { temporaryDir } from '../helpers/temporary-dir.js';
+
+const { random } = chaosRandom('test/conversations/serve-durable-conversations-kills.test.ts');
 
 const CYCLES = Number(process.env.KILL_CYCLES ?? 10);
 const CONVERSATIONS = 400;
@@ -93,7 +96,7 @@ describe('toolpath serve with storage, conversations under random SIGKILLs', () 
         client(new GrpcExporter({ url: `http://127.0.0.1:${grpcPort}`, timeoutMillis: 3_000 }), state),
       );
       // A random moment: traces buffered, conversations held, findings queued.
-      await new Promise((resolve) => setTimeout(resolve, 300 + Math.random() * 1_200));
+      await new Promise((resolve) => setTimeout(resolve, 300 + random() * 1_200));
       serve.child.kill('SIGKILL');
       await serve.exited;
       state.killed = true;
@@ -105,7 +108,7 @@ describe('toolpath serve with storage, conversations under random SIGKILLs', () 
       existsSync(reportsFile)
         ? readFileSync(reportsFile, 'utf8')
             .split('\n')
-            // The last piece is a line still being written unless the text ends with a newline.
+            // The last piece is a line still being written (or empty): only whole lines are reports.
             .slice(0, -1)
             .filter((line) => line !== '')
             .map((line) => JSON.parse(line) as Report)

@@ -1,9 +1,9 @@
 import { readFileSync } from 'node:fs';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { readStoredTraces } from '../../src/cli/read-traces.js';
 import { efficiencyFamily } from '../../src/evaluate/efficiency.js';
 import type { RuleResult } from '../../src/evaluate/rule.js';
+import { readStoredTraces } from '../../src/io/read-traces.js';
 import { canonicalJson, type JsonValue } from '../../src/model/json.js';
 import type { TokenUsage, Trajectory } from '../../src/model/trajectory.js';
 import { normalizeSpans } from '../../src/normalizers/normalize.js';

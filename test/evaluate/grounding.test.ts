@@ -1,13 +1,13 @@
 import { readFileSync } from 'node:fs';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { readStoredTraces } from '../../src/cli/read-traces.js';
 import { groundingFamily } from '../../src/evaluate/grounding.js';
-import { pathMatches, readPath, walkJson } from '../../src/evaluate/json-path.js';
 import type { RuleResult } from '../../src/evaluate/rule.js';
+import { readStoredTraces } from '../../src/io/read-traces.js';
 import type { JsonValue } from '../../src/model/json.js';
 import type { Captured, Trajectory } from '../../src/model/trajectory.js';
 import { normalizeSpans } from '../../src/normalizers/normalize.js';
+import { pathMatches, readPath, walkJson } from '../../src/scenario/json-path.js';
 import { type GroundingRule, rulesSchema } from '../../src/scenario/native.js';
 import { buildTrajectory, NOT_CAPTURED, type StepSpec } from '../helpers/trajectory.js';
 

@@ -2,10 +2,10 @@ import { Ajv2020 } from 'ajv/dist/2020.js';
 import fc from 'fast-check';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { evaluate } from '../../src/evaluate/evaluate.js';
-import { compileArgsSchema, validateAgainstSchema } from '../../src/evaluate/json-schema.js';
 import { matchArgs } from '../../src/evaluate/match-args.js';
 import type { JsonValue } from '../../src/model/json.js';
 import type { JsonObject } from '../../src/scenario/assertions.js';
+import { compileArgsSchema, validateAgainstSchema } from '../../src/scenario/json-schema.js';
 import { parseScenario } from '../../src/scenario/scenario.js';
 import { buildTrajectory } from '../helpers/trajectory.js';
 

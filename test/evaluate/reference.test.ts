@@ -1,9 +1,9 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { readStoredTraces } from '../../src/cli/read-traces.js';
 import { referenceFamily, trajectoryTurns } from '../../src/evaluate/reference.js';
 import { readReferenceMessages } from '../../src/evaluate/reference-messages.js';
 import type { RuleResult } from '../../src/evaluate/rule.js';
+import { readStoredTraces } from '../../src/io/read-traces.js';
 import { type CallTiming, type ToolCall, Trajectory } from '../../src/model/trajectory.js';
 import { normalizeSpans } from '../../src/normalizers/normalize.js';
 import { trajectoryFromTypedEvents } from '../../src/normalizers/typed-events.js';

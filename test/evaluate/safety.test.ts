@@ -1,8 +1,8 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { readStoredTraces } from '../../src/cli/read-traces.js';
 import type { RuleResult } from '../../src/evaluate/rule.js';
 import { safetyFamily } from '../../src/evaluate/safety.js';
+import { readStoredTraces } from '../../src/io/read-traces.js';
 import type { JsonValue } from '../../src/model/json.js';
 import type { Trajectory } from '../../src/model/trajectory.js';
 import { normalizeSpans } from '../../src/normalizers/normalize.js';

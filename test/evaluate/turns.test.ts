@@ -9,7 +9,7 @@ import { evaluate } from '../../src/evaluate/evaluate.js';
 import { type Trajectory, UNREAD_TOOL_ACTIVITY } from '../../src/model/trajectory.js';
 import { normalizeTrace } from '../../src/normalizers/normalize.js';
 import { parseScenario } from '../../src/scenario/scenario.js';
-import { corpusSpans } from '../helpers/corpus.js';
+import { corpusSpans, describeCorpus } from '../helpers/corpus.js';
 import { fixture, trajectoryOf } from '../helpers/fixtures.js';
 import { buildTrajectory } from '../helpers/trajectory.js';
 
@@ -167,7 +167,7 @@ describe('turns in captured fixtures', () => {
   });
 });
 
-describe('the corpus: pxi-turn-subagent', () => {
+describeCorpus('the corpus: pxi-turn-subagent', () => {
   const spans = corpusSpans('openinference-phoenix-pxi/pxi-turn-subagent.otlp.json');
   const trajectory = normalizeTrace(spans[0]?.traceId ?? '', spans) as Trajectory;
 

@@ -138,7 +138,7 @@ export interface ChatPipeline {
  * The caller shuts `pipeline` down.
  */
 export async function chatPipeline(
-  options: { worker?: boolean; limits?: PipelineOptions['limits'] } = {},
+  options: { worker?: boolean; limits?: PipelineOptions['limits']; conversations?: false } = {},
 ): Promise<ChatPipeline> {
   const reports: Report[] = [];
   const p = pipeline(
@@ -147,6 +147,7 @@ export async function chatPipeline(
       limits: { conversationIdleMs: 1_000, ...options.limits },
       onReport: (report) => reports.push(report),
       ...(options.worker && { worker: true }),
+      ...(options.conversations === false && { conversations: false }),
     },
     undefined,
     BasicTracerProvider,

@@ -1,6 +1,6 @@
 /** Reading captured span fixtures into trajectories, and what tests read off a trajectory. */
 import { readFileSync } from 'node:fs';
-import { readStoredTraces } from '../../src/cli/read-traces.js';
+import { readStoredTraces } from '../../src/io/read-traces.js';
 import type { SpanRecord } from '../../src/model/span-record.js';
 import type { ToolCall, Trajectory } from '../../src/model/trajectory.js';
 import { assembleTrajectory } from '../../src/normalizers/assemble.js';

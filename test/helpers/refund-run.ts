@@ -43,7 +43,7 @@ const MORE: DemoConversation[] = [
 export const REFUND_RUN: DemoConversation[] = [...DEMO_CONVERSATIONS, ...SEED_000_CONVERSATIONS, ...MORE];
 
 /**
- * The seed-001 assertions the run is judged by (and the verdict each conversation gets):
+ * The trajectory-assertion JSON the run is judged by (and the verdict each conversation gets):
  * the policy before the refund, the right order, the confirmation sent, no other tool.
  */
 export const REFUND_RUN_ASSERTIONS = {

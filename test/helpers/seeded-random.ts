@@ -9,3 +9,16 @@ export function seededRandom(seed: number): () => number {
     return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
   };
 }
+
+/**
+ * The random source of a chaos test: seeded from `TOOLPATH_CHAOS_SEED` when set, else a new seed,
+ * printed either way with the command that replays it (the kill moments and batch sizes repeat;
+ * the machine's timing does not).
+ */
+export function chaosRandom(file: string): { seed: number; random: () => number } {
+  const given = process.env.TOOLPATH_CHAOS_SEED;
+  const seed =
+    given !== undefined && given !== '' ? Number(given) >>> 0 : (Date.now() ^ (process.pid << 8)) >>> 0;
+  console.log(`${file}: chaos seed ${seed} (replay: TOOLPATH_CHAOS_SEED=${seed} npx vitest run ${file})`);
+  return { seed, random: seededRandom(seed) };
+}

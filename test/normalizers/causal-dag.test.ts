@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { readStoredTraces } from '../../src/cli/read-traces.js';
 import { captureDemoTraces } from '../../src/demo/capture.js';
+import { readStoredTraces } from '../../src/io/read-traces.js';
 import type { SpanRecord } from '../../src/model/span-record.js';
 import { normalizeSpans, normalizeTrace } from '../../src/normalizers/normalize.js';
 import { callOf, orderedPairs } from '../helpers/fixtures.js';

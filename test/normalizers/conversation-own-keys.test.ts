@@ -14,7 +14,7 @@ import {
 } from '@opentelemetry/sdk-trace-base';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { readStoredTraces } from '../../src/cli/read-traces.js';
+import { readStoredTraces } from '../../src/io/read-traces.js';
 import type { SpanRecord } from '../../src/model/span-record.js';
 import type { Trajectory } from '../../src/model/trajectory.js';
 import { MAX_CONVERSATION_ID_LENGTH } from '../../src/normalizers/conversation-id.js';
@@ -226,6 +226,8 @@ describe('group_id, for any values', () => {
   });
 });
 
+import { describeCorpus } from '../helpers/corpus.js';
+
 const CORPUS = new URL('../../../shared/corpus/realworld/openai-agents-logfire/', import.meta.url);
 
 function corpusSpans(name: string): SpanRecord[] {
@@ -238,7 +240,7 @@ function corpusSpans(name: string): SpanRecord[] {
 const groupIdOfTraceSpans = (spans: readonly SpanRecord[]) =>
   spans.filter((span) => span.name === 'OpenAI Agents trace: {name}').map((span) => span.attributes.group_id);
 
-describe('group_id in recorded Agents SDK traces', () => {
+describeCorpus('group_id in recorded Agents SDK traces', () => {
   it.each(['responses-tool-then-handoff', 'function-tool-exception', 'mcp-random-number'])(
     'the corpus trace %s, whose trace span says group_id "null", is no conversation',
     (name) => {

@@ -6,14 +6,15 @@
  */
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { readStoredTraces } from '../../src/cli/read-traces.js';
 import { evaluate } from '../../src/evaluate/evaluate.js';
+import { readStoredTraces } from '../../src/io/read-traces.js';
 import type { Attributes, SpanRecord } from '../../src/model/span-record.js';
 import type { Trajectory } from '../../src/model/trajectory.js';
 import type { SpanReading } from '../../src/normalizers/convention.js';
 import { normalizeSpans } from '../../src/normalizers/normalize.js';
 import { defaultHandoffTool, openAiAgentsLogfire } from '../../src/normalizers/openai-agents-logfire.js';
 import { parseScenario } from '../../src/scenario/scenario.js';
+import { describeCorpus } from '../helpers/corpus.js';
 import { fixture, orderedPairs, trajectoryOf } from '../helpers/fixtures.js';
 import { spanRecord } from '../helpers/spans.js';
 
@@ -50,7 +51,7 @@ function reading(trajectory: Trajectory) {
 
 const captured = (value: unknown) => ({ captured: true, value });
 
-describe('the corpus traces of the OpenAI Agents SDK under logfire', () => {
+describeCorpus('the corpus traces of the OpenAI Agents SDK under logfire', () => {
   it('responses-tool-then-handoff: random_number and the handoff to agent2 in one turn, then agent2', () => {
     const trajectory = corpusTrajectory('responses-tool-then-handoff');
     expect(trajectory.issues).toEqual([]);

@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { readStoredTraces } from '../../src/cli/read-traces.js';
+import { readStoredTraces } from '../../src/io/read-traces.js';
 import type { Attributes, SpanRecord } from '../../src/model/span-record.js';
 import type { ToolCall, Trajectory } from '../../src/model/trajectory.js';
 import { assembleTrajectory } from '../../src/normalizers/assemble.js';

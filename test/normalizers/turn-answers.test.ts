@@ -8,7 +8,7 @@ import { describe, expect, it } from 'vitest';
 import type { Attributes, SpanRecord } from '../../src/model/span-record.js';
 import type { Trajectory, Turn } from '../../src/model/trajectory.js';
 import { MAX_ANSWER_CHARS } from '../../src/normalizers/answer-text.js';
-import { corpusSpans } from '../helpers/corpus.js';
+import { CORPUS_NOTE, corpusSource, corpusSpans, itCorpus, withCorpusRows } from '../helpers/corpus.js';
 import { fixture, trajectoryOf } from '../helpers/fixtures.js';
 import { spanRecord } from '../helpers/spans.js';
 
@@ -99,13 +99,13 @@ const SOURCES: [string, () => SpanRecord[], keyof typeof RECORDED][] = [
   ],
   [
     'OpenInference, Phoenix PXI (text beside tool calls)',
-    () => corpusSpans('openinference-phoenix-pxi/pxi-turn.otlp.json'),
+    corpusSource('openinference-phoenix-pxi/pxi-turn.otlp.json'),
     'openinference',
   ],
   ['OpenLLMetry legacy completions', () => fixture('openllmetry-documented-refund'), 'openllmetry'],
   [
     'OpenLLMetry legacy completions, CrewAI via AgentOps',
-    () => corpusSpans('crewai-agentops/acp-songwriter-crew.otlp.json'),
+    corpusSource('crewai-agentops/acp-songwriter-crew.otlp.json'),
     'openllmetry',
   ],
   ['Langfuse generations', () => fixture('langfuse-documented-refund'), 'langfuse'],
@@ -113,13 +113,13 @@ const SOURCES: [string, () => SpanRecord[], keyof typeof RECORDED][] = [
   ['pydantic-ai v3', () => fixture('pydantic-ai-documented-v3-refund'), 'pydantic-ai'],
   [
     'pydantic-ai with MCP sampling (logfire)',
-    () => corpusSpans('pydantic-ai-mcp-logfire/joker-mcp-sampling.otlp.json'),
+    corpusSource('pydantic-ai-mcp-logfire/joker-mcp-sampling.otlp.json'),
     'pydantic-ai',
   ],
   ['Strands, events layout', () => fixture('strands-events-refund'), 'strands-events'],
   [
     'Strands Python 1.14, events layout',
-    () => corpusSpans('strands-python/strands-1.14-get-user-location.otlp.json'),
+    corpusSource('strands-python/strands-1.14-get-user-location.otlp.json'),
     'strands-events',
   ],
   ['Strands, latest layout (details events)', () => fixture('strands-latest-refund'), 'strands-latest'],
@@ -131,13 +131,13 @@ const SOURCES: [string, () => SpanRecord[], keyof typeof RECORDED][] = [
   ['Google ADK JS', () => fixture('google-adk-refund'), 'google-adk'],
   [
     'Google ADK Python via kagent (OpenLLMetry inside)',
-    () => corpusSpans('adk-python-kagent/helm-list-releases.otlp.json'),
+    corpusSource('adk-python-kagent/helm-list-releases.otlp.json'),
     'google-adk',
   ],
   ['Mastra model steps', () => fixture('mastra-refund'), 'mastra'],
   [
     'OpenAI Agents SDK via logfire, Responses',
-    () => corpusSpans('openai-agents-logfire/responses-tool-then-handoff.otlp.json'),
+    corpusSource('openai-agents-logfire/responses-tool-then-handoff.otlp.json'),
     'logfire-responses',
   ],
   [
@@ -152,7 +152,7 @@ const SOURCES: [string, () => SpanRecord[], keyof typeof RECORDED][] = [
   ],
   [
     'Claude Agent SDK via logfire (OTel GenAI, reasoning beside a tool call)',
-    () => corpusSpans('claude-agent-sdk-logfire/bash-ls.otlp.json'),
+    corpusSource('claude-agent-sdk-logfire/bash-ls.otlp.json'),
     'otel-genai',
   ],
 ];
@@ -169,7 +169,7 @@ function turnsWithRecordedText(spans: SpanRecord[], recorded: (span: SpanRecord)
 }
 
 describe('a turn answers with the text its convention recorded', () => {
-  it.each(SOURCES)('%s', (_, spans, convention) => {
+  it.each(withCorpusRows(SOURCES))('%s', (_, spans, convention) => {
     const turns = turnsWithRecordedText(
       spans(),
       RECORDED[convention] as (span: SpanRecord) => string | undefined,
@@ -184,32 +184,34 @@ describe('a turn answers with the text its convention recorded', () => {
     expect(turns.at(-1)?.turn.answer).toBeDefined();
   });
 
-  it.each(SOURCES.filter(([name]) => !/Chat Completions|CrewAI|hosted file search/.test(name)))(
-    '%s: a turn with only tool calls has no answer',
-    (_, spans, convention) => {
-      const turns = turnsWithRecordedText(
-        spans(),
-        RECORDED[convention] as (span: SpanRecord) => string | undefined,
-      );
-      const toolsOnly = turns.filter(({ turn, text }) => turn.issued.length > 0 && text === undefined);
-      expect(toolsOnly.length).toBeGreaterThan(0);
-      for (const { turn } of toolsOnly) expect(turn.answer).toBeUndefined();
+  it.each(
+    withCorpusRows(SOURCES).filter(([name]) => !/Chat Completions|CrewAI|hosted file search/.test(name)),
+  )('%s: a turn with only tool calls has no answer', (_, spans, convention) => {
+    const turns = turnsWithRecordedText(
+      spans(),
+      RECORDED[convention] as (span: SpanRecord) => string | undefined,
+    );
+    const toolsOnly = turns.filter(({ turn, text }) => turn.issued.length > 0 && text === undefined);
+    expect(toolsOnly.length).toBeGreaterThan(0);
+    for (const { turn } of toolsOnly) expect(turn.answer).toBeUndefined();
+  });
+
+  itCorpus(
+    `a turn that asked for tools and wrote text keeps its text (PXI, and a hosted file search)${CORPUS_NOTE}`,
+    () => {
+      for (const [spans, convention] of [
+        [corpusSpans('openinference-phoenix-pxi/pxi-turn.otlp.json'), 'openinference'],
+        [fixture('logfire-openai-agents-file-search'), 'logfire-responses'],
+      ] as const) {
+        const both = turnsWithRecordedText(
+          spans,
+          RECORDED[convention] as (span: SpanRecord) => string | undefined,
+        ).filter(({ turn }) => turn.issued.length > 0 && turn.answer !== undefined);
+        expect(both.length).toBeGreaterThan(0);
+        for (const { turn, text } of both) expect(turn.answer).toBe(text);
+      }
     },
   );
-
-  it('a turn that asked for tools and wrote text keeps its text (PXI, and a hosted file search)', () => {
-    for (const [spans, convention] of [
-      [corpusSpans('openinference-phoenix-pxi/pxi-turn.otlp.json'), 'openinference'],
-      [fixture('logfire-openai-agents-file-search'), 'logfire-responses'],
-    ] as const) {
-      const both = turnsWithRecordedText(
-        spans,
-        RECORDED[convention] as (span: SpanRecord) => string | undefined,
-      ).filter(({ turn }) => turn.issued.length > 0 && turn.answer !== undefined);
-      expect(both.length).toBeGreaterThan(0);
-      for (const { turn, text } of both) expect(turn.answer).toBe(text);
-    }
-  });
 });
 
 describe('what an answer keeps', () => {

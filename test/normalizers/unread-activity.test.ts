@@ -12,14 +12,14 @@ import {
   SimpleSpanProcessor,
 } from '@opentelemetry/sdk-trace-base';
 import { describe, expect, it } from 'vitest';
-import { readStoredTraces } from '../../src/cli/read-traces.js';
 import { evaluate } from '../../src/evaluate/evaluate.js';
+import { readStoredTraces } from '../../src/io/read-traces.js';
 import type { SpanRecord } from '../../src/model/span-record.js';
 import { type Trajectory, UNREAD_TOOL_ACTIVITY } from '../../src/model/trajectory.js';
 import { normalizeSpans, normalizeTrace } from '../../src/normalizers/normalize.js';
 import { fromReadableSpan } from '../../src/processor/readable-span.js';
 import { parseScenario } from '../../src/scenario/scenario.js';
-import { CORPUS_FILES, corpusSpans } from '../helpers/corpus.js';
+import { CORPUS_FILES, CORPUS_NOTE, corpusSpans, itCorpus } from '../helpers/corpus.js';
 
 type Tracer = ReturnType<BasicTracerProvider['getTracer']>;
 
@@ -309,8 +309,8 @@ describe('no false alarm', () => {
     }
   });
 
-  it.each(CORPUS_FILES.filter((file) => !file.startsWith('openai-agents-logfire/')))(
-    'corpus %s: none either',
+  itCorpus.each(CORPUS_FILES.filter((file) => !file.startsWith('openai-agents-logfire/')))(
+    `corpus %s: none either${CORPUS_NOTE}`,
     (file) => {
       for (const trajectory of normalizeSpans(corpusSpans(file)))
         expect(unreadOf(trajectory)).toBeUndefined();

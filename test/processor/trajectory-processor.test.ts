@@ -356,9 +356,11 @@ describe('trajectoryProcessor bounds what it holds', () => {
     expect(p.processor.stats().bufferedBytes).toBe(0);
   });
 
-  it('refuses a byte cap below 1 when it is built', () => {
+  it('refuses a byte cap below 1 when it is built, naming the option', () => {
     for (const maxBufferedBytes of [0, -1, Number.NaN])
-      expect(() => start({ scenarios: [REFUND_SCENARIO], limits: { maxBufferedBytes } })).toThrow(RangeError);
+      expect(() => start({ scenarios: [REFUND_SCENARIO], limits: { maxBufferedBytes } })).toThrow(
+        /config trajectoryProcessor: limits\.maxBufferedBytes: /,
+      );
   });
 
   it('says what it holds through the buffer gauges', async () => {

@@ -2,6 +2,7 @@ import { readFile } from 'node:fs/promises';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { allOfKPass, passHatK, type Trial } from '../../src/run/pass-k.js';
+import { describeCorpus } from '../helpers/corpus.js';
 
 /** C(n, k) exactly. */
 function binomial(n: number, k: number): bigint {
@@ -99,62 +100,72 @@ describe('pass^k', () => {
   });
 });
 
-describe("pass^k on tau-bench's own per-trial verdicts (../shared/corpus/taubench/verdicts.json)", () => {
-  type Verdict = { task: number; trial: number; actionsPass: boolean; reward: number };
-  const read = async () =>
-    Object.values(
-      JSON.parse(await readFile('../shared/corpus/taubench/verdicts.json', 'utf8')) as Record<
-        string,
-        Verdict
-      >,
-    );
+describeCorpus(
+  "pass^k on tau-bench's own per-trial verdicts (../shared/corpus/taubench/verdicts.json)",
+  () => {
+    type Verdict = { task: number; trial: number; actionsPass: boolean; reward: number };
+    const read = async () =>
+      Object.values(
+        JSON.parse(await readFile('../shared/corpus/taubench/verdicts.json', 'utf8')) as Record<
+          string,
+          Verdict
+        >,
+      );
 
-  /** tau-bench's display_metrics, written out independently: comb(c, k) / comb(num_trials, k), exact, averaged. */
-  function tauBenchFormula(verdicts: readonly Verdict[], passed: (v: Verdict) => boolean, k: number): number {
-    const numTrials = new Set(verdicts.map((v) => v.trial)).size;
-    const c = new Map<number, number>();
-    for (const v of verdicts) c.set(v.task, (c.get(v.task) ?? 0) + (passed(v) ? 1 : 0));
-    const sum = [...c.values()].reduce((total, count) => total + binomial(count, k), 0n);
-    const denominator = binomial(numTrials, k) * BigInt(c.size);
-    return Number((sum * 10n ** 18n) / denominator) / 1e18;
-  }
+    /** tau-bench's display_metrics, written out independently: comb(c, k) / comb(num_trials, k), exact, averaged. */
+    function tauBenchFormula(
+      verdicts: readonly Verdict[],
+      passed: (v: Verdict) => boolean,
+      k: number,
+    ): number {
+      const numTrials = new Set(verdicts.map((v) => v.trial)).size;
+      const c = new Map<number, number>();
+      for (const v of verdicts) c.set(v.task, (c.get(v.task) ?? 0) + (passed(v) ? 1 : 0));
+      const sum = [...c.values()].reduce((total, count) => total + binomial(count, k), 0n);
+      const denominator = binomial(numTrials, k) * BigInt(c.size);
+      return Number((sum * 10n ** 18n) / denominator) / 1e18;
+    }
 
-  it('holds 4 trials of each of 50 tasks', async () => {
-    const verdicts = await read();
-    expect(verdicts).toHaveLength(200);
-    const perTask = new Map<number, number>();
-    for (const v of verdicts) perTask.set(v.task, (perTask.get(v.task) ?? 0) + 1);
-    expect(perTask.size).toBe(50);
-    expect(new Set(perTask.values())).toEqual(new Set([4]));
-  });
-
-  it.each([1, 2, 3, 4])(
-    'pass^%i of the action verdicts equals the formula computed independently',
-    async (k) => {
+    it('holds 4 trials of each of 50 tasks', async () => {
       const verdicts = await read();
-      const measured = passHatK(
-        verdicts.map((v) => ({ task: String(v.task), pass: v.actionsPass })),
-        k,
-      );
-      expect(measured.tasks).toBe(50);
-      expect(measured.leftOut).toBe(0);
-      expect(measured.value).toBeCloseTo(
-        tauBenchFormula(verdicts, (v) => v.actionsPass, k),
-        12,
-      );
-      // The same figures from tau-bench's display_metrics run in Python (math.comb) on these verdicts.
-      expect(measured.value).toBeCloseTo([0.44, 0.3, 0.245, 0.22][k - 1] as number, 12);
-    },
-  );
+      expect(verdicts).toHaveLength(200);
+      const perTask = new Map<number, number>();
+      for (const v of verdicts) perTask.set(v.task, (perTask.get(v.task) ?? 0) + 1);
+      expect(perTask.size).toBe(50);
+      expect(new Set(perTask.values())).toEqual(new Set([4]));
+    });
 
-  it.each([1, 2, 3, 4])('pass^%i of the rewards (reward 1 = success, as tau-bench counts) too', async (k) => {
-    const verdicts = await read();
-    const success = (v: Verdict) => v.reward >= 1 - 1e-6 && v.reward <= 1 + 1e-6;
-    const measured = passHatK(
-      verdicts.map((v) => ({ task: String(v.task), pass: success(v) })),
-      k,
+    it.each([1, 2, 3, 4])(
+      'pass^%i of the action verdicts equals the formula computed independently',
+      async (k) => {
+        const verdicts = await read();
+        const measured = passHatK(
+          verdicts.map((v) => ({ task: String(v.task), pass: v.actionsPass })),
+          k,
+        );
+        expect(measured.tasks).toBe(50);
+        expect(measured.leftOut).toBe(0);
+        expect(measured.value).toBeCloseTo(
+          tauBenchFormula(verdicts, (v) => v.actionsPass, k),
+          12,
+        );
+        // The same figures from tau-bench's display_metrics run in Python (math.comb) on these verdicts.
+        expect(measured.value).toBeCloseTo([0.44, 0.3, 0.245, 0.22][k - 1] as number, 12);
+      },
     );
-    expect(measured.value).toBeCloseTo(tauBenchFormula(verdicts, success, k), 12);
-    expect(measured.value).toBeCloseTo([0.42, 0.2733333333333333, 0.22, 0.2][k - 1] as number, 12);
-  });
-});
+
+    it.each([1, 2, 3, 4])(
+      'pass^%i of the rewards (reward 1 = success, as tau-bench counts) too',
+      async (k) => {
+        const verdicts = await read();
+        const success = (v: Verdict) => v.reward >= 1 - 1e-6 && v.reward <= 1 + 1e-6;
+        const measured = passHatK(
+          verdicts.map((v) => ({ task: String(v.task), pass: success(v) })),
+          k,
+        );
+        expect(measured.value).toBeCloseTo(tauBenchFormula(verdicts, success, k), 12);
+        expect(measured.value).toBeCloseTo([0.42, 0.2733333333333333, 0.22, 0.2][k - 1] as number, 12);
+      },
+    );
+  },
+);

@@ -3,9 +3,10 @@
  * tasks x 4 trials, judged by a stand-in scenario (the benchmark scenarios are written apart),
  * and the gate's pass^k checked against the formula applied to the run's own per-trial verdicts.
  */
-import { describe, expect, it } from 'vitest';
+import { expect, it } from 'vitest';
 import type { Report } from '../../src/model/report.js';
 import { runCli } from '../helpers/cli.js';
+import { describeCorpus } from '../helpers/corpus.js';
 import { comparePassHatKWithTaubench, writeTaubenchDataset } from '../helpers/taubench.js';
 import { temporaryDir } from '../helpers/temporary-dir.js';
 
@@ -24,7 +25,7 @@ const STAND_IN = {
   order: { before: [{ before: 'get_user_details', after: ['book_reservation', 'cancel_reservation'] }] },
 };
 
-describe('pass^k of a dataset run on the tau-bench corpus', () => {
+describeCorpus('pass^k of a dataset run on the tau-bench corpus', () => {
   it.each([1, 2, 3, 4])(
     "pass^%i in the gate equals the formula on the run's per-trial verdicts",
     async (k) => {

@@ -99,10 +99,10 @@ describe('the native gate', () => {
 
   it("says which spelling to use when a gate is written in the other format's", () => {
     expect(errorOf({ ...NATIVE, min_pass_rate: 0.9 })).toBe(
-      "scenario refund.yaml: min_pass_rate is the key of seed 001's assertion JSON; in the native format write gate: {minPassRate: …}",
+      'scenario refund.yaml: min_pass_rate is the key of the trajectory-assertion JSON; in the native format write gate: {minPassRate: …}',
     );
     expect(errorOf({ ...SEED_001, gate: { minPassRate: 0.9 } })).toBe(
-      "scenario refund.yaml: gate is the key of the native format; in seed 001's assertion JSON write min_pass_rate: … (a pass^k gate needs the native format)",
+      'scenario refund.yaml: gate is the key of the native format; in the trajectory-assertion JSON write min_pass_rate: … (a pass^k gate needs the native format)',
     );
     // More than the gate mixed: the general message, with the keys of each.
     expect(errorOf({ ...NATIVE, allowed_tools: ['a'], min_pass_rate: 0.9 })).toContain(

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { CUSTOMER_EMAIL_CHECK } from '../../src/scenario/compat-seed-000.js';
+import { EXPECTED_FIELDS, expectedCheckName } from '../../src/scenario/expected-fields.js';
 import { parseScenario, parseScenarioText } from '../../src/scenario/scenario.js';
 import { errorOf as errorOfDocument } from '../helpers/scenario-errors.js';
 
@@ -42,7 +42,7 @@ describe("seed 000's Scenario object is read verbatim into the native rules", ()
           tool: 'send_confirmation',
           call: 1,
           match: { mode: 'superset', args: { email: 'sam@example.test' } },
-          name: CUSTOMER_EMAIL_CHECK,
+          name: expectedCheckName('customerEmail'),
         },
       ],
     });
@@ -81,6 +81,24 @@ describe("seed 000's Scenario object is read verbatim into the native rules", ()
     expect(scenario.rules).toEqual({ tools: { allowed: [] } });
   });
 
+  it('reads every expected field through the table, by its kind, naming no tool in the parser', () => {
+    for (const [field, check] of Object.entries(EXPECTED_FIELDS)) {
+      const tool = check.kind === 'firstCallOf' ? check.tool : 'any_tool';
+      const scenario = parseScenario({ requiredTools: [tool], expected: { [field]: 'v-1' } }, 'x.json');
+      if (check.kind === 'everyCall')
+        expect(scenario.rules.safety).toEqual({ tenant: { path: check.argument, value: 'v-1' } });
+      else
+        expect(scenario.rules.arguments).toEqual([
+          {
+            tool: check.tool,
+            call: 1,
+            match: { mode: 'superset', args: { [check.argument]: 'v-1' } },
+            name: `expected.${field}`,
+          },
+        ]);
+    }
+  });
+
   it('accepts a numeric orderId as the tenant value', () => {
     const scenario = parseScenario({ requiredTools: ['get_order'], expected: { orderId: 17 } }, 'x.json');
     expect(scenario.rules.safety).toEqual({ tenant: { path: 'orderId', value: 17 } });
@@ -99,7 +117,7 @@ describe("seed 000's Scenario object is read verbatim into the native rules", ()
 describe('a seed-000 document that cannot be read says where and why', () => {
   it('rejects customerEmail when send_confirmation may be called but is not required', () => {
     expect(errorOf({ requiredTools: ['get_order'], expected: { customerEmail: 'sam@example.test' } })).toBe(
-      'scenario refund.json: expected.customerEmail: seed 000 checks it on the first send_confirmation call only when there is one, which toolpath cannot say without requiring the call; add send_confirmation to requiredTools, or remove customerEmail',
+      'scenario refund.json: expected.customerEmail: the scenario object checks it on the first send_confirmation call only when there is one, which toolpath cannot say without requiring the call; add send_confirmation to requiredTools, or remove customerEmail',
     );
   });
 
@@ -155,19 +173,19 @@ describe('a seed-000 document that cannot be read says where and why', () => {
 describe('mixing formats is an error that names the keys of each', () => {
   it('seed 000 with native sections', () => {
     expect(errorOf({ allowedTools: ['a'], maxCalls: 3, tools: { required: ['a'] }, appliesTo: {} })).toBe(
-      'scenario refund.json: mixes scenario formats (native: tools, appliesTo; seed 000 (Scenario object): allowedTools, maxCalls); write each scenario in one format',
+      'scenario refund.json: mixes scenario formats (native: tools, appliesTo; scenario object: allowedTools, maxCalls); write each scenario in one format',
     );
   });
 
   it('seed 000 with seed 001', () => {
     expect(errorOf({ allowedTools: ['a'], allowed_tools: ['a'] })).toBe(
-      'scenario refund.json: mixes scenario formats (seed 001 (assertion JSON): allowed_tools; seed 000 (Scenario object): allowedTools); write each scenario in one format',
+      'scenario refund.json: mixes scenario formats (trajectory-assertion JSON: allowed_tools; scenario object: allowedTools); write each scenario in one format',
     );
   });
 
   it('seed 001 with native sections', () => {
     expect(errorOf({ expected_tool_sequence: [{ tool: 'a' }], order: { terminal: ['a'] } })).toBe(
-      'scenario refund.json: mixes scenario formats (native: order; seed 001 (assertion JSON): expected_tool_sequence); write each scenario in one format',
+      'scenario refund.json: mixes scenario formats (native: order; trajectory-assertion JSON: expected_tool_sequence); write each scenario in one format',
     );
   });
 

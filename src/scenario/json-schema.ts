@@ -18,7 +18,7 @@ import type { Ajv, ErrorObject, Options, ValidateFunction } from 'ajv';
 import type { Ajv2019 } from 'ajv/dist/2019.js';
 import type { Ajv2020 } from 'ajv/dist/2020.js';
 import type { JsonValue } from '../model/json.js';
-import { compileRegex, describeValue, type JsonObject } from '../scenario/assertions.js';
+import { compileRegex, describeValue, type JsonObject } from './assertions.js';
 
 /** Something wrong with a schema: where inside it, and what. */
 export interface SchemaProblem {

@@ -1,5 +1,5 @@
 /**
- * Seed 001's assertion JSON read into the native rules, so one evaluator serves both and the
+ * The trajectory-assertion JSON read into the native rules, so one evaluator serves both and the
  * results keep that document's names (`tool_call_args:<tool>`, `tool_sequence`,
  * `no_unexpected_tool`, `expected_tool_calls:<tool>`). Its `subset` mode ("every key of args
  * equals the same key of the input") is the native `superset`: modes are read from the call's side.
@@ -7,16 +7,16 @@
 import type { ArgsMatch, AssertionSet } from './assertions.js';
 import type { ArgsMatchSpec, Rules } from './native.js';
 
-/** The top-level keys that mark a seed-001 document. */
-export const SEED_001_KEYS = [
+/** The top-level keys that mark a trajectory-assertion JSON document. */
+export const ASSERTION_JSON_KEYS = [
   'tool_call_args',
   'expected_tool_sequence',
   'allowed_tools',
   'expected_tool_calls',
 ];
 
-/** The native rules of a parsed seed-001 assertion set; empty lists assert nothing and are left out. */
-export function seed001Rules(assertions: AssertionSet): Rules {
+/** The native rules of a parsed trajectory-assertion set; empty lists assert nothing and are left out. */
+export function assertionJsonRules(assertions: AssertionSet): Rules {
   const rules: Rules = {};
   if (assertions.tool_call_args && assertions.tool_call_args.length > 0) {
     rules.arguments = assertions.tool_call_args.map((entry) => ({

@@ -1,33 +1,24 @@
 /**
- * The `Scenario` object of seed 000 (`allowedTools`, `requiredTools`, `orderRules`, `maxCalls`,
- * `terminalTools`, `expected`) read verbatim into the native rules, so one evaluator serves
- * every format. What each key becomes, and why:
+ * The scenario object (`allowedTools`, `requiredTools`, `orderRules`, `maxCalls`,
+ * `terminalTools`, `expected`: camelCase, as a TypeScript `Scenario` literal) read verbatim into
+ * the native rules, so one evaluator serves every format. What each key becomes, and why:
  *
  * - `allowedTools` -> `tools.allowed`, `requiredTools` -> `tools.required`,
  *   `orderRules: [{before, after}]` -> `order.before`, `terminalTools` -> `order.terminal`.
- * - `maxCalls` -> `efficiency.maxCalls` plus `efficiency.repeats: {max: 0}`: the seed's
+ * - `maxCalls` -> `efficiency.maxCalls` plus `efficiency.repeats: {max: 0}`: the format's
  *   efficiency check is the budget *and* repeated identical calls, both warnings. The scenario
  *   carries `severity: {efficiency: 'warning'}` so they stay warnings whatever the defaults.
- * - `expected.orderId` -> `safety.tenant {path: orderId}`: the seed fails every call whose
- *   `orderId` argument differs from it, and leaves calls without one alone - which is exactly
- *   the tenant gate (hard, as the seed's grounding failures are).
- * - `expected.customerEmail`: the seed checks it on the first `send_confirmation` call, only if
- *   there is one. Native argument rules say "there is a call with these arguments", so this maps
- *   cleanly (`arguments`: call #1 of `send_confirmation` has this `email`) only when
- *   `requiredTools` includes `send_confirmation` (a missing confirmation fails anyway). When
- *   `allowedTools` leaves `send_confirmation` out, the check can never decide anything and is
- *   dropped. Otherwise the document is rejected with a message saying how to fix it.
- *
- * The seed's evaluator also hard-codes refund grounding (amount from `get_order`, refund id from
- * `issue_refund`); that is code, not part of the `Scenario` object, and is not read here.
+ * - `expected.<field>`: through the table of expected-fields.ts, which says for each field which
+ *   argument (and which tool's first call) it checks.
  */
 import { z } from 'zod';
 import type { Severity } from '../model/report.js';
 import { toolName } from './assertions.js';
+import { EXPECTED_FIELDS, type ExpectedField, expectedCheckName } from './expected-fields.js';
 import type { Rules } from './native.js';
 
-/** The top-level keys that mark a seed-000 document (camelCase, unlike seed 001). */
-export const SEED_000_KEYS = [
+/** The top-level keys that mark a scenario object (camelCase, unlike the trajectory-assertion JSON). */
+export const SCENARIO_OBJECT_KEYS = [
   'allowedTools',
   'requiredTools',
   'orderRules',
@@ -36,17 +27,12 @@ export const SEED_000_KEYS = [
   'expected',
 ];
 
-/** The tool and argument seed 000 checks `expected.customerEmail` on. */
-export const CONFIRMATION_TOOL = 'send_confirmation';
-const EMAIL_ARGUMENT = 'email';
-
-/** The name the `expected.customerEmail` check reports under. */
-export const CUSTOMER_EMAIL_CHECK = 'expected.customerEmail';
-
 const toolList = z.array(toolName);
 
-/** A seed-000 `Scenario` object, plus who the scenario is (`id`, `version`, `description`). */
-export const seed000DocumentSchema = z
+const expectedValue = z.union([z.string().min(1), z.number()]);
+
+/** A scenario object, plus who the scenario is (`id`, `version`, `description`). */
+export const scenarioObjectSchema = z
   .strictObject({
     allowedTools: toolList
       .optional()
@@ -65,11 +51,11 @@ export const seed000DocumentSchema = z
       .optional()
       .meta({ description: 'Nothing may come after these (order.terminal).' }),
     expected: z
-      .strictObject({
-        orderId: z.union([z.string().min(1), z.number()]).optional(),
-        customerEmail: z.string().min(1).optional(),
-      })
-      .optional(),
+      .strictObject(
+        Object.fromEntries(Object.keys(EXPECTED_FIELDS).map((field) => [field, expectedValue.optional()])),
+      )
+      .optional()
+      .meta({ description: 'Expected argument values by field (docs/scenarios.md: the scenario object).' }),
     id: z.string().min(1).optional(),
     version: z
       .union([z.string().min(1), z.number()])
@@ -98,19 +84,19 @@ export const seed000DocumentSchema = z
       check(tool, ['terminalTools', index]);
   });
 
-/** A parsed seed-000 document. */
-export type Seed000Document = z.output<typeof seed000DocumentSchema>;
+/** A parsed scenario object. */
+export type ScenarioObjectDocument = z.output<typeof scenarioObjectSchema>;
 
-/** What a seed-000 document becomes: native rules and severities, or what stops it. */
-export interface Seed000Translation {
+/** What a scenario object becomes: native rules and severities, or what stops it. */
+export interface ScenarioObjectTranslation {
   rules: Rules;
   severity: Record<string, Severity>;
   /** One line per thing that has no native equivalent, with its path; empty when all is well. */
   problems: string[];
 }
 
-/** Translates a parsed seed-000 document into native rules (see the module comment for the mapping). */
-export function seed000Rules(document: Seed000Document): Seed000Translation {
+/** Translates a parsed scenario object into native rules (see the module comment for the mapping). */
+export function scenarioObjectRules(document: ScenarioObjectDocument): ScenarioObjectTranslation {
   const rules: Rules = {};
   const severity: Record<string, Severity> = {};
   const problems: string[] = [];
@@ -133,28 +119,37 @@ export function seed000Rules(document: Seed000Document): Seed000Translation {
     rules.efficiency = { maxCalls, repeats: { max: 0 } };
     severity.efficiency = 'warning';
   }
-  if (expected?.orderId !== undefined) {
-    rules.safety = { tenant: { path: 'orderId', value: expected.orderId } };
-  }
-  const email = expected?.customerEmail;
-  if (email !== undefined) {
-    if (requiredTools?.includes(CONFIRMATION_TOOL)) {
+  for (const [field, value] of Object.entries(expected ?? {})) {
+    if (value === undefined) continue;
+    const check: ExpectedField = EXPECTED_FIELDS[field as keyof typeof EXPECTED_FIELDS];
+    if (check.kind === 'everyCall') {
+      if (rules.safety?.tenant !== undefined) {
+        problems.push(
+          `expected.${field}: only one expected field can gate every call (${rules.safety.tenant.path} does already)`,
+        );
+        continue;
+      }
+      rules.safety = { tenant: { path: check.argument, value } };
+      continue;
+    }
+    const { tool, argument } = check;
+    if (requiredTools?.includes(tool)) {
       rules.arguments = [
+        ...(rules.arguments ?? []),
         {
-          tool: CONFIRMATION_TOOL,
+          tool,
           call: 1,
-          match: { mode: 'superset', args: { [EMAIL_ARGUMENT]: email } },
-          name: CUSTOMER_EMAIL_CHECK,
+          match: { mode: 'superset', args: { [argument]: value } },
+          name: expectedCheckName(field),
         },
       ];
-    } else if (allowedTools === undefined || allowedTools.includes(CONFIRMATION_TOOL)) {
+    } else if (allowedTools === undefined || allowedTools.includes(tool)) {
       problems.push(
-        `expected.customerEmail: seed 000 checks it on the first ${CONFIRMATION_TOOL} call only when there is one, ` +
-          `which toolpath cannot say without requiring the call; add ${CONFIRMATION_TOOL} to requiredTools, ` +
-          `or remove customerEmail`,
+        `expected.${field}: the scenario object checks it on the first ${tool} call only when there is one, ` +
+          `which toolpath cannot say without requiring the call; add ${tool} to requiredTools, or remove ${field}`,
       );
     }
-    // Otherwise the allowlist forbids send_confirmation: the seed's check could never decide anything.
+    // Otherwise the allowlist forbids the tool: the check could never decide anything.
   }
   return { rules, severity, problems };
 }
