@@ -5,16 +5,10 @@
  * did not pass); else 0. Input errors never stop the other inputs from being evaluated.
  */
 
-import { formatInputError } from '../io/read-traces.js';
 import type { Scenario } from '../scenario/scenario.js';
 import { checkExpectations, type ExpectationCheck, isExpectationsFile } from './expectations.js';
 import { type CliIO, parseCommandLine, UsageError } from './io.js';
-<<<<<<< HEAD
 import type { EvalRun } from './run-eval.js';
-=======
-import { type EvalRun, exitCodeOf, runEvalWithOutcomes } from './run-eval.js';
-import { loadRunInputs } from './run-inputs.js';
->>>>>>> issue-35
 
 /** Usage text of `toolpath eval`. */
 export const EVAL_USAGE = `usage: toolpath eval --scenario FILE [--scenario FILE ...] [--format pretty|json|junit|markdown] [--out FILE] [--expect] INPUT...
@@ -53,7 +47,7 @@ export async function evalCommand(args: readonly string[], io: CliIO): Promise<n
   const [{ loadRunInputs }, { exitCodeOf, runEvalWithOutcomes }, { formatInputError }] = await Promise.all([
     import('./run-inputs.js'),
     import('./run-eval.js'),
-    import('./read-traces.js'),
+    import('../io/read-traces.js'),
   ]);
   const loaded = await loadRunInputs(options, io, 'eval');
   if (!loaded) return 2;
