@@ -290,8 +290,12 @@ describe('parseScenarioText and loadScenarioFile', () => {
     expect(textErrorOf('{"allowed_tools": ["a"],\n "allowed_tools": ["b"]}')).toBe(
       'scenario refund.yaml: not valid YAML or JSON: line 2, column 2: Map keys must be unique',
     );
-    expect(textErrorOf('id: x\ntools:\n  allowed: [a]\n   required: [a]\n')).toMatch(
-      /^scenario refund\.yaml: not valid YAML or JSON: line 4, column 1: /,
+    // The key out of place, not the line's first byte.
+    expect(textErrorOf('id: x\ntools:\n  allowed: [a]\n   required: [a]\n')).toBe(
+      'scenario refund.yaml: not valid YAML or JSON: line 4, column 4: All mapping items must start at the same column',
+    );
+    expect(textErrorOf('id: x\ntools:\n    allowed: [a]\n  required: [a]\n')).toMatch(
+      /^scenario refund\.yaml: not valid YAML or JSON: line 4, column 3: /,
     );
   });
 
