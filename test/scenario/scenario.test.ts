@@ -96,6 +96,15 @@ describe('a bad scenario is a ScenarioError that says where, what was expected a
     expect(message).toContain('tool_call_args[0].match.pattern: expected a string; the key is missing');
   });
 
+  it('a key dedented out of its section is pointed back into it', () => {
+    expect(textErrorOf('id: x\ntools:\n  allowed: [a]\nrequired: [a]\n')).toBe(
+      'scenario refund.yaml: unknown key "required" (did you mean tools.required, indented under tools?)',
+    );
+    expect(textErrorOf('id: x\norder:\n  terminal: [a]\n  together: [[a, b]]\nbefore: []\n')).toBe(
+      'scenario refund.yaml: unknown key "before" (did you mean order.before, indented under order?)',
+    );
+  });
+
   it('suggests nothing when no key is close', () => {
     expect(errorOf({ allowed_tools: [], zebra: 1 })).toBe('scenario refund.yaml: unknown key "zebra"');
   });
