@@ -12,7 +12,7 @@ import { formatMarkdown } from './format-markdown.js';
 import { formatPretty } from './format-pretty.js';
 import { type CliIO, parseCommandLine, UsageError } from './io.js';
 import { formatInputError } from './read-traces.js';
-import { type EvalRun, exitCodeOf, runEvalWithOutcomes } from './run-eval.js';
+import { agentsSeen, type EvalRun, exitCodeOf, runEvalWithOutcomes } from './run-eval.js';
 import { loadRunInputs } from './run-inputs.js';
 
 /** Usage text of `toolpath eval`. */
@@ -76,7 +76,7 @@ export async function evalCommand(args: readonly string[], io: CliIO): Promise<n
     for (const scenario of named.values()) {
       if (!used.has(scenario.id)) {
         io.stderr(
-          `toolpath eval: warning: scenario ${scenario.id} (${scenario.source}) applied to none of the traces; check its appliesTo\n`,
+          `toolpath eval: warning: scenario ${scenario.id} (${scenario.source}) applied to none of the traces; check its appliesTo${agentsSeen(run)}\n`,
         );
       }
     }

@@ -211,13 +211,22 @@ const DECISION: Record<string, string> = {
   missed: 'GATE MISSED',
   all: 'ALL PASSED',
   not: 'NOT ALL PASSED',
+  none: 'NOTHING EVALUATED',
 };
 
 function gateCards(scenarios: readonly ScenarioSummary[]): string {
   if (scenarios.length === 0)
     return '<section class="gates"><p class="muted">No scenario given: the traces are listed, not judged.</p></section>';
   const cards = scenarios.map((s) => {
-    const decision = s.gate.gated ? (s.gate.met ? 'met' : 'missed') : s.gate.met ? 'all' : 'not';
+    const decision = s.gate.gated
+      ? s.gate.met
+        ? 'met'
+        : 'missed'
+      : s.evaluated === 0
+        ? 'none'
+        : s.gate.met
+          ? 'all'
+          : 'not';
     const rate = s.passRate === null ? 'n/a' : String(Number(s.passRate.toFixed(4)));
     const name = s.version === undefined ? s.id : `${s.id}@${s.version}`;
     return `<article class="gate ${s.gate.met ? 'held' : 'broken'}" data-scenario="${escapeHtml(s.id)}">

@@ -255,7 +255,7 @@ describe('toolpath eval', () => {
     const run = await runCli(['eval', '--scenario', scenario, '--scenario', typo, good]);
     expect(run.code).toBe(0);
     expect(run.stderr).toContain(
-      `warning: scenario typo (${typo}) applied to none of the traces; check its appliesTo`,
+      `warning: scenario typo (${typo}) applied to none of the traces; check its appliesTo; the traces' root agents: support-agent\n`,
     );
   });
 
