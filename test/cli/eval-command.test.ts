@@ -282,6 +282,9 @@ describe('toolpath eval', () => {
     ],
     [['frobnicate'], 'unknown command "frobnicate"'],
     [['evl'], 'unknown command "evl" (did you mean eval?)'],
+    [['evla'], 'unknown command "evla" (did you mean eval?)'],
+    [['veiw'], 'unknown command "veiw" (did you mean view?)'],
+    [['vwie'], 'unknown command "vwie"\n'],
   ])('usage error %j exits 2 with %s', async (args, message) => {
     const run = await runCli(args);
     expect(run.code).toBe(2);
