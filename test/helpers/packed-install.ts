@@ -174,6 +174,16 @@ export function packedInstallSuite(
         // toolpath's peers are the project's own packages, not copies of its own.
         const nested = safeReaddir(join(project, 'node_modules/toolpath/node_modules/@opentelemetry'));
         expect(nested.filter((name) => PEERS.includes(name))).toEqual([]);
+        // src/ is not shipped: every source map carries the sources it names.
+        const maps = readdirSync(join(project, 'node_modules/toolpath/dist'), {
+          recursive: true,
+          encoding: 'utf8',
+        })
+          .filter((name) => name.endsWith('.map'))
+          .map((name) => JSON.parse(readFileSync(join(project, 'node_modules/toolpath/dist', name), 'utf8')));
+        expect(maps.length).toBeGreaterThan(0);
+        for (const map of maps as { sources: string[]; sourcesContent?: string[] }[])
+          expect(map.sourcesContent?.length).toBe(map.sources.length);
       },
       10 * MINUTES,
     );
