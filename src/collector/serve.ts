@@ -26,21 +26,14 @@ import { parseScenario, type Scenario } from '../scenario/scenario.js';
 import { TraceAdapter } from './adapter.js';
 import type { AdapterConfig } from './config.js';
 import { ConnectionLimit } from './connection-limit.js';
+import { DEFAULT_SCENARIO } from './default-scenario.js';
 import { startGrpcReceiver } from './grpc-receiver.js';
 import { startHttpReceiver } from './http-receiver.js';
 import { Losses } from './losses.js';
 import { hostForUrl } from './receiver-common.js';
 import { ReportsFile } from './reports-file.js';
 
-/** The scenario `toolpath serve` judges by when none is configured: checks that need no tool names. */
-export const DEFAULT_SCENARIO = {
-  id: 'toolpath.defaults',
-  version: '1',
-  description:
-    'Built-in checks for any agent: no use of failed results, no identical repeats, bounded retries.',
-  safety: { failedResultUse: true },
-  efficiency: { repeats: { max: 2 }, retries: { max: 3 } },
-};
+export { DEFAULT_SCENARIO } from './default-scenario.js';
 
 /** A running service. */
 export interface RunningService {
