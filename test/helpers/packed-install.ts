@@ -113,6 +113,31 @@ export function apiCopiesUnder(dir: string): { path: string; version: string }[]
   return copies;
 }
 
+/** Every installed package under `dir`/node_modules, nested ones too: its name and version. */
+export function packageCopiesUnder(dir: string): { name: string; version: string }[] {
+  const copies: { name: string; version: string }[] = [];
+  const stack = [join(dir, 'node_modules')];
+  while (stack.length > 0) {
+    const modules = stack.pop() as string;
+    for (const entry of safeReaddir(modules)) {
+      const folders = entry.startsWith('@')
+        ? safeReaddir(join(modules, entry)).map((inner) => join(modules, entry, inner))
+        : [join(modules, entry)];
+      for (const folder of folders) {
+        try {
+          const { name, version } = JSON.parse(readFileSync(join(folder, 'package.json'), 'utf8')) as {
+            name: string;
+            version: string;
+          };
+          copies.push({ name, version });
+        } catch {}
+        stack.push(join(folder, 'node_modules'));
+      }
+    }
+  }
+  return copies;
+}
+
 function safeReaddir(dir: string): string[] {
   try {
     return readdirSync(dir).filter((name) => !name.startsWith('.'));
@@ -174,6 +199,16 @@ export function packedInstallSuite(
         // toolpath's peers are the project's own packages, not copies of its own.
         const nested = safeReaddir(join(project, 'node_modules/toolpath/node_modules/@opentelemetry'));
         expect(nested.filter((name) => PEERS.includes(name))).toEqual([]);
+        // One copy of each @opentelemetry package (serve's packages are optional peers, not installed).
+        const copies = packageCopiesUnder(project).filter(({ name }) => name.startsWith('@opentelemetry/'));
+        const names = copies.map(({ name }) => name);
+        expect(names.filter((name, index) => names.indexOf(name) !== index)).toEqual([]);
+        for (const serveOnly of [
+          '@opentelemetry/exporter-prometheus',
+          '@opentelemetry/exporter-trace-otlp-grpc',
+        ])
+          expect(names).not.toContain(serveOnly);
+        expect(packageCopiesUnder(project).map(({ name }) => name)).not.toContain('protobufjs');
         // src/ is not shipped: every source map carries the sources it names.
         const maps = readdirSync(join(project, 'node_modules/toolpath/dist'), {
           recursive: true,
