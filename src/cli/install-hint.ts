@@ -74,7 +74,24 @@ export function installCommands(
   const commands: string[] = [];
   if (!project) commands.push(init);
   const listedToolpath = listed(project, 'toolpath');
-  const vitest = listed(project, 'vitest') ? '' : ' vitest';
+  const toolpathManifest = readManifest(join(toolpathRoot, 'package.json'));
+  const peers = (toolpathManifest?.peerDependencies ?? {}) as Record<string, string>;
+  // npm resolves a new package to fit the peer ranges of what is installed; pnpm and yarn take the
+  // latest (vitest 5 needs Node 22.12), so they get toolpath's range.
+  const vitestWord =
+    manager === 'npm' || peers.vitest === undefined ? 'vitest' : shellWord(`vitest@${peers.vitest}`);
+  const vitest = listed(project, 'vitest') ? '' : ` ${vitestWord}`;
+  // yarn 1 installs no peer dependency: the OTel API and SDK pieces toolpath needs, where missing.
+  if (manager === 'yarn') {
+    const optional = (toolpathManifest?.peerDependenciesMeta ?? {}) as Record<string, { optional?: boolean }>;
+    const missing = Object.entries(peers).filter(
+      ([name]) =>
+        optional[name]?.optional !== true &&
+        !existsSync(join(projectDir, 'node_modules', name, 'package.json')),
+    );
+    if (missing.length > 0)
+      commands.push(`${add} ${missing.map(([name, range]) => shellWord(`${name}@${range}`)).join(' ')}`);
+  }
   const toolpathWord = (spec: string) => shellWord(packageWord(manager, spec));
   if (listedToolpath) {
     const toolpath = `${add} ${listedToolpath.flag}${toolpathWord(listedToolpath.spec)}`;
@@ -87,7 +104,7 @@ export function installCommands(
     commands.push(`${add} -D ${toolpathWord(installedWith)}${vitest}`);
     return commands;
   }
-  const tarball = `toolpath-${readManifest(join(toolpathRoot, 'package.json'))?.version ?? 'VERSION'}.tgz`;
+  const tarball = `toolpath-${toolpathManifest?.version ?? 'VERSION'}.tgz`;
   if (existsSync(join(toolpathRoot, '.git'))) {
     commands.push(`(cd ${shellWord(toolpathRoot.replace(/\/$/, ''))} && npm pack)`);
     commands.push(`${add} -D ${shellWord(join(toolpathRoot, tarball))}${vitest}`);
