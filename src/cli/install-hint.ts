@@ -89,8 +89,9 @@ export function installCommands(
         optional[name]?.optional !== true &&
         !existsSync(join(projectDir, 'node_modules', name, 'package.json')),
     );
-    if (missing.length > 0)
-      commands.push(`${add} ${missing.map(([name, range]) => shellWord(`${name}@${range}`)).join(' ')}`);
+    const line = sdkLine(projectDir);
+    const words = missing.map(([name, range]) => shellWord(`${name}@${onLine(range, line)}`));
+    if (missing.length > 0) commands.push(`${add} ${words.join(' ')}`);
   }
   const toolpathWord = (spec: string) => shellWord(packageWord(manager, spec));
   if (listedToolpath) {
@@ -114,6 +115,22 @@ export function installCommands(
     );
   }
   return commands;
+}
+
+/** The major version of the OTel SDK the project has (its `@opentelemetry/core`), if any. */
+function sdkLine(projectDir: string): string | undefined {
+  const version = readManifest(join(projectDir, 'node_modules/@opentelemetry/core/package.json'))?.version;
+  return typeof version === 'string' ? version.split('.')[0] : undefined;
+}
+
+/**
+ * Of a range over both SDK lines (`^2.0.0 || ^3.0.0`), the part of the project's line, else the
+ * first: yarn takes the highest version a range allows, whatever Node it needs.
+ */
+function onLine(range: string, line: string | undefined): string {
+  const parts = range.split('||').map((part) => part.trim());
+  if (parts.length === 1) return range;
+  return parts.find((part) => part.replace(/^[\^~>=]*/, '').split('.')[0] === line) ?? (parts[0] as string);
 }
 
 /**

@@ -114,4 +114,37 @@ describe('the package manager init prints commands for', () => {
     ]);
     expect(installCommands(folder(), NOT_A_CHECKOUT, 'yarn')[0]).toBe('yarn init -y');
   });
+
+  it('under yarn 1, which installs no peers: the missing ones, on the SDK line the project has', () => {
+    const project = folder({ dependencies: { '@opentelemetry/api': '1.9.1' } });
+    for (const [name, version] of [
+      ['@opentelemetry/api', '1.9.1'],
+      ['@opentelemetry/core', '2.12.1'],
+    ]) {
+      mkdirSync(join(project, 'node_modules', name as string), { recursive: true });
+      writeFileSync(
+        join(project, 'node_modules', name as string, 'package.json'),
+        JSON.stringify({ name, version }),
+      );
+    }
+    const root = installedUnder(folder());
+    writeFileSync(
+      join(root, 'package.json'),
+      JSON.stringify({
+        name: 'toolpath',
+        version: '0.4.2',
+        peerDependencies: {
+          '@opentelemetry/api': '^1.9.0',
+          '@opentelemetry/resources': '^2.0.0 || ^3.0.0',
+          '@grpc/grpc-js': '^1.14.7',
+          vitest: '>=3 <5',
+        },
+        peerDependenciesMeta: { '@grpc/grpc-js': { optional: true }, vitest: { optional: true } },
+      }),
+    );
+    expect(installCommands(project, root, 'yarn')).toEqual([
+      "yarn add '@opentelemetry/resources@^2.0.0'",
+      'yarn add -D ./toolpath-0.4.2.tgz \'vitest@>=3 <5\'   # the tarball `npm pack` makes in a toolpath checkout (README: "Add toolpath to your project")',
+    ]);
+  });
 });

@@ -134,7 +134,7 @@ describe('toolpath view', () => {
       /<button type="button" class="finding hard" data-calls="([^"]+)"><span class="rule">([^<]+)</.exec(
         html,
       );
-    expect(finding?.[2]).toBe('order.before');
+    expect(finding?.[2]).toBe('order.before[0]');
     // The early refund and the policy lookup it should have waited for.
     expect(finding?.[1]).toBe('call_2 call_3');
     for (const id of ['call_2', 'call_3'])
