@@ -357,7 +357,10 @@ function withTurnLabels(message: string, turnLabels: ReadonlyMap<string, string>
   let text = message;
   // Longest ids first, so no id is replaced inside a longer one.
   const ids = [...turnLabels.keys()].filter((id) => text.includes(id)).sort((a, b) => b.length - a.length);
-  for (const id of ids) text = text.replaceAll(id, turnLabels.get(id) as string);
+  for (const id of ids) {
+    const label = turnLabels.get(id) as string;
+    text = text.replaceAll(`turn ${id}`, label).replaceAll(id, label);
+  }
   return text;
 }
 
