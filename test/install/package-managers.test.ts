@@ -7,11 +7,12 @@
  * that run on this Node). pnpm and yarn come from the npm registry into a temporary folder; runs on
  * the Node running the tests (test/install/node-versions.sh runs it on the lowest supported and on 22).
  */
-import { readFileSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
 import { delimiter, join } from 'node:path';
-import { beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { packToolpath, type Ran, sh, shOk } from '../helpers/packed-install.js';
-import { temporaryDir } from '../helpers/temporary-dir.js';
 
 const MINUTES = 60_000;
 const MANAGERS = {
@@ -20,6 +21,17 @@ const MANAGERS = {
   yarn: { add: 'yarn add', exec: 'yarn run --silent', lock: 'yarn.lock' },
 } as const;
 type Manager = keyof typeof MANAGERS;
+
+/** Folders made here: removed after the tests, with time for three apps' node_modules. */
+const made: string[] = [];
+function temporaryDir(prefix: string): string {
+  const dir = mkdtempSync(join(tmpdir(), prefix));
+  made.push(dir);
+  return dir;
+}
+afterAll(async () => {
+  await Promise.all(made.splice(0).map((dir) => rm(dir, { recursive: true, force: true })));
+}, 5 * MINUTES);
 
 let tarball: string;
 let tools: string;
