@@ -10,7 +10,7 @@
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { delimiter, join } from 'node:path';
+import { delimiter, dirname, join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { packToolpath, type Ran, sh, shOk } from '../helpers/packed-install.js';
 
@@ -40,6 +40,7 @@ beforeAll(async () => {
   tools = temporaryDir('toolpath-package-managers-');
   await shOk('npm init -y && npm install --loglevel=error pnpm@10 yarn@1', tools);
   tarball = await packToolpath();
+  made.push(dirname(tarball));
 }, 10 * MINUTES);
 
 /** `command` in `cwd` with pnpm and yarn on PATH. */
