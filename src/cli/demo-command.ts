@@ -6,7 +6,6 @@
 import { mkdir, mkdtemp, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { captureDemoTraces } from '../demo/capture.js';
 import { DEMO_SCENARIO, EXPECTED_VERDICTS } from '../demo/conversations.js';
 import { parseScenario } from '../scenario/scenario.js';
 import { formatPretty } from './format-pretty.js';
@@ -28,6 +27,8 @@ export async function demoCommand(args: readonly string[], io: CliIO): Promise<n
   }
   await mkdir(dir, { recursive: true });
 
+  // Loaded here, not with the CLI: it needs the OTel SDK peers, which `init` and `eval` do not.
+  const { captureDemoTraces } = await import('../demo/capture.js');
   const traces = await captureDemoTraces();
   const scenarioPath = join(dir, 'refund-scenario.json');
   await writeFile(scenarioPath, `${JSON.stringify(DEMO_SCENARIO, null, 2)}\n`);

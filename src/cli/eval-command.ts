@@ -44,11 +44,8 @@ type Format = (typeof FORMATS)[number];
 export async function evalCommand(args: readonly string[], io: CliIO): Promise<number> {
   const options = parseEvalArgs(args);
   // Imported here, not at the top: `toolpath eval --help` reads the usage without loading them.
-  const [{ loadRunInputs }, { exitCodeOf, runEvalWithOutcomes }, { formatInputError }] = await Promise.all([
-    import('./run-inputs.js'),
-    import('./run-eval.js'),
-    import('../io/read-traces.js'),
-  ]);
+  const [{ loadRunInputs }, { agentsSeen, exitCodeOf, runEvalWithOutcomes }, { formatInputError }] =
+    await Promise.all([import('./run-inputs.js'), import('./run-eval.js'), import('../io/read-traces.js')]);
   const loaded = await loadRunInputs(options, io, 'eval');
   if (!loaded) return 2;
   const { scenarios, inputs, readErrors } = loaded;
@@ -77,7 +74,7 @@ export async function evalCommand(args: readonly string[], io: CliIO): Promise<n
     for (const scenario of named.values()) {
       if (!used.has(scenario.id)) {
         io.stderr(
-          `toolpath eval: warning: scenario ${scenario.id} (${scenario.source}) applied to none of the traces; check its appliesTo\n`,
+          `toolpath eval: warning: scenario ${scenario.id} (${scenario.source}) applied to none of the traces; check its appliesTo${agentsSeen(run)}\n`,
         );
       }
     }

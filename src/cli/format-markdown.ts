@@ -109,7 +109,15 @@ function scenarioTable(scenarios: readonly ScenarioSummary[]): string[] {
       gate.minPassRate !== undefined && `min pass rate ${gate.minPassRate}`,
       gate.passK && `pass^${gate.passK.k} >= ${gate.passK.min}`,
     ].filter((text): text is string => typeof text === 'string');
-    const decision = gate.gated ? (gate.met ? 'MET' : 'MISSED') : gate.met ? 'ALL PASSED' : 'NOT ALL PASSED';
+    const decision = gate.gated
+      ? gate.met
+        ? 'MET'
+        : 'MISSED'
+      : scenario.evaluated === 0
+        ? 'NOTHING EVALUATED'
+        : gate.met
+          ? 'ALL PASSED'
+          : 'NOT ALL PASSED';
     lines.push(
       row([
         escapeMarkdown(scenario.version === undefined ? scenario.id : `${scenario.id}@${scenario.version}`),

@@ -75,14 +75,16 @@ function scenarioLines(scenario: ScenarioSummary, paint: ReturnType<typeof paint
     ? gate.met
       ? 'GATE MET'
       : 'GATE MISSED'
-    : gate.met
-      ? 'ALL PASSED'
-      : 'NOT ALL PASSED';
+    : scenario.evaluated === 0
+      ? 'NOTHING EVALUATED'
+      : gate.met
+        ? 'ALL PASSED'
+        : 'NOT ALL PASSED';
   const rate = scenario.passRate === null ? 'n/a' : String(Number(scenario.passRate.toFixed(4)));
   const units = `${scenario.passed} of ${scenario.evaluated} ${scenario.unit}${scenario.evaluated === 1 ? '' : 's'} passed`;
   const name = scenario.version === undefined ? scenario.id : `${scenario.id}@${scenario.version}`;
   return [
-    `${paint(gate.met ? 'green' : 'red', label)}  ${name}  pass rate ${rate} (${units})`,
+    `${paint(scenario.evaluated === 0 ? 'yellow' : gate.met ? 'green' : 'red', label)}  ${name}  pass rate ${rate} (${units})`,
     `    ${gate.reason}`,
   ];
 }

@@ -18,14 +18,22 @@ import { installCommands } from './install-hint.js';
 import { type CliIO, parseCommandLine, UsageError } from './io.js';
 import { scenarioJsonSchema } from './schema-command.js';
 
+/** `    path  what it is` lines, the descriptions in one column whatever the paths' lengths. */
+function fileLines(files: readonly (readonly [string, string])[]): string {
+  const width = Math.max(...files.map(([path]) => path.length));
+  return files.map(([path, what]) => `    ${path.padEnd(width)}  ${what}`).join('\n');
+}
+
 /** Usage text of `toolpath init`. */
 export const INIT_USAGE = `usage: toolpath init [DIR] [--force]
 
   writes into DIR (default: the current directory):
-    ${SCENARIO_PATH}         a commented starter scenario (native format)
-    ${SCHEMA_PATH}  its JSON Schema, for editors
-    ${TEST_PATH}            a vitest test judging an agent run against the scenario
-    ${TRACING_PATH}          the processor wiring: OpenTelemetry with toolpath judging live traces
+${fileLines([
+  [SCENARIO_PATH, 'a commented starter scenario (native format)'],
+  [SCHEMA_PATH, 'its JSON Schema, for editors'],
+  [TEST_PATH, 'a vitest test judging an agent run against the scenario'],
+  [TRACING_PATH, 'the processor wiring: OpenTelemetry with toolpath judging live traces'],
+])}
   then prints what to do next
 
   --force, -f  overwrite files that already exist (without it, an existing file is an error

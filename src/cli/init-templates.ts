@@ -21,7 +21,8 @@ export const STARTER_SCENARIO = `# yaml-language-server: $schema=./scenario.sche
 #
 # A toolpath scenario: what a good trajectory of your agent looks like. Every section is
 # optional; an omitted one checks nothing. Rules are hard (they fail the verdict) except
-# efficiency, which only lowers its score. Reference: the README, "Native scenarios".
+# efficiency, which only lowers its score. Reference: the README, "A first check on your own
+# agent"; every key, with examples: docs/scenarios.md; \`npx toolpath schema\` prints the schema.
 # These rules describe the stand-in support agent of test/toolpath.test.ts: rename the tools
 # to yours.
 

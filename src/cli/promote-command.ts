@@ -5,7 +5,7 @@
  * row for the fixture to a dataset.
  */
 import { createHash } from 'node:crypto';
-import { mkdir } from 'node:fs/promises';
+import { mkdir, rm } from 'node:fs/promises';
 import { dirname, resolve } from 'node:path';
 import { parseDocument } from 'yaml';
 import { appliesTo } from '../evaluate/applies-to.js';
@@ -54,7 +54,7 @@ string is replaced by id_ + 10 hex digits of an HMAC keyed by a digest of the or
 the same trace; the fixture is read back and must give the same verdict and findings, written to
 FILE.expected.json (toolpath eval --expect checks fixtures against them)
 
-exit status: 0 fixture written and reproduced, 1 it does not reproduce, 2 usage or input error
+exit status: 0 fixture written and reproduced, 1 it does not reproduce (nothing written), 2 usage or input error
 `;
 
 /** Runs `toolpath promote` with these arguments (after the word `promote`); resolves to the exit code. */
@@ -126,6 +126,10 @@ export async function promoteCommand(args: readonly string[], io: CliIO): Promis
       redactor,
     );
   }
+  // Checked before anything is written: a fixture that cannot reproduce leaves no file behind.
+  const unreproduced = wholeTrace ? reproduce(fixture, scenario, original) : [];
+  if (unreproduced.length > 0)
+    return notReproduced(io, options.out, trajectory.traceId, unreproduced, scenario, redactor);
   try {
     // `--out test/fixtures/NAME.json` in a project without that folder yet: make it.
     await mkdir(dirname(options.out), { recursive: true });
@@ -143,10 +147,8 @@ export async function promoteCommand(args: readonly string[], io: CliIO): Promis
   const replayed = evaluateSpans(reread, scenario);
   const diff = replayed ? differences(original, replayed) : ['no trajectory could be read back'];
   if (diff.length > 0) {
-    io.stderr(
-      `toolpath promote: ${options.out} does not reproduce trace ${trajectory.traceId}:\n${diff.map((d) => `  ${d}\n`).join('')}`,
-    );
-    return 1;
+    await rm(options.out, { force: true });
+    return notReproduced(io, options.out, trajectory.traceId, diff, scenario, redactor);
   }
   const expectedPath = expectedPathOf(options.out);
   await io.writeFile(expectedPath, `${JSON.stringify(replayed, null, 2)}\n`);
@@ -161,6 +163,53 @@ export async function promoteCommand(args: readonly string[], io: CliIO): Promis
       `expectations in ${expectedPath}\n`,
   );
   return 0;
+}
+
+/** Exit 1: what differs, and the `--redact` keep list that fixes it when the scenario names values the redaction replaced. */
+function notReproduced(
+  io: CliIO,
+  out: string,
+  traceId: string,
+  diff: readonly string[],
+  scenario: Scenario,
+  redactor: Redactor,
+): number {
+  const literals = redactedLiterals(scenario, redactor);
+  const keys = [...new Set(literals.map(({ key }) => key))];
+  const hint =
+    literals.length === 0
+      ? ''
+      : `  the scenario names values the redaction replaces (${literals.map(({ key, value }) => `${key}: ${JSON.stringify(value)}`).join(', ')}); ` +
+        `keep them as they are with --redact FILE, FILE holding ${JSON.stringify({ keep: keys })}\n`;
+  io.stderr(
+    `toolpath promote: ${out} does not reproduce trace ${traceId}, so nothing was written:\n${diff.map((d) => `  ${d}\n`).join('')}${hint}`,
+  );
+  return 1;
+}
+
+/**
+ * The string values a scenario compares against (argument matches, tenant values) that the
+ * redaction would replace, with the key they sit under (for `{path, value}`, the path's last key).
+ */
+function redactedLiterals(scenario: Scenario, redactor: Redactor): { key: string; value: string }[] {
+  const found: { key: string; value: string }[] = [];
+  const stack: unknown[] = [scenario.rules];
+  // A scenario is small, but walked without recursion all the same; the cap bounds a huge one.
+  for (let visited = 0; stack.length > 0 && visited < 10_000 && found.length < 10; visited++) {
+    const node = stack.pop();
+    if (node === null || typeof node !== 'object' || node instanceof RegExp) continue;
+    for (const [key, value] of Object.entries(node)) {
+      if (typeof value !== 'string') {
+        stack.push(value);
+        continue;
+      }
+      if (redactor.text(value) === value) continue;
+      const path = (node as { path?: unknown }).path;
+      const named = key === 'value' && typeof path === 'string' ? (path.split('.').pop() ?? key) : key;
+      found.push({ key: named, value });
+    }
+  }
+  return found;
 }
 
 /**

@@ -50,6 +50,20 @@ export interface EvalRun {
   unmatched?: UnmatchedTrace[];
   /** Traces with spans, none of them an agent, LLM or tool span a convention claims: no trajectory. */
   unrecognized?: UnmatchedTrace[];
+  /** The distinct root agent names of the traces read (at most {@link MAX_AGENTS_SEEN}), for appliesTo hints. */
+  rootAgents?: string[];
+}
+
+/** Root agent names kept for the "applies to none" hints: enough to spot a typo. */
+const MAX_AGENTS_SEEN = 10;
+
+/** `; the traces' root agents: a, b` (or that none names one), for a message about appliesTo. */
+export function agentsSeen(run: EvalRun): string {
+  const agents = run.rootAgents;
+  if (agents === undefined) return '';
+  if (agents.length === 0) return '; no trace names a root agent';
+  const more = agents.length >= MAX_AGENTS_SEEN ? ', …' : '';
+  return `; the traces' root agents: ${agents.join(', ')}${more}`;
 }
 
 /**
@@ -58,7 +72,7 @@ export interface EvalRun {
  */
 export function nothingEvaluatedReason(run: EvalRun): string | undefined {
   if (run.summary.evaluated > 0 || run.summary.traces === 0) return undefined;
-  const appliesTo = 'no scenario applies to any of the traces (check appliesTo)';
+  const appliesTo = `no scenario applies to any of the traces (check appliesTo${agentsSeen(run)})`;
   const unrecognized = run.unrecognized ?? [];
   const [first] = unrecognized;
   if (!first) return appliesTo;
@@ -139,6 +153,7 @@ function finishRun(
     summary: summarizeRun(tally.traces, reports, judged, { dataset }),
     unmatched: tally.unmatched,
     ...(tally.unrecognized.length > 0 && { unrecognized: tally.unrecognized }),
+    rootAgents: [...tally.rootAgents],
   };
 }
 
@@ -171,11 +186,12 @@ interface Tally {
   unmatched: UnmatchedTrace[];
   unrecognized: UnmatchedTrace[];
   traces: number;
+  rootAgents: Set<string>;
   onTrajectory: RunEvalOptions['onTrajectory'];
 }
 
 function newTally(onTrajectory?: RunEvalOptions['onTrajectory']): Tally {
-  return { errors: [], unmatched: [], unrecognized: [], traces: 0, onTrajectory };
+  return { errors: [], unmatched: [], unrecognized: [], traces: 0, rootAgents: new Set(), onTrajectory };
 }
 
 /** Where an evaluation belongs: its input, its dataset row and trial, the task it ran. */
@@ -218,6 +234,8 @@ function* evaluations(
     };
     for (const trajectory of trajectories) {
       tally.onTrajectory?.(source, trajectory);
+      const agent = trajectory.root?.agentName;
+      if (agent !== undefined && tally.rootAgents.size < MAX_AGENTS_SEEN) tally.rootAgents.add(agent);
       const conversation = conversationOf(trajectory, input);
       if (conversation) conversations.addTrace(conversation, trajectory, source);
       const applicable = scenarios.filter((scenario) => appliesTo(scenario, trajectory));

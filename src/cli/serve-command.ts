@@ -11,10 +11,12 @@ import {
   loadAdapterConfig,
   parseAdapterConfig,
 } from '../collector/config.js';
+import { DEFAULT_SCENARIO } from '../collector/default-scenario.js';
 import { installDiagLogger } from '../collector/diag-logger.js';
-import { DEFAULT_SCENARIO, type RunningService, startService } from '../collector/serve.js';
+import type { RunningService } from '../collector/serve.js';
 import { ScenarioError } from '../scenario/scenario.js';
 import { type CliIO, parseCommandLine, UsageError } from './io.js';
+import { loadServeModule } from './serve-packages.js';
 
 export const SERVE_USAGE = `usage: toolpath serve [--config toolpath.yaml]
 
@@ -44,13 +46,19 @@ export async function serveCommand(args: readonly string[], io: CliIO): Promise<
   } catch (error) {
     throw new UsageError((error as Error).message);
   }
-  let service: Awaited<ReturnType<typeof startService>>;
+  // The service's own packages (receivers, exporters) are optional peers: loaded only here.
+  const serve = await loadServeModule();
+  if (typeof serve === 'string') {
+    io.stderr(serve);
+    return 2;
+  }
+  let service: RunningService;
   let config: AdapterConfig;
   try {
     config = configPath ? loadAdapterConfig(configPath) : parseAdapterConfig({}, 'built-in defaults');
     const baseDir = configPath ? dirname(resolve(configPath)) : process.cwd();
     installDiagLogger(config.logLevel, io.stderr);
-    service = await startService(config, { baseDir, log: (line) => io.stderr(`${line}\n`) });
+    service = await serve.startService(config, { baseDir, log: (line) => io.stderr(`${line}\n`) });
   } catch (error) {
     if (error instanceof ConfigError || error instanceof ScenarioError) {
       io.stderr(`${error.message}\n`);

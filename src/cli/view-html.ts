@@ -4,7 +4,7 @@
  * reports highlighted on the calls they name. Pure: a trajectory and reports in, a string out.
  */
 import type { Finding, Report } from '../model/report.js';
-import { scenarioLabel } from '../model/report.js';
+import { DIMENSIONS, scenarioLabel } from '../model/report.js';
 import type { AgentRun, Captured, ToolCall, Trajectory, Turn } from '../model/trajectory.js';
 
 /** What the page says about where the trace came from. */
@@ -58,7 +58,7 @@ export function renderTrajectory(
 ${graph}
 </section>
 <aside>
-${findingsSection(reports, findings)}
+${findingsSection(reports, findings, turnLabels)}
 <section class="details-panel"><h2>Call</h2><div id="details"><p class="muted">Hover or click a call.</p></div></section>
 </aside>`;
   return { html, calls };
@@ -163,7 +163,11 @@ function callDetails(
   if (call.agentName) fields.push(['agent', call.agentName]);
   if (call.turnId) fields.push(['turn', turnLabels.get(call.turnId) ?? 'a turn of no drawn run']);
   fields.push(['convention', call.convention]);
-  for (const finding of flagged.get(call.id) ?? []) fields.push([`finding ${finding.rule}`, finding.message]);
+  for (const finding of flagged.get(call.id) ?? [])
+    fields.push([
+      `finding ${finding.assertion ?? finding.rule}`,
+      withTurnLabels(finding.message, turnLabels),
+    ]);
   return {
     id: call.id,
     tool: call.tool,
@@ -329,15 +333,35 @@ ${rows.join('\n')}
 function findingsSection(
   reports: readonly Report[],
   findings: readonly { report: Report; finding: Finding }[],
+  turnLabels: ReadonlyMap<string, string>,
 ): string {
   if (reports.length === 0) return '';
   const items = findings.map(({ report, finding }) => {
     const calls = finding.calls.map((id) => `<code>${escapeHtml(id)}</code>`).join(' ');
-    return `<li><button type="button" class="finding ${finding.severity}" data-calls="${escapeHtml(finding.calls.join(' '))}"><span class="rule">${escapeHtml(finding.rule)}</span> <span class="severity">${escapeHtml(finding.severity)}</span> <span class="muted">${escapeHtml(scenarioLabel(report.scenario))}</span><br>${escapeHtml(finding.message)}<br>${calls}</button></li>`;
+    const name = finding.assertion ?? finding.rule;
+    return `<li><button type="button" class="finding ${finding.severity}" data-calls="${escapeHtml(finding.calls.join(' '))}"><span class="rule">${escapeHtml(name)}</span> <span class="severity">${escapeHtml(finding.severity)}</span> <span class="muted">${escapeHtml(scenarioLabel(report.scenario))}</span><br>${escapeHtml(withTurnLabels(finding.message, turnLabels))}<br>${calls}</button></li>`;
   });
   const body =
     items.length > 0 ? `<ol class="findings">${items.join('\n')}</ol>` : '<p class="muted">No findings.</p>';
-  return `<section class="findings-panel"><h2>Findings</h2>${body}</section>`;
+  const scores = reports.map((report) => {
+    const dimensions = DIMENSIONS.filter((dimension) => report.scores[dimension] !== undefined).map(
+      (dimension) => `${dimension} ${Number((report.scores[dimension] as number).toFixed(2))}`,
+    );
+    return `<p class="scores"><span class="muted">${escapeHtml(scenarioLabel(report.scenario))}</span> ${escapeHtml(dimensions.join(' · ') || 'no dimension scored')}</p>`;
+  });
+  return `<section class="findings-panel"><h2>Scores</h2>${scores.join('')}<h2>Findings</h2>${body}</section>`;
+}
+
+/** A finding's message with each turn id the trajectory has named as the graph names it (`turn 3`). */
+function withTurnLabels(message: string, turnLabels: ReadonlyMap<string, string>): string {
+  let text = message;
+  // Longest ids first, so no id is replaced inside a longer one.
+  const ids = [...turnLabels.keys()].filter((id) => text.includes(id)).sort((a, b) => b.length - a.length);
+  for (const id of ids) {
+    const label = turnLabels.get(id) as string;
+    text = text.replaceAll(`turn ${id}`, label).replaceAll(id, label);
+  }
+  return text;
 }
 
 /** The CSS of a drawn trajectory (and of the single-trace page around it). */
@@ -420,6 +444,9 @@ function toolpathDag(root, data, details) {
       pinned = id;
       nodes.forEach(function (n) { n.classList.toggle('selected', n === node); });
       show(id);
+      // On a narrow page the panel sits below the graph: bring it into view, not off the fold.
+      var box = details.getBoundingClientRect();
+      if (box.top > window.innerHeight || box.bottom < 0) details.scrollIntoView({ block: 'nearest' });
     });
   });
   var findings = root.querySelectorAll('.finding');

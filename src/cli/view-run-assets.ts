@@ -74,7 +74,7 @@ export const RUN_PAGE_SCRIPT = `
     }
     draw(Number(traces[0]));
     if (!dialog.open) dialog.showModal();
-    history.replaceState(null, '', '#unit-' + rows.indexOf(row));
+    history.replaceState(null, '', '#unit-' + (rows.indexOf(row) + 1));
   }
   rows.forEach(function (row) {
     row.addEventListener('click', function () { open(row); });
@@ -110,6 +110,7 @@ export const RUN_PAGE_SCRIPT = `
   text.addEventListener('input', apply);
   boxes.forEach(function (b) { b.addEventListener('change', apply); });
   var start = /^#unit-(\\d+)$/.exec(location.hash);
-  if (start && rows[Number(start[1])]) open(rows[Number(start[1])]);
+  // 1-based, as the table counts its rows.
+  if (start && rows[Number(start[1]) - 1]) open(rows[Number(start[1]) - 1]);
 })();
 `;

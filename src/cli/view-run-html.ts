@@ -123,12 +123,12 @@ export function renderRunPage(
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <meta http-equiv="Content-Security-Policy" content="default-src 'none'; style-src 'unsafe-inline'; script-src 'unsafe-inline'">
-<title>${escapeHtml(`toolpath · run of ${drawn.length} traces`)}</title>
+<title>${escapeHtml(`toolpath · ${runTitle(rows.length, drawn.length)}`)}</title>
 <style>${VIEW_STYLE}${RUN_PAGE_STYLE}</style>
 </head>
 <body>
 <header>
-<h1>toolpath · run of ${drawn.length} ${drawn.length === 1 ? 'trace' : 'traces'}</h1>
+<h1>toolpath · ${escapeHtml(runTitle(rows.length, drawn.length))}</h1>
 <p class="meta">${escapeHtml(options.title)} · ${judged} ${judged === 1 ? 'evaluation unit' : 'evaluation units'} in ${scenarios.length} ${scenarios.length === 1 ? 'scenario' : 'scenarios'}${run.errors.length > 0 ? ` · <strong class="bad">${run.errors.length} input ${run.errors.length === 1 ? 'error' : 'errors'}</strong>` : ''}</p>
 </header>
 <div class="run-page">
@@ -178,18 +178,26 @@ function unitRow(
     verdict: unit.verdict,
     calls: members.reduce((sum, { report }) => sum + report.stats.calls, 0),
     findings: findings.length,
-    firstFinding: first ? `${first.rule}: ${first.message}` : '',
+    // Named as eval prints it: the assertion (tool_sequence, order.before[0]), else the rule.
+    firstFinding: first ? `${first.assertion ?? first.rule}: ${first.message}` : '',
     traces,
     search: [
       label,
       ...ids,
       ...sources,
       ...traces.flatMap(toolsOf),
-      ...findings.map((finding) => finding.rule),
+      ...findings.flatMap((finding) => [finding.rule, finding.assertion ?? '']),
     ]
       .join(' ')
       .toLowerCase(),
   };
+}
+
+/** `run of 5 units over 3 traces`: the table's rows, and the traces drawn. */
+function runTitle(units: number, traces: number): string {
+  const traceWord = `${traces} ${traces === 1 ? 'trace' : 'traces'}`;
+  if (units === traces) return `run of ${traceWord}`;
+  return `run of ${units} ${units === 1 ? 'unit' : 'units'} over ${traceWord}`;
 }
 
 /** The drawn traces a report judged: its own, or each of its conversation's. */
@@ -211,13 +219,22 @@ const DECISION: Record<string, string> = {
   missed: 'GATE MISSED',
   all: 'ALL PASSED',
   not: 'NOT ALL PASSED',
+  none: 'NOTHING EVALUATED',
 };
 
 function gateCards(scenarios: readonly ScenarioSummary[]): string {
   if (scenarios.length === 0)
     return '<section class="gates"><p class="muted">No scenario given: the traces are listed, not judged.</p></section>';
   const cards = scenarios.map((s) => {
-    const decision = s.gate.gated ? (s.gate.met ? 'met' : 'missed') : s.gate.met ? 'all' : 'not';
+    const decision = s.gate.gated
+      ? s.gate.met
+        ? 'met'
+        : 'missed'
+      : s.evaluated === 0
+        ? 'none'
+        : s.gate.met
+          ? 'all'
+          : 'not';
     const rate = s.passRate === null ? 'n/a' : String(Number(s.passRate.toFixed(4)));
     const name = s.version === undefined ? s.id : `${s.id}@${s.version}`;
     return `<article class="gate ${s.gate.met ? 'held' : 'broken'}" data-scenario="${escapeHtml(s.id)}">

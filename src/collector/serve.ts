@@ -16,6 +16,7 @@ import { PrometheusExporter } from '@opentelemetry/exporter-prometheus';
 import { OTLPTraceExporter as GrpcTraceExporter } from '@opentelemetry/exporter-trace-otlp-grpc';
 import { OTLPTraceExporter as JsonTraceExporter } from '@opentelemetry/exporter-trace-otlp-http';
 import { OTLPTraceExporter as ProtobufTraceExporter } from '@opentelemetry/exporter-trace-otlp-proto';
+import { defaultResource, resourceFromAttributes } from '@opentelemetry/resources';
 import { MeterProvider, type MetricReader, PeriodicExportingMetricReader } from '@opentelemetry/sdk-metrics';
 import type { SpanExporter } from '@opentelemetry/sdk-trace';
 import { globSync } from 'tinyglobby';
@@ -26,21 +27,14 @@ import { parseScenario, type Scenario } from '../scenario/scenario.js';
 import { TraceAdapter } from './adapter.js';
 import type { AdapterConfig } from './config.js';
 import { ConnectionLimit } from './connection-limit.js';
+import { DEFAULT_SCENARIO } from './default-scenario.js';
 import { startGrpcReceiver } from './grpc-receiver.js';
 import { startHttpReceiver } from './http-receiver.js';
 import { Losses } from './losses.js';
 import { hostForUrl } from './receiver-common.js';
 import { ReportsFile } from './reports-file.js';
 
-/** The scenario `toolpath serve` judges by when none is configured: checks that need no tool names. */
-export const DEFAULT_SCENARIO = {
-  id: 'toolpath.defaults',
-  version: '1',
-  description:
-    'Built-in checks for any agent: no use of failed results, no identical repeats, bounded retries.',
-  safety: { failedResultUse: true },
-  efficiency: { repeats: { max: 2 }, retries: { max: 3 } },
-};
+export { DEFAULT_SCENARIO } from './default-scenario.js';
 
 /** A running service. */
 export interface RunningService {
@@ -68,6 +62,15 @@ export interface ServeContext {
   log: (line: string) => void;
 }
 
+/**
+ * The resource of serve's own metrics: `service.name` toolpath (the SDK's default would be
+ * `unknown_service:node`), unless OTEL_SERVICE_NAME names the deployment otherwise.
+ */
+function serviceResource() {
+  const name = process.env.OTEL_SERVICE_NAME?.trim() || 'toolpath';
+  return defaultResource().merge(resourceFromAttributes({ 'service.name': name }));
+}
+
 /** Starts the service described by `config`. Throws (ScenarioError, listen errors) before serving anything. */
 export async function startService(config: AdapterConfig, context: ServeContext): Promise<RunningService> {
   const scenarios = loadConfiguredScenarios(config.scenarios, context.baseDir);
@@ -87,7 +90,7 @@ export async function startService(config: AdapterConfig, context: ServeContext)
   }
   const otlp = config.exporters.otlp;
   if (otlp) readers.push(new PeriodicExportingMetricReader({ exporter: metricExporter(otlp) }));
-  const meterProvider = new MeterProvider({ readers });
+  const meterProvider = new MeterProvider({ readers, resource: serviceResource() });
   const losses = new Losses();
   const reportsConfig = config.reports;
   const reports = reportsConfig.file

@@ -19,15 +19,15 @@ import {
   untilMoreCalls,
 } from './rule.js';
 import { checkExactToolSequence, checkToolSequence } from './tool-sequence.js';
-import { toolSet } from './tool-set.js';
+import { distinctTools, toolSet } from './tool-set.js';
 
 type BeforeConstraint = NonNullable<OrderSection['before']>[number];
 
 /**
  * Evaluates the `order` section:
  * - `order.before` (dimension order, hard by default), one result `order.before[i]` per
- *   constraint: every call of an `after` tool has some call of a `before` tool (any one of the
- *   set) that happened-before it. A `before` call issued in the same turn does not count. With
+ *   constraint: every call of an `after` tool has, for each `before` tool, a call of it that
+ *   happened-before it (with `beforeAny`: a call of one of them). A call issued in the same turn does not count. With
  *   no `after` call at all the constraint holds: that a tool was called is `tools.required`'s job.
  * - `order.terminal` (dimension safety, always hard): no call happens-after a call of a
  *   terminal tool, whatever that call's outcome (see {@link checkTerminal}).
@@ -57,37 +57,38 @@ export const orderFamily: RuleFamily<OrderSection> = (trajectory, section, resul
   return results;
 };
 
-/** One `before` constraint: each `after` call needs a `before` call that happened-before it. */
+/**
+ * One `before` constraint: each `after` call needs, for every tool of `before`, a call of it that
+ * happened-before it (all of them); with `beforeAny`, a call of one of them.
+ */
 function checkBefore(precedence: Precedence, constraint: BeforeConstraint, index: number): RuleResult {
   const { trajectory } = precedence;
   const { calls: listing } = trajectory;
   const name = beforeName(index);
-  const beforeTools = toolSet(constraint.before);
+  const all = constraint.beforeAny === undefined;
+  const wantedTools = distinctTools(constraint.beforeAny ?? constraint.before ?? []);
+  const beforeTools = toolSet(wantedTools);
   const afterTools = toolSet(constraint.after);
   // One walk down the causal listing: only a call listed earlier can happen-before a call, so
   // the candidates for an `after` call are the `before` calls met so far, tried in order.
   const candidates: number[] = [];
-  /** Which positions hold a witnessed call or its witness, for the passing result; made at the first witness. */
+  /** Which positions hold a witnessed call or its witnesses, for the passing result; made at the first witness. */
   let chain: boolean[] | undefined;
-  /** Made at the first unwitnessed call: most constraints hold. */
-  let unwitnessed: ToolCall[] | undefined;
+  /** Made at the first unwitnessed call (most constraints hold), with the tools it lacked. */
+  let unwitnessed: { call: ToolCall; missing: readonly string[] }[] | undefined;
   for (let position = 0; position < listing.length; position++) {
     const call = listing[position] as ToolCall;
     if (afterTools.has(call.tool)) {
-      let witness = -1;
-      for (const candidate of candidates) {
-        if (precedence.beforeListed(listing[candidate] as ToolCall, call)) {
-          witness = candidate;
-          break;
-        }
-      }
-      if (witness === -1) {
+      const { found, missing } = all
+        ? witnessesOfEach(precedence, listing, candidates, call, wantedTools)
+        : witnessOfAny(precedence, listing, candidates, call, wantedTools);
+      if (missing.length > 0) {
         unwitnessed ??= [];
-        unwitnessed.push(call);
+        unwitnessed.push({ call, missing });
       } else {
         chain ??= new Array<boolean>(listing.length).fill(false);
         chain[position] = true;
-        chain[witness] = true;
+        for (const witness of found) chain[witness] = true;
       }
     }
     if (beforeTools.has(call.tool)) candidates.push(position);
@@ -96,10 +97,9 @@ function checkBefore(precedence: Precedence, constraint: BeforeConstraint, index
 
   // Only the calls a reason lists are explained: a trace with thousands keeps a bounded message.
   const predecessors = candidates.map((position) => listing[position] as ToolCall);
-  const wanted = orList(constraint.before);
   const mentioned: ToolCall[] = [];
-  const clauses = unwitnessed.slice(0, MAX_LISTED).map((call) => {
-    const perTool = constraint.before.map((tool) => {
+  const clauses = unwitnessed.slice(0, MAX_LISTED).map(({ call, missing }) => {
+    const perTool = missing.map((tool) => {
       const others = predecessors.filter((other) => other.tool === tool && other !== call);
       for (const other of others) mentioned.push(other);
       if (others.length === 0) {
@@ -107,11 +107,53 @@ function checkBefore(precedence: Precedence, constraint: BeforeConstraint, index
       }
       return `${tool} was called ${notBefore(precedence, call, others).join(' and ')}`;
     });
-    return `${call.tool} (call ${call.id}) came before any ${wanted}: ${perTool.join(', and ')}`;
+    const wanted = all ? andList(missing.map((tool) => `any ${tool}`)) : `any ${orList(missing)}`;
+    return `${call.tool} (call ${call.id}) came before ${wanted}: ${perTool.join(', and ')}`;
   });
-  const offending = new Set(unwitnessed);
-  const calls = [...unwitnessed, ...inCausalOrder(trajectory, mentioned).filter((c) => !offending.has(c))];
+  const offending = new Set(unwitnessed.map(({ call }) => call));
+  const calls = [...offending, ...inCausalOrder(trajectory, mentioned).filter((c) => !offending.has(c))];
   return fail('order.before', 'order', name, capClauses(clauses, unwitnessed.length), calls);
+}
+
+/** For `call`, the first candidate of each tool that happened-before it, and the tools with none. */
+function witnessesOfEach(
+  precedence: Precedence,
+  listing: readonly ToolCall[],
+  candidates: readonly number[],
+  call: ToolCall,
+  tools: readonly string[],
+): { found: number[]; missing: readonly string[] } {
+  const found: number[] = [];
+  const missing: string[] = [];
+  for (const tool of tools) {
+    const witness = candidates.find((candidate) => {
+      const other = listing[candidate] as ToolCall;
+      return other.tool === tool && precedence.beforeListed(other, call);
+    });
+    if (witness === undefined) missing.push(tool);
+    else found.push(witness);
+  }
+  return { found, missing };
+}
+
+/** For `call`, the first candidate that happened-before it; when there is none, every tool is missing. */
+function witnessOfAny(
+  precedence: Precedence,
+  listing: readonly ToolCall[],
+  candidates: readonly number[],
+  call: ToolCall,
+  tools: readonly string[],
+): { found: number[]; missing: readonly string[] } {
+  const witness = candidates.find((candidate) =>
+    precedence.beforeListed(listing[candidate] as ToolCall, call),
+  );
+  return witness === undefined ? { found: [], missing: tools } : { found: [witness], missing: [] };
+}
+
+/** `a`, `a and b`, `a, b and c`. */
+function andList(items: readonly string[]): string {
+  if (items.length <= 1) return items.join('');
+  return `${items.slice(0, -1).join(', ')} and ${items[items.length - 1]}`;
 }
 
 /** The calls at the positions `marks` marks, in listing order; none without marks. */

@@ -244,7 +244,7 @@ function decideGate(
     const notPassed = counts.failed + counts.inconclusive;
     const reason =
       counts.evaluated === 0
-        ? 'no gate; nothing evaluated'
+        ? 'no gate; it applied to none of the traces, so nothing was judged'
         : notPassed === 0
           ? `no gate: all ${plural(counts.evaluated, unit)} passed`
           : `no gate, so every ${unit} must pass: ${notPassed} of ${plural(counts.evaluated, unit)} did not`;

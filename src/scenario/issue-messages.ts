@@ -26,7 +26,10 @@ function formatIssue(issue: Issue, base: Path, document: unknown, root: z.ZodTyp
   switch (issue.code) {
     case 'unrecognized_keys': {
       const known = knownKeysAt(path, document, root);
-      return issue.keys.map((key) => `${where}unknown key ${JSON.stringify(key)}${suggestion(key, known)}`);
+      return issue.keys.map(
+        (key) =>
+          `${where}unknown key ${JSON.stringify(key)}${suggestion(key, known) || dedented(key, path, known, document, root)}`,
+      );
     }
     case 'invalid_union': {
       const options = (issue as { options?: unknown[] }).options;
@@ -152,6 +155,25 @@ function knownKeysAt(path: Path, document: unknown, root: z.ZodType): string[] {
   }
   const keys = schemas.flatMap((schema) => (schema instanceof z.ZodObject ? Object.keys(schema.shape) : []));
   return [...new Set(keys)];
+}
+
+/**
+ * ` (did you mean tools.required, indented under tools?)` for a key that belongs one level down, in
+ * a section beside it: a key dedented out of its section. The section written in the document wins.
+ */
+function dedented(
+  key: string,
+  path: Path,
+  known: readonly string[],
+  document: unknown,
+  root: z.ZodType,
+): string {
+  const sections = known.filter((section) => knownKeysAt([...path, section], document, root).includes(key));
+  const here = valueAt(document, path).value as Record<string, unknown> | undefined;
+  const section = sections.find((name) => here?.[name] !== undefined) ?? sections[0];
+  if (section === undefined) return '';
+  const full = formatPath([...path, section, key]);
+  return ` (did you mean ${full}, indented under ${formatPath([...path, section])}?)`;
 }
 
 /** Unwraps optional/transform/union layers down to the object or array schemas a value can meet. */

@@ -52,14 +52,34 @@ const sequenceStepSchema = z.strictObject({
   outcome: outcomeSchema,
 });
 
-const orderSectionSchema = z.strictObject({
-  before: z
-    .array(z.strictObject({ before: toolSet, after: toolSet }))
-    .optional()
-    .meta({
-      description:
-        'Partial order on happens-before: every call of an `after` tool must come causally after a call of a `before` tool. Calls asked for in one turn are not ordered.',
+/** One `order.before` constraint: `before` (all of these tools) or `beforeAny` (one of them), never both. */
+const beforeConstraintSchema = z
+  .strictObject({
+    before: toolSet.optional().meta({
+      description: 'Tools that must each have a call causally before every `after` call (all of them).',
     }),
+    beforeAny: toolSet.optional().meta({
+      description: 'Tools one of which must have a call causally before every `after` call (any one).',
+    }),
+    after: toolSet,
+  })
+  .superRefine((constraint, ctx) => {
+    if ((constraint.before === undefined) === (constraint.beforeAny === undefined))
+      ctx.addIssue({
+        code: 'custom',
+        message:
+          constraint.before === undefined
+            ? 'needs `before` (all of these tools) or `beforeAny` (any one of them)'
+            : 'give `before` (all of these tools) or `beforeAny` (any one of them), not both',
+      });
+  })
+  .meta({ oneOf: [{ required: ['before'] }, { required: ['beforeAny'] }] });
+
+const orderSectionSchema = z.strictObject({
+  before: z.array(beforeConstraintSchema).optional().meta({
+    description:
+      'Partial order on happens-before: every call of an `after` tool must come causally after a call of each `before` tool (all of them), or of one `beforeAny` tool. Calls asked for in one turn are not ordered.',
+  }),
   terminal: z
     .array(toolName)
     .optional()

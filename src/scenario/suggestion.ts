@@ -14,7 +14,8 @@ export function suggestion(word: string, candidates: readonly string[]): string 
   let best: string | undefined;
   let bestDistance = Number.POSITIVE_INFINITY;
   for (const candidate of candidates) {
-    const edits = distance(normalized, normalizeName(candidate));
+    const other = normalizeName(candidate);
+    const edits = swapped(normalized, other) ? 1 : distance(normalized, other);
     if (edits < bestDistance) {
       best = candidate;
       bestDistance = edits;
@@ -27,4 +28,14 @@ export function suggestion(word: string, candidates: readonly string[]): string 
 /** Case, `-` and `_` are the usual slips (`allowed-tools`, `callIndex`): ignore them when comparing. */
 function normalizeName(name: string): string {
   return name.toLowerCase().replace(/[-_\s]/g, '');
+}
+
+/** Whether `a` is `b` with two neighbouring letters swapped (`evla`, `veiw`): one slip, two edits to Levenshtein. */
+function swapped(a: string, b: string): boolean {
+  if (a.length !== b.length) return false;
+  let at = 0;
+  while (at < a.length && a[at] === b[at]) at++;
+  return (
+    at < a.length - 1 && a[at] === b[at + 1] && a[at + 1] === b[at] && a.slice(at + 2) === b.slice(at + 2)
+  );
 }

@@ -5,6 +5,7 @@ import type { YAMLError } from 'yaml';
  * The yaml library finds an unclosed quote or flow collection (`[a, b` with no `]`) where the
  * parse gives up: a later line. The fault is on the line that opened it: the nearest line above,
  * past blank and comment lines, that holds the opening character, so that is the line named.
+ * An indentation error is named at the key or item that is out of place, not at column 1.
  */
 export function describeYamlError(error: YAMLError, text: string): string {
   const message = (error.message.split('\n')[0] ?? error.message).replace(/ at line \d+, column \d+:?$/, '');
@@ -12,8 +13,8 @@ export function describeYamlError(error: YAMLError, text: string): string {
   if (!start) return message;
   let { line, col } = start;
   const opening = openingOf(error, message);
+  const lines = text.split(/\r?\n/);
   if (opening) {
-    const lines = text.split(/\r?\n/);
     let above = line - 1;
     while (above >= 1 && /^\s*(#.*)?$/.test(lines[above - 1] ?? '')) above--;
     const at = (lines[above - 1] ?? '').indexOf(opening);
@@ -22,6 +23,8 @@ export function describeYamlError(error: YAMLError, text: string): string {
       col = at + 1;
     }
   }
+  // An indentation error is reported at the line's first byte; the fault is the token it indents.
+  if (!opening && col === 1) col = (/^[ \t]*/.exec(lines[line - 1] ?? '')?.[0].length ?? 0) + 1;
   return `line ${line}, column ${col}: ${message}`;
 }
 

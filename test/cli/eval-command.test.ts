@@ -255,7 +255,7 @@ describe('toolpath eval', () => {
     const run = await runCli(['eval', '--scenario', scenario, '--scenario', typo, good]);
     expect(run.code).toBe(0);
     expect(run.stderr).toContain(
-      `warning: scenario typo (${typo}) applied to none of the traces; check its appliesTo`,
+      `warning: scenario typo (${typo}) applied to none of the traces; check its appliesTo; the traces' root agents: support-agent\n`,
     );
   });
 
@@ -282,6 +282,9 @@ describe('toolpath eval', () => {
     ],
     [['frobnicate'], 'unknown command "frobnicate"'],
     [['evl'], 'unknown command "evl" (did you mean eval?)'],
+    [['evla'], 'unknown command "evla" (did you mean eval?)'],
+    [['veiw'], 'unknown command "veiw" (did you mean view?)'],
+    [['vwie'], 'unknown command "vwie"\n'],
   ])('usage error %j exits 2 with %s', async (args, message) => {
     const run = await runCli(args);
     expect(run.code).toBe(2);

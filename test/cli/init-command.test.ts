@@ -8,7 +8,7 @@ import { promisify } from 'node:util';
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import { afterEach, beforeEach, describe, expect, test } from 'vitest';
 import { parse as parseYaml } from 'yaml';
-import { INIT_USAGE, initCommand } from '../../src/cli/init-command.js';
+import { INIT_USAGE, initCommand, initFiles } from '../../src/cli/init-command.js';
 import { UsageError } from '../../src/cli/io.js';
 import { scenarioJsonSchema } from '../../src/cli/schema-command.js';
 import { loadScenarioFile } from '../../src/scenario/scenario.js';
@@ -231,5 +231,12 @@ describe('toolpath init', () => {
     await expect(runInit(['--overwrite'])).rejects.toThrow(UsageError);
     await expect(runInit([dir, 'other'])).rejects.toThrow(/at most one DIR; got 2/);
     expect(INIT_USAGE).toMatch(/^usage: toolpath init \[DIR\] \[--force\]/);
+  });
+
+  test('--help lists every file it writes, the descriptions in one column', () => {
+    const listed = INIT_USAGE.split('\n').filter((line) => /^ {4}\S/.test(line));
+    expect(listed.map((line) => line.trim().split(/\s+/)[0])).toEqual(initFiles().map(({ path }) => path));
+    const columns = listed.map((line) => /^ {4}\S+\s+/.exec(line)?.[0].length);
+    expect(new Set(columns).size).toBe(1);
   });
 });

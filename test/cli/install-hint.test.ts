@@ -5,7 +5,7 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { installCommands, TOOLPATH_ROOT } from '../../src/cli/install-hint.js';
+import { detectPackageManager, installCommands, TOOLPATH_ROOT } from '../../src/cli/install-hint.js';
 import { temporaryDir } from '../helpers/temporary-dir.js';
 
 /** A folder holding a package.json with these fields (none: no package.json). */
@@ -76,6 +76,75 @@ describe('installCommands', () => {
     expect(installCommands(folder(), NOT_A_CHECKOUT)).toEqual([
       'npm init -y',
       'npm i -D ./toolpath-0.4.2.tgz vitest   # the tarball `npm pack` makes in a toolpath checkout (README: "Add toolpath to your project")',
+    ]);
+  });
+});
+
+describe('the package manager init prints commands for', () => {
+  const tarball = 'file:../vendor/toolpath-0.1.0.tgz';
+
+  it("is the project's: packageManager, else its lock file, else the one running, else npm", () => {
+    const pnpmLocked = folder({ devDependencies: { toolpath: tarball } });
+    writeFileSync(join(pnpmLocked, 'pnpm-lock.yaml'), "lockfileVersion: '9.0'\n");
+    // Run through npx (npm's user agent) in a pnpm project: still pnpm.
+    expect(detectPackageManager(pnpmLocked, 'npm/11.6.0 node/v20.19.0 linux x64')).toBe('pnpm');
+    const yarnLocked = folder({});
+    writeFileSync(join(yarnLocked, 'yarn.lock'), '');
+    expect(detectPackageManager(yarnLocked, undefined)).toBe('yarn');
+    const declared = folder({ packageManager: 'yarn@4.9.1' });
+    writeFileSync(join(declared, 'package-lock.json'), '{}');
+    expect(detectPackageManager(declared, 'npm/11.6.0')).toBe('yarn');
+    expect(detectPackageManager(folder({}), 'pnpm/10.18.0 npm/? node/v20.19.0 linux x64')).toBe('pnpm');
+    expect(detectPackageManager(folder({}), 'yarn/1.22.22 npm/? node/v20.19.0 linux x64')).toBe('yarn');
+    expect(detectPackageManager(folder({}), undefined)).toBe('npm');
+  });
+
+  it("prints that manager's commands, with the spec the project has", () => {
+    const project = folder({ devDependencies: { toolpath: tarball } });
+    expect(installCommands(project, NOT_A_CHECKOUT, 'pnpm')).toEqual([
+      'pnpm add -D ../vendor/toolpath-0.1.0.tgz vitest',
+    ]);
+    expect(installCommands(project, NOT_A_CHECKOUT, 'yarn')).toEqual([
+      `yarn add -D toolpath@${tarball} vitest`,
+    ]);
+    const dependency = folder({ dependencies: { toolpath: '^0.1.0' } });
+    expect(installCommands(dependency, NOT_A_CHECKOUT, 'pnpm')).toEqual([
+      "pnpm add 'toolpath@^0.1.0'",
+      'pnpm add -D vitest',
+    ]);
+    expect(installCommands(folder(), NOT_A_CHECKOUT, 'yarn')[0]).toBe('yarn init -y');
+  });
+
+  it('under yarn 1, which installs no peers: the missing ones, on the SDK line the project has', () => {
+    const project = folder({ dependencies: { '@opentelemetry/api': '1.9.1' } });
+    for (const [name, version] of [
+      ['@opentelemetry/api', '1.9.1'],
+      ['@opentelemetry/core', '2.12.1'],
+    ]) {
+      mkdirSync(join(project, 'node_modules', name as string), { recursive: true });
+      writeFileSync(
+        join(project, 'node_modules', name as string, 'package.json'),
+        JSON.stringify({ name, version }),
+      );
+    }
+    const root = installedUnder(folder());
+    writeFileSync(
+      join(root, 'package.json'),
+      JSON.stringify({
+        name: 'toolpath',
+        version: '0.4.2',
+        peerDependencies: {
+          '@opentelemetry/api': '^1.9.0',
+          '@opentelemetry/resources': '^2.0.0 || ^3.0.0',
+          '@grpc/grpc-js': '^1.14.7',
+          vitest: '>=3 <5',
+        },
+        peerDependenciesMeta: { '@grpc/grpc-js': { optional: true }, vitest: { optional: true } },
+      }),
+    );
+    expect(installCommands(project, root, 'yarn')).toEqual([
+      "yarn add '@opentelemetry/resources@^2.0.0'",
+      'yarn add -D ./toolpath-0.4.2.tgz \'vitest@>=3 <5\'   # the tarball `npm pack` makes in a toolpath checkout (README: "Add toolpath to your project")',
     ]);
   });
 });

@@ -63,8 +63,12 @@ describe('eval of a trace with no agent spans', () => {
     const good = new URL('../spans/demo-agent-good-refund.otlp.json', import.meta.url).pathname;
     const run = await runCli(['eval', '-s', elsewhere, good]);
     expect(run.stdout).toContain(
-      'NOTHING EVALUATED  no scenario applies to any of the traces (check appliesTo)',
+      "NOTHING EVALUATED  no scenario applies to any of the traces (check appliesTo; the traces' root agents: support-agent)",
     );
+    // Nothing judged is not "ALL PASSED", and the run still exits 1.
+    expect(run.stdout).toContain('NOTHING EVALUATED  billing  pass rate n/a (0 of 0 traces passed)');
+    expect(run.stdout).not.toContain('ALL PASSED');
+    expect(run.code).toBe(1);
     const both = await runCli(['eval', '-s', elsewhere, good, plain]);
     expect(both.stdout).toContain('run toolpath inspect');
     expect(both.stdout).toContain('no scenario applies to the other traces (check appliesTo)');

@@ -164,6 +164,35 @@ describe('toolpath promote', () => {
     expect(run.stderr).toContain('does not reproduce');
     expect(run.stderr).toContain('verdict: expected pass, got fail');
     expect(run.stderr).toContain('unexpected finding grounding.source [hard]');
+    // Nothing half-written: no fixture without its expectations.
+    await expect(readFile(out, 'utf8')).rejects.toMatchObject({ code: 'ENOENT' });
+  });
+
+  it('a scenario that names a literal value the redaction replaces: the keep list that fixes it, and no file', async () => {
+    // docs/scenarios.md's own argument match.
+    const literal = join(dir, 'literal.yaml');
+    await writeFile(
+      literal,
+      'id: literal\ntools: { required: [issue_refund] }\narguments:\n  - { tool: issue_refund, call: 1, match: { args: { orderId: O-17 } } }\n',
+    );
+    const out = join(dir, 'literal', 'fixture.json');
+    const source = traces['good-refund'] as string;
+    const run = await promote([source, '-s', literal, '-o', out]);
+    expect(run.code).toBe(1);
+    expect(run.stderr).toContain('does not reproduce trace');
+    expect(run.stderr).toContain('so nothing was written');
+    expect(run.stderr).toContain(
+      'the scenario names values the redaction replaces (orderId: "O-17"); keep them as they are with --redact FILE, FILE holding {"keep":["orderId"]}',
+    );
+    await expect(readFile(out, 'utf8')).rejects.toMatchObject({ code: 'ENOENT' });
+    // The hint, followed: both files, and the fixture passes as the trace did.
+    const keep = join(dir, 'keep.json');
+    await writeFile(keep, JSON.stringify({ keep: ['orderId'] }));
+    const kept = await promote([source, '-s', literal, '-o', out, '--redact', keep]);
+    expect(kept.code).toBe(0);
+    expect(JSON.parse(await readFile(join(dir, 'literal', 'fixture.expected.json'), 'utf8')).verdict).toBe(
+      'pass',
+    );
   });
 
   it('needs one trace, a scenario and an output', async () => {

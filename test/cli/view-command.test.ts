@@ -123,6 +123,25 @@ describe('toolpath view', () => {
     expect(html).toContain('agent <strong>support-agent</strong>');
   });
 
+  it('names turns in findings as the graph does, and shows the dimension scores', async () => {
+    const together = join(dir, 'together.json');
+    await writeFile(
+      together,
+      JSON.stringify({ id: 'together', order: { together: [['get_order', 'get_refund_policy']] } }),
+    );
+    const out = join(dir, 'together.html');
+    expect((await view([bad, '-s', together, '-o', out])).code).toBe(0);
+    const html = await readFile(out, 'utf8');
+    // The graph numbers the turns; the finding says which one, not its internal id.
+    expect(html).toContain('was asked for in turn 1 without get_refund_policy');
+    const panel = html.slice(
+      html.indexOf('<section class="findings-panel">'),
+      html.indexOf('<section class="details-panel">'),
+    );
+    expect(panel).not.toMatch(/in turn turn|turn:[0-9a-f]{8}/);
+    expect(html).toMatch(/<h2>Scores<\/h2><p class="scores"><span class="muted">together<\/span> order 0</);
+  });
+
   it('with --scenario lists the findings and highlights the calls they name', async () => {
     const out = join(dir, 'bad-judged.html');
     const run = await view([bad, '-s', scenario, '-o', out]);
@@ -134,7 +153,7 @@ describe('toolpath view', () => {
       /<button type="button" class="finding hard" data-calls="([^"]+)"><span class="rule">([^<]+)</.exec(
         html,
       );
-    expect(finding?.[2]).toBe('order.before');
+    expect(finding?.[2]).toBe('order.before[0]');
     // The early refund and the policy lookup it should have waited for.
     expect(finding?.[1]).toBe('call_2 call_3');
     for (const id of ['call_2', 'call_3'])

@@ -188,7 +188,8 @@ describe.skipIf(skipped)(
         expect(errors).toEqual([]);
         await page.close();
 
-        const linked = await open([...scenarios(), ...traces], join(dir, 'run-linked.html'), '#unit-9');
+        // 1-based, as the table counts: the tenth row.
+        const linked = await open([...scenarios(), ...traces], join(dir, 'run-linked.html'), '#unit-10');
         expect(await linked.page.locator('dialog#dag').isVisible()).toBe(true);
         expect(await linked.page.locator('dialog#dag .graph .call .tool').allTextContents()).toContain(
           'transfer_to_human',

@@ -34,6 +34,44 @@ describe('toolpath view with several inputs', () => {
     expect(page.match(/<template id="dag-\d+">/g)).toHaveLength(2);
   });
 
+  it('counts units in its title, and names findings as eval prints them', async () => {
+    const spans = (name: string) =>
+      new URL(`../spans/demo-agent-${name}.otlp.json`, import.meta.url).pathname;
+    const policy = join(dir, 'policy-first.json');
+    await writeFile(
+      policy,
+      JSON.stringify({
+        id: 'policy-first',
+        order: { before: [{ before: 'get_refund_policy', after: 'issue_refund' }] },
+      }),
+    );
+    const lookups = join(dir, 'lookups.json');
+    await writeFile(lookups, JSON.stringify({ id: 'lookups', tools: { required: ['get_order'] } }));
+    const out = join(dir, 'units.html');
+    const run = await runCli([
+      'view',
+      '-s',
+      policy,
+      '-s',
+      lookups,
+      '-o',
+      out,
+      spans('good-refund'),
+      spans('refund-before-policy'),
+    ]);
+    expect(run.code).toBe(0);
+    const page = await readFile(out, 'utf8');
+    // Two scenarios on two traces: four rows.
+    expect(page.match(/<tr class="unit"/g)).toHaveLength(4);
+    expect(page).toContain('<title>toolpath · run of 4 units over 2 traces</title>');
+    expect(page).toContain('<h1>toolpath · run of 4 units over 2 traces</h1>');
+    // eval prints the assertion, order.before[0], not the rule id order.before.
+    const evaluated = await runCli(['eval', '-s', policy, spans('refund-before-policy')]);
+    expect(evaluated.stdout).toContain('x order.before[0]: issue_refund');
+    expect(page).toContain('order.before[0]: issue_refund');
+    expect(page).not.toMatch(/order\.before: issue_refund/);
+  });
+
   it('lists the traces unjudged without a scenario', async () => {
     const out = join(dir, 'unjudged.html');
     const run = await runCli(['view', files[0] as string, files[1] as string, '--out', out]);

@@ -7,6 +7,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { startupText, stopLine } from '../../src/cli/serve-command.js';
 import { parseAdapterConfig } from '../../src/collector/config.js';
 import { type RunningService, startService } from '../../src/collector/serve.js';
+import { freePort } from '../helpers/free-port.js';
 import { temporaryDir } from '../helpers/temporary-dir.js';
 import { agentSpans, eventually, sendWith } from './next-hop.js';
 
@@ -56,5 +57,13 @@ describe('toolpath serve, said at start and at stop', () => {
     expect(text).toMatch(/^toolpath serve: config toolpath\.yaml\n/);
     expect(text).not.toContain('  checks ');
     expect(text).toContain(`  findings   evaluation spans to http://127.0.0.1:9/, reports to ${reports}\n`);
+  });
+
+  it('its own metrics name it: service.name toolpath, not unknown_service:node', async () => {
+    const port = await freePort();
+    const { service } = await serve({ metrics: { prometheus: { endpoint: `127.0.0.1:${port}` } } });
+    const scraped = await (await fetch(service.metricsUrl as string)).text();
+    expect(scraped).toMatch(/^target_info\{[^}]*service_name="toolpath"/m);
+    expect(scraped).not.toContain('unknown_service');
   });
 });

@@ -1,5 +1,5 @@
 import { spawnSync } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { readdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -36,6 +36,47 @@ describe('toolpath demo', () => {
       join(dir, 'made-up-confirmation.otlp.json'),
     ]);
     expect(JSON.parse(again.stdout).summary).toMatchObject({ passed: 1, failed: 1 });
+
+    // A list in `before` means all of its tools: the refund came after the order lookup but before
+    // the policy check, so the README's `before: [get_order, get_refund_policy]` fails it.
+    const both = join(dir, 'both-before.json');
+    writeFileSync(
+      both,
+      JSON.stringify({
+        id: 'both-before',
+        order: { before: [{ before: ['get_order', 'get_refund_policy'], after: 'issue_refund' }] },
+      }),
+    );
+    const judged = await runCli([
+      'eval',
+      '-s',
+      both,
+      '--format',
+      'json',
+      join(dir, 'refund-before-policy.otlp.json'),
+    ]);
+    const [report] = JSON.parse(judged.stdout).reports;
+    expect(report.findings.map((finding: { rule: string }) => finding.rule)).toEqual(['order.before']);
+    expect(report.findings[0].message).toMatch(
+      /issue_refund \(call \S+\) came before any get_refund_policy:/,
+    );
+    const either = join(dir, 'either-before.json');
+    writeFileSync(
+      either,
+      JSON.stringify({
+        id: 'either-before',
+        order: { before: [{ beforeAny: ['get_order', 'get_refund_policy'], after: 'issue_refund' }] },
+      }),
+    );
+    const anyOf = await runCli([
+      'eval',
+      '-s',
+      either,
+      '--format',
+      'json',
+      join(dir, 'refund-before-policy.otlp.json'),
+    ]);
+    expect(JSON.parse(anyOf.stdout).reports[0].verdict).toBe('pass');
   });
 });
 

@@ -1,6 +1,8 @@
 /**
  * Order verdicts are judged on happens-before, so calls asked for in one turn commute: listing
  * or starting them in another order never changes a verdict of the order or milestones family.
+ * `order.before` against a brute-force oracle over every pair of calls: `before` is all of its
+ * tools, `beforeAny` one of them.
  */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
@@ -72,7 +74,13 @@ const milestoneName = fc.constantFrom(...milestoneNames);
 
 const randomScenario = fc.record({
   order: fc.record({
-    before: fc.array(fc.record({ before: toolSet, after: toolSet }), { maxLength: 2 }),
+    before: fc.array(
+      fc.oneof(
+        fc.record({ before: toolSet, after: toolSet }),
+        fc.record({ beforeAny: toolSet, after: toolSet }),
+      ),
+      { maxLength: 2 },
+    ),
     terminal: toolSet,
     together: fc.array(fc.uniqueArray(fc.constantFrom(...TOOLS), { minLength: 2, maxLength: 3 }), {
       maxLength: 2,
@@ -128,6 +136,54 @@ describe('order verdicts on happens-before', () => {
         },
       ),
       { numRuns: 500 },
+    );
+  });
+});
+
+/**
+ * The oracle: every `after` call has, for each tool asked for (all of them, or one with `beforeAny`),
+ * another call of it in another turn that happened-before it, tried over every call of the trace.
+ */
+function beforeHolds(
+  trajectory: Trajectory,
+  constraint: { before?: readonly string[]; beforeAny?: readonly string[]; after: readonly string[] },
+): boolean {
+  const earlier = (call: ToolCall, tool: string) =>
+    trajectory.calls.some(
+      (other) =>
+        other !== call &&
+        other.tool === tool &&
+        other.turnId !== call.turnId &&
+        trajectory.happensBefore(other, call),
+    );
+  return trajectory.calls
+    .filter((call) => constraint.after.includes(call.tool))
+    .every((call) =>
+      constraint.beforeAny
+        ? constraint.beforeAny.some((tool) => earlier(call, tool))
+        : (constraint.before ?? []).every((tool) => earlier(call, tool)),
+    );
+}
+
+describe('order.before against a brute-force oracle', () => {
+  it('passes exactly when every after call has each before tool (or one beforeAny tool) causally ahead', () => {
+    const tools = fc.uniqueArray(fc.constantFrom(...TOOLS), { minLength: 1, maxLength: 3 });
+    fc.assert(
+      fc.property(
+        fc.array(fc.array(randomCall, { minLength: 1, maxLength: 3 }), { minLength: 1, maxLength: 5 }),
+        fc.boolean(),
+        tools,
+        tools,
+        (turns, any, listed, after) => {
+          const constraint = any ? { beforeAny: listed, after } : { before: listed, after };
+          const section = parseScenario({ order: { before: [constraint] } }, 'oracle.json').rules.order;
+          if (!section) throw new Error('no order section');
+          const trajectory = turnsTrajectory(turns, true);
+          const [result] = orderFamily(trajectory, section);
+          expect(result?.status).toBe(beforeHolds(trajectory, constraint) ? 'pass' : 'fail');
+        },
+      ),
+      { numRuns: 1000 },
     );
   });
 });

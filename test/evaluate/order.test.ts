@@ -98,8 +98,37 @@ describe('order.before', () => {
     expect(result.calls).toEqual(['c1', 'c2']);
   });
 
-  it('a set on the before side is satisfied by any one of its tools, and explains each when none is', () => {
-    const either = { before: [{ before: ['get_order', 'lookup_account'], after: ['issue_refund', 'void'] }] };
+  it('a list in before needs every one of its tools, and names the ones missing', () => {
+    const both = { before: [{ before: ['get_order', 'get_refund_policy'], after: 'issue_refund' }] };
+    expect(only(buildTrajectory(['get_refund_policy', 'get_order', 'issue_refund']), both).status).toBe(
+      'pass',
+    );
+    expect(only(buildTrajectory([['get_order', 'get_refund_policy'], 'issue_refund']), both).status).toBe(
+      'pass',
+    );
+    // The demo's refund-before-policy trace: the order looked up, the refund issued, then the policy.
+    const result = only(buildTrajectory(['get_order', 'issue_refund', 'get_refund_policy']), both);
+    expect(result.reason).toBe(
+      'issue_refund (call c2) came before any get_refund_policy: get_refund_policy was called after it (call c3)',
+    );
+    expect(result.calls).toEqual(['c2', 'c3']);
+    expect(only(buildTrajectory(['issue_refund']), both).reason).toBe(
+      'issue_refund (call c1) came before any get_order and any get_refund_policy: get_order was never ' +
+        'called, and get_refund_policy was never called',
+    );
+  });
+
+  it('before and beforeAny: exactly one of them', () => {
+    expect(() => order({ before: [{ after: 'issue_refund' }] })).toThrow(
+      /needs `before` \(all of these tools\) or `beforeAny` \(any one of them\)/,
+    );
+    expect(() => order({ before: [{ before: 'a', beforeAny: 'b', after: 'c' }] })).toThrow(/not both/);
+  });
+
+  it('a set in beforeAny is satisfied by any one of its tools, and explains each when none is', () => {
+    const either = {
+      before: [{ beforeAny: ['get_order', 'lookup_account'], after: ['issue_refund', 'void'] }],
+    };
     expect(only(buildTrajectory(['lookup_account', 'issue_refund', 'void']), either).status).toBe('pass');
     const result = only(buildTrajectory([['get_order', 'issue_refund'], 'void']), either);
     expect(result.reason).toBe(

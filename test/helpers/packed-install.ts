@@ -113,6 +113,31 @@ export function apiCopiesUnder(dir: string): { path: string; version: string }[]
   return copies;
 }
 
+/** Every installed package under `dir`/node_modules, nested ones too: its name and version. */
+export function packageCopiesUnder(dir: string): { name: string; version: string }[] {
+  const copies: { name: string; version: string }[] = [];
+  const stack = [join(dir, 'node_modules')];
+  while (stack.length > 0) {
+    const modules = stack.pop() as string;
+    for (const entry of safeReaddir(modules)) {
+      const folders = entry.startsWith('@')
+        ? safeReaddir(join(modules, entry)).map((inner) => join(modules, entry, inner))
+        : [join(modules, entry)];
+      for (const folder of folders) {
+        try {
+          const { name, version } = JSON.parse(readFileSync(join(folder, 'package.json'), 'utf8')) as {
+            name: string;
+            version: string;
+          };
+          copies.push({ name, version });
+        } catch {}
+        stack.push(join(folder, 'node_modules'));
+      }
+    }
+  }
+  return copies;
+}
+
 function safeReaddir(dir: string): string[] {
   try {
     return readdirSync(dir).filter((name) => !name.startsWith('.'));
@@ -168,12 +193,36 @@ export function packedInstallSuite(
     it(
       'installs without an engine warning, and node_modules keeps one @opentelemetry/api: the project’s',
       async () => {
+        const before = new Set(packageCopiesUnder(project).map(({ name }) => name));
         const installed = await shOk(`npm install -D ${tarball}`, project);
         expect(`${installed.stdout}${installed.stderr}`).not.toContain('EBADENGINE');
         expect(apiCopiesUnder(project).map(({ version }) => version)).toEqual([apiVersion]);
         // toolpath's peers are the project's own packages, not copies of its own.
         const nested = safeReaddir(join(project, 'node_modules/toolpath/node_modules/@opentelemetry'));
         expect(nested.filter((name) => PEERS.includes(name))).toEqual([]);
+        // One copy of each @opentelemetry package the project did not have (serve's are optional
+        // peers, not installed). On the 3.x line, otlp-transformer (the demo's) nests 2.x copies of
+        // core, resources and sdk-trace, which the project has on 3.x: docs/packaging.md.
+        const copies = packageCopiesUnder(project).filter(({ name }) => name.startsWith('@opentelemetry/'));
+        const names = copies.map(({ name }) => name);
+        const added = names.filter((name) => !before.has(name));
+        expect(added.filter((name, index) => added.indexOf(name) !== index)).toEqual([]);
+        for (const serveOnly of [
+          '@opentelemetry/exporter-prometheus',
+          '@opentelemetry/exporter-trace-otlp-grpc',
+        ])
+          expect(names).not.toContain(serveOnly);
+        expect(packageCopiesUnder(project).map(({ name }) => name)).not.toContain('protobufjs');
+        // src/ is not shipped: every source map carries the sources it names.
+        const maps = readdirSync(join(project, 'node_modules/toolpath/dist'), {
+          recursive: true,
+          encoding: 'utf8',
+        })
+          .filter((name) => name.endsWith('.map'))
+          .map((name) => JSON.parse(readFileSync(join(project, 'node_modules/toolpath/dist', name), 'utf8')));
+        expect(maps.length).toBeGreaterThan(0);
+        for (const map of maps as { sources: string[]; sourcesContent?: string[] }[])
+          expect(map.sourcesContent?.length).toBe(map.sources.length);
       },
       10 * MINUTES,
     );

@@ -79,7 +79,7 @@ describe('pass rate and gate per scenario', () => {
     expect(summarizeScenarios([], [{ id: 's' }])[0]?.gate).toEqual({
       gated: false,
       met: true,
-      reason: 'no gate; nothing evaluated',
+      reason: 'no gate; it applied to none of the traces, so nothing was judged',
     });
   });
 

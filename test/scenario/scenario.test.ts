@@ -96,6 +96,15 @@ describe('a bad scenario is a ScenarioError that says where, what was expected a
     expect(message).toContain('tool_call_args[0].match.pattern: expected a string; the key is missing');
   });
 
+  it('a key dedented out of its section is pointed back into it', () => {
+    expect(textErrorOf('id: x\ntools:\n  allowed: [a]\nrequired: [a]\n')).toBe(
+      'scenario refund.yaml: unknown key "required" (did you mean tools.required, indented under tools?)',
+    );
+    expect(textErrorOf('id: x\norder:\n  terminal: [a]\n  together: [[a, b]]\nbefore: []\n')).toBe(
+      'scenario refund.yaml: unknown key "before" (did you mean order.before, indented under order?)',
+    );
+  });
+
   it('suggests nothing when no key is close', () => {
     expect(errorOf({ allowed_tools: [], zebra: 1 })).toBe('scenario refund.yaml: unknown key "zebra"');
   });
@@ -290,8 +299,12 @@ describe('parseScenarioText and loadScenarioFile', () => {
     expect(textErrorOf('{"allowed_tools": ["a"],\n "allowed_tools": ["b"]}')).toBe(
       'scenario refund.yaml: not valid YAML or JSON: line 2, column 2: Map keys must be unique',
     );
-    expect(textErrorOf('id: x\ntools:\n  allowed: [a]\n   required: [a]\n')).toMatch(
-      /^scenario refund\.yaml: not valid YAML or JSON: line 4, column 1: /,
+    // The key out of place, not the line's first byte.
+    expect(textErrorOf('id: x\ntools:\n  allowed: [a]\n   required: [a]\n')).toBe(
+      'scenario refund.yaml: not valid YAML or JSON: line 4, column 4: All mapping items must start at the same column',
+    );
+    expect(textErrorOf('id: x\ntools:\n    allowed: [a]\n  required: [a]\n')).toMatch(
+      /^scenario refund\.yaml: not valid YAML or JSON: line 4, column 3: /,
     );
   });
 
