@@ -86,7 +86,7 @@ describe.skipIf(skipped)(
 
       it('shows each scenario with its pass rate and gate, and a row per trace and scenario', async () => {
         const { page, errors } = await open([...scenarios(), ...traces], join(dir, 'run.html'));
-        expect(await page.locator('h1').textContent()).toBe('toolpath · run of 200 traces');
+        expect(await page.locator('h1').textContent()).toBe('toolpath · run of 400 units over 200 traces');
         const cards = page.locator('.gate');
         expect(await cards.count()).toBe(2);
         const refund = page.locator('.gate[data-scenario="refund.run"]');
