@@ -9,6 +9,7 @@ export type Severity = 'hard' | 'warning';
 /**
  * The dimensions a report scores, each 0..1. Only dimensions the scenario checks appear.
  * `outcome` scores the outcome hooks: external checks of the real final state, apart from the trajectory.
+ * `answer` scores the checks of what the agent told the user (its final answer).
  */
 export type Dimension = (typeof DIMENSIONS)[number];
 
@@ -21,6 +22,7 @@ export const DIMENSIONS = [
   'safety',
   'efficiency',
   'outcome',
+  'answer',
 ] as const;
 
 /** One thing that is wrong (or could not be decided), with the calls and spans it is about. */

@@ -14,6 +14,7 @@ import {
   severitySchema,
   toolSet,
 } from './native-matching.js';
+import { answerSectionSchema } from './native-answer.js';
 import { gateSchema, outcomeSectionSchema } from './native-run.js';
 import { suggestion } from './suggestion.js';
 
@@ -314,6 +315,10 @@ export const rulesSchema = z.strictObject({
   outcome: outcomeSectionSchema.optional().meta({
     description:
       'Outcome hooks: external checks of the real final state (a ledger, an outbox), each a command or a function supplied in code, reported under the outcome dimension apart from the trajectory. Hard by default.',
+  }),
+  answer: answerSectionSchema.optional().meta({
+    description:
+      'Checks of the final answer, warnings by default: texts it contains or not, patterns, values grounded in what the tools returned, values it mentions.',
   }),
 });
 
