@@ -36,6 +36,7 @@ export interface AnswerValue {
 const CURRENCY_SIGNS = '$€£¥₹';
 const CURRENCY_CODES = 'USD|EUR|GBP|JPY|INR|CAD|AUD|CHF';
 const NUMBER = String.raw`-?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?`;
+const TRAILING_SIGN = `|${NUMBER}\\s?[${CURRENCY_SIGNS}]`;
 
 /**
  * One pattern, its alternatives in the order of precedence: RE2 takes the leftmost match, and
@@ -48,15 +49,24 @@ const ALTERNATIVES: readonly [AnswerValueKind, string][] = [
   ['date', String.raw`\d{4}-\d{2}-\d{2}`],
   [
     'amount',
-    `(?:[${CURRENCY_SIGNS}]\\s?${NUMBER}|(?:${CURRENCY_CODES})\\s?${NUMBER}|${NUMBER}\\s?(?:${CURRENCY_CODES})|${NUMBER}\\s?[${CURRENCY_SIGNS}])`,
+    `(?:[${CURRENCY_SIGNS}]\\s?${NUMBER}|(?:${CURRENCY_CODES})\\s?${NUMBER}|${NUMBER}\\s?(?:${CURRENCY_CODES})${TRAILING_SIGN})`,
   ],
-  ['id', String.raw`[0-9A-Fa-f]{8}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{12}`],
-  ['id', String.raw`[A-Za-z0-9]+(?:[-_][A-Za-z0-9]+)+`],
-  ['id', String.raw`[0-9A-Fa-f]{5,}`],
+  ['id', '[0-9A-Fa-f]{8}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{12}'],
+  ['id', '[A-Za-z0-9]+(?:[-_][A-Za-z0-9]+)+'],
+  ['id', '[0-9A-Fa-f]{5,}'],
   ['number', NUMBER],
 ];
 
-const PROGRAM = RE2JS.compile(ALTERNATIVES.map(([, pattern]) => `(${pattern})`).join('|'));
+const programOf = (alternatives: readonly [AnswerValueKind, string][]) =>
+  RE2JS.compile(alternatives.map(([, pattern]) => `(${pattern})`).join('|'));
+const PROGRAM = programOf(ALTERNATIVES);
+/**
+ * The same without a sign after the number: `10000 $0` is an id and an amount, not `10000 $`
+ * followed by a word. Tried where a match fails its edge check.
+ */
+const WITHOUT_TRAILING_SIGN = programOf(
+  ALTERNATIVES.map(([kind, pattern]) => [kind, pattern.replace(TRAILING_SIGN, '')]),
+);
 const WORD = /[\p{L}\p{N}_]/u;
 const DIGIT = /\d/;
 const LETTER = /[A-Za-z]/;
@@ -66,32 +76,42 @@ const TRAILING_URL_PUNCTUATION = /[.,;:!?)\]}]+$/;
 export function answerValues(text: string, kinds?: ReadonlySet<AnswerValueKind>): AnswerValue[] {
   const found: AnswerValue[] = [];
   const matcher = PROGRAM.matcher(text);
+  const fallback = WITHOUT_TRAILING_SIGN.matcher(text);
   let from = 0;
   while (from <= text.length && matcher.find(from)) {
     const start = matcher.start();
-    let end = matcher.end();
-    if (end === start) {
-      from = start + 1;
-      continue;
+    let match = matchAt(matcher, text, start);
+    if (!match.edge) {
+      const again =
+        fallback.find(start) && fallback.start() === start ? matchAt(fallback, text, start) : undefined;
+      // A match inside a word (`abc12345xyz`'s digits) is not a value of its own: skip the word.
+      if (!again?.edge) {
+        from = wordEnd(text, match.end);
+        continue;
+      }
+      match = again;
     }
-    let group = 1;
-    while (group <= ALTERNATIVES.length && matcher.group(group) === null) group++;
-    const kind = (ALTERNATIVES[group - 1] as [AnswerValueKind, string])[0];
-    let written = text.slice(start, end);
-    if (kind === 'url') {
-      written = written.replace(TRAILING_URL_PUNCTUATION, '');
-      end = start + written.length;
-    }
-    // A match inside a word (`abc12345xyz`'s digits) is not a value of its own: skip the word.
-    if (!atEdge(text, start, end, kind)) {
-      from = wordEnd(text, end);
-      continue;
-    }
+    const { kind, written, end } = match;
     from = end;
     const value = classify(written, kind);
     if (value && (kinds === undefined || kinds.has(value.kind))) found.push(value);
   }
   return found;
+}
+
+/** The match found at `start`: its kind, its text and whether it stands on its own. */
+function matchAt(
+  matcher: ReturnType<typeof PROGRAM.matcher>,
+  text: string,
+  start: number,
+): { kind: AnswerValueKind; written: string; end: number; edge: boolean } {
+  let group = 1;
+  while (group <= ALTERNATIVES.length && matcher.group(group) === null) group++;
+  const kind = (ALTERNATIVES[group - 1] as [AnswerValueKind, string])[0];
+  let written = text.slice(start, matcher.end());
+  if (kind === 'url') written = written.replace(TRAILING_URL_PUNCTUATION, '');
+  const end = start + written.length;
+  return { kind, written, end, edge: end > start && atEdge(text, start, end, kind) };
 }
 
 /** The value of a match, or none when the shape is not one (an id without a digit is a word). */
