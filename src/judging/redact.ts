@@ -122,7 +122,8 @@ export class Redactor {
     }
     // The values an answer states (answer checks quote them): redacted like the others, or as
     // the same value of a call is; a value only kept under an allowlisted field is still redacted here.
-    for (const turn of trajectory.turns) {
+    // A partial stand-in for a trajectory (calls alone) has no turns.
+    for (const turn of trajectory.turns ?? []) {
       if (turn.answer === undefined) continue;
       for (const value of answerValues(turn.answer)) {
         const quoted = JSON.stringify(value.text);

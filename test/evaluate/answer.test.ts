@@ -166,3 +166,31 @@ describe('answer checks one by one', () => {
     expect(JSON.stringify(new Redactor(false).redact(report, trajectory))).toContain('R-7731');
   });
 });
+
+describe('the trajectory-assertion JSON', () => {
+  const trajectory = trajectoryOf(fixture('demo-agent-made-up-confirmation'));
+  it('answer_contains and answer_matches are assertions named like the others, in the same result shape, hard', () => {
+    const scenario = parseScenario(
+      {
+        allowed_tools: ['get_order', 'get_refund_policy', 'issue_refund', 'send_confirmation'],
+        answer_contains: ['on its way', 'R-1001'],
+        answer_matches: [{ pattern: '^your refund', flags: 'i' }],
+      },
+      'refund.json',
+    );
+    const report = evaluate(trajectory, scenario);
+    expect(report.assertions).toEqual([
+      { name: 'answer_contains:on its way', status: 'pass', reason: '' },
+      { name: 'answer_contains:R-1001', status: 'fail', reason: 'the answer does not contain "R-1001"' },
+      { name: 'answer_matches:^your refund', status: 'pass', reason: '' },
+      { name: 'no_unexpected_tool', status: 'pass', reason: '' },
+    ]);
+    expect(report.verdict).toBe('fail');
+  });
+
+  it('refuses a pattern RE2 cannot run, naming the field', () => {
+    expect(() => parseScenario({ answer_matches: [{ pattern: '(?=x)' }] }, 'bad.json')).toThrow(
+      /answer_matches.*lookahead|lookahead/,
+    );
+  });
+});
