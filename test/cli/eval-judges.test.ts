@@ -35,8 +35,7 @@ describe('toolpath eval --judges', () => {
     const { scenario, module } = setUp();
     const run = await runCli(['eval', '-s', scenario, '--judges', module, '-f', 'json', trace]);
     expect(run.code).toBe(1);
-    const [evaluation] = JSON.parse(run.stdout).evaluations ?? JSON.parse(run.stdout).reports;
-    const report = evaluation.report ?? evaluation;
+    const [report] = JSON.parse(run.stdout).reports;
     expect(report.verdict).toBe('fail');
     expect(report.findings[0].rule).toBe('answer.grounded');
     expect(report.judges).toEqual([
