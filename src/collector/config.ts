@@ -61,6 +61,10 @@ export const adapterConfigSchema = z.strictObject({
     })
     .prefault({}),
   scenarios: z.array(z.string().min(1)).default([]).meta({ description: 'Scenario files or globs.' }),
+  judges: z.string().min(1).optional().meta({
+    description:
+      'A module (.js, .mjs) whose default export lists judges, run after the rules on the scenarios they name.',
+  }),
   exporters: z
     .strictObject({
       otlp: z

@@ -19,6 +19,7 @@ import { OTLPTraceExporter as ProtobufTraceExporter } from '@opentelemetry/expor
 import { MeterProvider, type MetricReader, PeriodicExportingMetricReader } from '@opentelemetry/sdk-metrics';
 import type { SpanExporter } from '@opentelemetry/sdk-trace';
 import { globSync } from 'tinyglobby';
+import { type JudgeRecord, loadJudges } from '../judging/judges.js';
 import { loadScenarios } from '../judging/trace-judge.js';
 import { type Report, scenarioLabel } from '../model/report.js';
 import { parseScenario, type Scenario } from '../scenario/scenario.js';
@@ -40,6 +41,12 @@ export const DEFAULT_SCENARIO = {
   safety: { failedResultUse: true },
   efficiency: { repeats: { max: 2 }, retries: { max: 3 } },
 };
+
+/** `judge answer-quality on demo.answer: hallucinated (0.25)`, or why it failed. */
+function judgeLine(record: JudgeRecord): string {
+  const what = record.result ? `${record.result.label} (${record.result.score})` : `failed: ${record.error}`;
+  return `judge ${record.name} on ${record.scenario}: ${what}`;
+}
 
 /** A running service. */
 export interface RunningService {
@@ -106,8 +113,16 @@ export async function startService(config: AdapterConfig, context: ServeContext)
   // With nowhere else for verdicts to go, say them: a first run should show something.
   const onReport = reports || otlp ? undefined : (report: Report) => context.log(verdictLine(report));
 
+  const judges =
+    config.judges === undefined ? undefined : await loadJudges(resolvePath(config.judges, context.baseDir));
   const adapter = new TraceAdapter({
     scenarios,
+    ...(judges && {
+      judges,
+      onJudges: (_: Report, records: readonly JudgeRecord[]) => {
+        for (const record of records) context.log(judgeLine(record));
+      },
+    }),
     ...(config.redact !== undefined && { redact: config.redact }),
     ...(config.sampling !== undefined && { sampling: config.sampling }),
     meterProvider,

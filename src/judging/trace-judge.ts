@@ -46,6 +46,8 @@ export interface SinkOptions {
    * identity; a failure is counted (`toolpath.evaluation.errors`, stage `judge`). Not on a worker.
    */
   judges?: readonly Judge[];
+  /** Called with each report's judge records once its judges are done. Errors it throws go to `diag`. */
+  onJudges?: (report: Report, records: readonly JudgeRecord[]) => void;
 }
 
 /** What judging needs, shared by the processor's and the adapter's options. */
@@ -109,6 +111,13 @@ export class JudgementSinks {
         });
       const running = runJudges(judges, trajectory, report, failed)
         .then((records) => {
+          if (records.length > 0 && this.options.onJudges) {
+            try {
+              this.options.onJudges(report, records);
+            } catch (error) {
+              this.fail({ stage: 'on_judges', message: 'toolpath: onJudges threw', error });
+            }
+          }
           if (records.length === 0 || spanId === undefined) return;
           this.log(
             traceId,
