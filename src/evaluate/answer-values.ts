@@ -16,7 +16,8 @@
  * - `number`: any other number (`3`, `4,000`, `12.5`, `-2`); key the number.
  *
  * Each place in the text is one value, of the first kind in that list it fits: an email's digits
- * are not also numbers. Linear: every pattern is RE2 (re2js), as scenario patterns are.
+ * are not also numbers. Linear: text is scanned with RE2 (re2js), as scenario patterns are; only
+ * words of at most 64 characters meet native patterns.
  */
 import { RE2JS } from 're2js';
 import type { JsonValue } from '../model/json.js';
@@ -71,9 +72,39 @@ const WORD = /[\p{L}\p{N}_]/u;
 const DIGIT = /\d/;
 const LETTER = /[A-Za-z]/;
 const TRAILING_URL_PUNCTUATION = /[.,;:!?)\]}]+$/;
+const MAY_HOLD_VALUE = /[0-9@]|:\/\//;
+const WHITE_SPACE = /\s/;
+/** Fields longer than this are scanned even without white space. */
+const MAX_WORD = 64;
+const CURRENCY_WORD = /^[$€£¥₹]?(-?[\d,]+(?:\.\d+)?)[$€£¥₹]?$/;
+
+/**
+ * The kind of a one-word field, for the nearest values a finding names (its keys are added whole).
+ * Native patterns: the word is at most {@link MAX_WORD} characters, so no pattern can run long.
+ */
+function wordKind(word: string): AnswerValueKind | undefined {
+  if (/^[^@\s]+@[^@\s]+\.[A-Za-z]{2,}$/.test(word)) return 'email';
+  if (/^https?:\/\//.test(word)) return 'url';
+  if (/^\d{4}-\d{2}-\d{2}$/.test(word)) return 'date';
+  if (/^[A-Za-z0-9]+(?:[-_][A-Za-z0-9]+)+$/.test(word) && DIGIT.test(word)) return 'id';
+  if (/^[0-9A-Fa-f]{5,}$/.test(word) && DIGIT.test(word)) return 'id';
+  return undefined;
+}
+
+/**
+ * The last text scanned and what it held: one evaluation reads the same answer for several checks
+ * (and redaction once more), and a scan costs tens of microseconds in re2js.
+ */
+let lastScanned: { text: string; values: AnswerValue[] } | undefined;
 
 /** Every value in `text`, left to right; `kinds` keeps only those kinds. */
 export function answerValues(text: string, kinds?: ReadonlySet<AnswerValueKind>): AnswerValue[] {
+  if (lastScanned?.text !== text) lastScanned = { text, values: scan(text) };
+  const { values } = lastScanned;
+  return kinds === undefined ? [...values] : values.filter((value) => kinds.has(value.kind));
+}
+
+function scan(text: string): AnswerValue[] {
   const found: AnswerValue[] = [];
   const matcher = PROGRAM.matcher(text);
   const fallback = WITHOUT_TRAILING_SIGN.matcher(text);
@@ -94,7 +125,7 @@ export function answerValues(text: string, kinds?: ReadonlySet<AnswerValueKind>)
     const { kind, written, end } = match;
     from = end;
     const value = classify(written, kind);
-    if (value && (kinds === undefined || kinds.has(value.kind))) found.push(value);
+    if (value) found.push(value);
   }
   return found;
 }
@@ -187,7 +218,22 @@ export function offeredKeys(document: JsonValue, into: OfferedKeys): void {
           into.add('amount', numberKey(whole));
         }
       }
-      for (const found of answerValues(value)) {
+      // Every kind holds a digit, an @ or ://: a field without one holds no value to look for, and
+      // a native test of that is far cheaper than the RE2 scan.
+      if (!MAY_HOLD_VALUE.test(value)) continue;
+      // One short word: read whole above, but for an amount's number (`$40.00`, `40 EUR` is two words).
+      if (whole.length <= MAX_WORD && !WHITE_SPACE.test(whole)) {
+        const amount = CURRENCY_WORD.exec(whole);
+        if (amount) {
+          into.add('amount', numberKey(amount[1] as string), whole);
+          into.add('number', numberKey(amount[1] as string));
+        } else {
+          const kind = wordKind(whole);
+          if (kind !== undefined) into.add(kind, kind === 'id' ? whole.toLowerCase() : urlKey(whole), whole);
+        }
+        continue;
+      }
+      for (const found of scan(value)) {
         into.add(found.kind, found.key, found.text);
         // A number is an amount where the answer puts a currency on it, and the reverse.
         if (found.kind === 'number') into.add('amount', found.key);

@@ -211,15 +211,19 @@ function groundedCheck(
     offeredKeys(resultOf(call), keys);
     return { call, keys };
   });
-  const all = new OfferedKeys();
-  for (const call of ok) offeredKeys(resultOf(call), all);
+  const offered = perCall.map((entry) => entry.keys);
   let argsUnread = false;
-  if (from.has('arguments'))
+  if (from.has('arguments')) {
+    const args = new OfferedKeys();
     for (const call of answer.earlier) {
-      if (call.args.captured && call.args.parseError === undefined) offeredKeys(call.args.value, all);
+      if (call.args.captured && call.args.parseError === undefined) offeredKeys(call.args.value, args);
       else argsUnread = true;
     }
-  const missing = values.filter((value) => !all.has(value.kind, value.key) && !groundedAsOther(all, value));
+    offered.push(args);
+  }
+  const missing = values.filter(
+    (value) => !offered.some((keys) => keys.has(value.kind, value.key) || groundedAsOther(keys, value)),
+  );
   if (missing.length === 0) return PASSED;
   const explained = missing.map((value) => explain(value, perCall));
   const reason = capList(
