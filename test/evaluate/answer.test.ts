@@ -194,3 +194,24 @@ describe('the trajectory-assertion JSON', () => {
     );
   });
 });
+
+describe('each: true over a conversation', () => {
+  it("judges every outermost run's final answer, saying which turn failed; without it only the last", async () => {
+    const { joinConversation } = await import('../../src/model/conversation.js');
+    const good = trajectoryOf(fixture('demo-agent-good-refund'));
+    const madeUp = trajectoryOf(fixture('demo-agent-made-up-confirmation'));
+    const conversation = joinConversation('chat-1', [madeUp, good]);
+    const judge = (each: boolean) =>
+      evaluate(
+        conversation,
+        parseScenario({ id: 'c', scope: 'conversation', answer: { each, grounded: true } }, 'c.json'),
+      );
+    // Without each: the last run's answer alone (the traces are joined in time order).
+    const last = conversation.traceIds?.at(-1) === madeUp.traceId ? 'fail' : 'pass';
+    expect(judge(false).assertions[0]?.status).toBe(last);
+    expect(judge(false).assertions[0]?.reason).not.toMatch(/^the answer of turn/);
+    const [all] = judge(true).assertions;
+    expect(all?.status).toBe('fail');
+    expect(all?.reason).toMatch(/^the answer of turn \S+: the answer states id "R-7731"/);
+  });
+});
