@@ -104,10 +104,52 @@ export function answerValues(text: string, kinds?: ReadonlySet<AnswerValueKind>)
   return kinds === undefined ? [...values] : values.filter((value) => kinds.has(value.kind));
 }
 
+/** What a scan asks of a matcher: re2js's, or {@link NativeFinder}'s over the same patterns. */
+interface Finder {
+  find(from: number): boolean;
+  start(): number;
+  end(): number;
+  group(index: number): string | null;
+}
+
+/**
+ * The same patterns on V8's engine, twenty times faster than re2js here, for texts of at most
+ * {@link NATIVE_MAX} characters: a backtracking pattern costs at most the square of that (the
+ * email pattern retried from each start), so a text cannot make a scan run long.
+ */
+const NATIVE_MAX = 512;
+class NativeFinder implements Finder {
+  #match: RegExpExecArray | null = null;
+  constructor(
+    private readonly pattern: RegExp,
+    private readonly text: string,
+  ) {}
+  find(from: number): boolean {
+    this.pattern.lastIndex = from;
+    this.#match = this.pattern.exec(this.text);
+    return this.#match !== null;
+  }
+  start(): number {
+    return (this.#match as RegExpExecArray).index;
+  }
+  end(): number {
+    const match = this.#match as RegExpExecArray;
+    return match.index + match[0].length;
+  }
+  group(index: number): string | null {
+    return this.#match?.[index] ?? null;
+  }
+}
+const NATIVE = new RegExp(PROGRAM.pattern(), 'g');
+const NATIVE_WITHOUT_TRAILING_SIGN = new RegExp(WITHOUT_TRAILING_SIGN.pattern(), 'g');
+
 function scan(text: string): AnswerValue[] {
   const found: AnswerValue[] = [];
-  const matcher = PROGRAM.matcher(text);
-  const fallback = WITHOUT_TRAILING_SIGN.matcher(text);
+  const native = text.length <= NATIVE_MAX;
+  const matcher: Finder = native ? new NativeFinder(NATIVE, text) : PROGRAM.matcher(text);
+  const fallback: Finder = native
+    ? new NativeFinder(NATIVE_WITHOUT_TRAILING_SIGN, text)
+    : WITHOUT_TRAILING_SIGN.matcher(text);
   let from = 0;
   while (from <= text.length && matcher.find(from)) {
     const start = matcher.start();
@@ -132,7 +174,7 @@ function scan(text: string): AnswerValue[] {
 
 /** The match found at `start`: its kind, its text and whether it stands on its own. */
 function matchAt(
-  matcher: ReturnType<typeof PROGRAM.matcher>,
+  matcher: Finder,
   text: string,
   start: number,
 ): { kind: AnswerValueKind; written: string; end: number; edge: boolean } {
