@@ -16,8 +16,9 @@
  * - `number`: any other number (`3`, `4,000`, `12.5`, `-2`); key the number.
  *
  * Each place in the text is one value, of the first kind in that list it fits: an email's digits
- * are not also numbers. Linear: text is scanned with RE2 (re2js), as scenario patterns are; only
- * words of at most 64 characters meet native patterns.
+ * are not also numbers. Bounded: a text longer than 512 characters is scanned with RE2 (re2js),
+ * linear, as scenario patterns are; shorter texts and one-word fields on V8's engine, whose worst
+ * case their length bounds.
  */
 import { RE2JS } from 're2js';
 import type { JsonValue } from '../model/json.js';

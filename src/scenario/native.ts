@@ -6,6 +6,7 @@
  */
 import { z } from 'zod';
 import { argsSchema, toolName } from './assertions.js';
+import { answerSectionSchema } from './native-answer.js';
 import {
   appliesToSchema,
   argsMatchSchema,
@@ -14,7 +15,6 @@ import {
   severitySchema,
   toolSet,
 } from './native-matching.js';
-import { answerSectionSchema } from './native-answer.js';
 import { gateSchema, outcomeSectionSchema } from './native-run.js';
 import { suggestion } from './suggestion.js';
 
