@@ -134,30 +134,56 @@ function cpuPerFreshTrace(contenders: readonly FreshContender[]): { medians: num
 const traces = conversations();
 const texts = traces.map(jsonAttributes);
 const judge = new TraceJudge({ scenarios: [PROCESSOR_SCENARIO] });
+/** The same scenario with the answer checks on: keywords, a pattern, grounding of every value stated, a mention. */
+const ANSWER_SCENARIO = {
+  ...PROCESSOR_SCENARIO,
+  answer: {
+    contains: ['refund'],
+    notContains: ['sorry'],
+    matches: { pattern: 'R-\\d+' },
+    grounded: { kinds: ['id', 'amount', 'email', 'url', 'date', 'number'] },
+    mentions: [{ tool: 'issue_refund', path: 'refundId' }],
+  },
+};
+const answerJudge = new TraceJudge({ scenarios: [ANSWER_SCENARIO] });
 const parseAll = (list: string[]) => {
   for (const text of list) JSON.parse(text);
 };
 const normalizeOne = (trace: SpanRecord[]) => normalizeTrace((trace[0] as SpanRecord).traceId, trace);
 const judgeOne = (trace: SpanRecord[]) => judge.judge((trace[0] as SpanRecord).traceId, trace);
+const judgeAnswerOne = (trace: SpanRecord[]) => answerJudge.judge((trace[0] as SpanRecord).traceId, trace);
+// What the answer variant measures: the checks run and pass on these traces (not skipped as inconclusive).
+const sample = traces[1] as SpanRecord[];
+const checked = answerJudge.judge((sample[0] as SpanRecord).traceId, sample).reports[0]?.assertions ?? [];
+console.log(
+  `answer checks on one trace: ${checked
+    .filter((assertion) => assertion.name.startsWith('answer.'))
+    .map((assertion) => `${assertion.name} ${assertion.status}`)
+    .join(', ')}`,
+);
 const warm = {
   parse: cpuPerTrace(texts, parseAll),
   normalize: cpuPerTrace(traces, normalizeOne),
   judge: cpuPerTrace(traces, judgeOne),
+  answer: cpuPerTrace(traces, judgeAnswerOne),
 };
 const freshRun = cpuPerFreshTrace([
   { from: jsonAttributes, each: parseAll },
   { from: (trace) => trace, each: normalizeOne },
   { from: (trace) => trace, each: judgeOne },
+  { from: (trace) => trace, each: judgeAnswerOne },
 ]);
 const fresh = {
   parse: freshRun.medians[0] as number,
   normalize: freshRun.medians[1] as number,
   judge: freshRun.medians[2] as number,
+  answer: freshRun.medians[3] as number,
 };
 const freshPaired = {
   parse: 1,
   normalize: freshRun.paired[1] as number,
   judge: freshRun.paired[2] as number,
+  answer: freshRun.paired[3] as number,
 };
 
 const bytes = texts.reduce((sum, list) => sum + list.reduce((n, text) => n + text.length, 0), 0) / TRACES;
@@ -179,12 +205,17 @@ const row = (name: string, key: keyof typeof warm) =>
 row('JSON.parse of the JSON attributes (reference)', 'parse');
 row('normalizeTrace', 'normalize');
 row('TraceJudge.judge (normalize + evaluate + report)', 'judge');
+row('TraceJudge.judge, answer checks on', 'answer');
 const judged = freshPaired.judge;
+const answered = freshPaired.answer;
 console.log(
   `\nbudget (DESIGN.md): TraceJudge.judge at most 1.5x JSON.parse of the JSON attributes, fresh traces (aim 1.25x): ` +
     `paired ${judged.toFixed(2)}x, ${judged <= 1.5 ? 'met' : 'NOT MET'}${judged <= 1.25 ? ', aim met' : judged <= 1.5 ? ', aim not met' : ''}` +
     ` (ratio of medians ${(fresh.judge / fresh.parse).toFixed(2)}x)` +
     `; the same ${TRACES} again: ${(warm.judge / warm.parse).toFixed(2)}x`,
+);
+console.log(
+  `with the answer checks on: ${answered.toFixed(2)}x, ${answered <= 1.5 ? 'met' : 'NOT MET'}; the same ${TRACES} again: ${(warm.answer / warm.parse).toFixed(2)}x`,
 );
 
 /** Bytes allocated per call of `each` (sampled every 512 bytes; what GC already took counted too). */

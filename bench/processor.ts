@@ -271,7 +271,8 @@ export function* agentTrace(
     yield;
     execute(step);
   }
-  chat([], 'Your refund is on its way.');
+  // Values for the answer checks to ground (bench/judge.ts): the refund id and the amount.
+  chat([], `Your refund ${refundId} of $${amount} is on its way to ${email}.`);
   if (holdRoot) yield;
   root.end();
   return spans;

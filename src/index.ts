@@ -28,6 +28,15 @@ export { type EvaluateOptions, evaluate } from './evaluate/evaluate.js';
 export type { OutcomeResult } from './evaluate/outcome-hooks.js';
 export { type InputError, type ReadResult, readStoredTraces, type StoredInput } from './io/read-traces.js';
 export type { EvaluationEvent } from './judging/evaluation-events.js';
+export {
+  DEFAULT_JUDGE_TIMEOUT_MS,
+  type Judge,
+  type JudgeRecord,
+  type JudgeResult,
+  loadJudges,
+  runJudges,
+  withJudges,
+} from './judging/judges.js';
 export { REDACTED, type RedactionOptions, type RedactionSetting } from './judging/redact.js';
 export type { SamplingDecision, SamplingOptions, SamplingReason } from './judging/risk-sampler.js';
 export type { DropReason } from './judging/trace-buffer.js';

@@ -20,6 +20,7 @@ import { expect, type MatcherState } from 'vitest';
 import { decodeExportTraceRequest } from './collector/otlp-json.js';
 import { evaluate } from './evaluate/evaluate.js';
 import { formatInputError, readStoredTraces } from './io/read-traces.js';
+import { type Judge, runJudges } from './judging/judges.js';
 import type { Finding, Report, Severity } from './model/report.js';
 import { scenarioLabel } from './model/report.js';
 import type { SpanRecord } from './model/span-record.js';
@@ -67,6 +68,19 @@ export interface ToolpathMatchers<R = unknown> {
   toFailScenario(scenario?: ScenarioInput): R;
   /** The trace's report against the scenario has a finding of this rule id matching `expected`. */
   toHaveFinding(rule: string, expected?: FindingExpectation): R;
+  /**
+   * Judged against the scenario, then by `expected.judges`, the judge named `name` returned a
+   * result (with this label, and at least this score, when given). Asynchronous: `await` it.
+   */
+  toHaveJudgement(name: string, expected: JudgementExpectation): Promise<R>;
+}
+
+/** What {@link ToolpathMatchers.toHaveJudgement} judges with and looks for. */
+export interface JudgementExpectation {
+  scenario: ScenarioInput;
+  judges: readonly Judge[];
+  label?: string;
+  minScore?: number;
 }
 
 declare module 'vitest' {
@@ -89,6 +103,7 @@ export const toolpathMatchers = {
   toFailScenario(this: MatcherState, received: unknown, scenario?: ScenarioInput): MatchResult {
     return verdictMatcher(this, 'toFailScenario', 'fail', received, scenario);
   },
+  toHaveJudgement: judgementMatcher,
   toHaveFinding(
     this: MatcherState,
     received: unknown,
@@ -116,6 +131,35 @@ export const toolpathMatchers = {
     };
   },
 };
+
+async function judgementMatcher(
+  this: MatcherState,
+  received: unknown,
+  name: string,
+  expected: JudgementExpectation,
+): Promise<MatchResult> {
+  const judged = judge('toHaveJudgement', received, expected.scenario);
+  if (!judged.trajectory) throw new TypeError('toHaveJudgement: judges need a trace, not a Report');
+  const records = await runJudges(expected.judges, judged.trajectory, judged.report);
+  const record = records.find((candidate) => candidate.name === name);
+  const result = record?.result;
+  const pass =
+    result !== undefined &&
+    (expected.label === undefined || result.label === expected.label) &&
+    (expected.minScore === undefined || result.score >= expected.minScore);
+  const wanted = `${name}${expected.label === undefined ? '' : ` labelled ${expected.label}`}${expected.minScore === undefined ? '' : ` scoring at least ${expected.minScore}`}`;
+  const got =
+    record === undefined
+      ? `${name} did not run (judges that ran: ${records.map((r) => r.name).join(', ') || 'none'})`
+      : record.error !== undefined
+        ? `${name} failed: ${record.error}`
+        : `${name} returned ${JSON.stringify(record.result)}`;
+  return {
+    pass,
+    message: () =>
+      `expected ${subjectLabel(judged)} ${this.isNot ? 'not ' : ''}to get a judgement from ${wanted}; ${got}\n\n${details(judged)}`,
+  };
+}
 
 /** Registers {@link toolpathMatchers} with vitest's `expect`: call it once, in a setup file or at the top of a test file. */
 export function installToolpathMatchers(): void {

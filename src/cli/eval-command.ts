@@ -4,14 +4,14 @@
  * gates; else 1 when a scenario's gate is missed (without a gate: when one of its evaluations
  * did not pass); else 0. Input errors never stop the other inputs from being evaluated.
  */
-
+import { type Judge, loadJudges } from '../judging/judges.js';
 import type { Scenario } from '../scenario/scenario.js';
 import { checkExpectations, type ExpectationCheck, isExpectationsFile } from './expectations.js';
 import { type CliIO, parseCommandLine, UsageError } from './io.js';
 import type { EvalRun } from './run-eval.js';
 
 /** Usage text of `toolpath eval`. */
-export const EVAL_USAGE = `usage: toolpath eval --scenario FILE [--scenario FILE ...] [--format pretty|json|junit|markdown] [--out FILE] [--expect] INPUT...
+export const EVAL_USAGE = `usage: toolpath eval --scenario FILE [--scenario FILE ...] [--format pretty|json|junit|markdown] [--out FILE] [--expect] [--judges MODULE] INPUT...
        toolpath eval --dataset FILE [--format ...] [--out FILE]
 
   INPUT           stored traces: OTLP JSON (a request or an array of them), Collector file-exporter
@@ -21,6 +21,8 @@ export const EVAL_USAGE = `usage: toolpath eval --scenario FILE [--scenario FILE
                   row's traces (files or globs, from the dataset's folder) judged by its assertions
   --format, -f    pretty (default), json, junit or markdown (a GitHub step summary)
   --out, -o       write the report there instead of stdout
+  --judges        a module (.js, .mjs) whose default export lists judges: functions run after the
+                  rules on the scenarios they name; their results are in the JSON report
   --expect        check each INPUT against the FILE.expected.json toolpath promote wrote beside
                   it (same verdict and findings) instead of pass or fail; inputs named
                   *.expected.json are those files and are not read as traces
@@ -51,10 +53,23 @@ export async function evalCommand(args: readonly string[], io: CliIO): Promise<n
   const { scenarios, inputs, readErrors } = loaded;
   // Hook notes go to stderr as they happen: a hung check is seen before the report.
   const progress = progressLine(io, inputs.length);
+  let judges: Judge[] | undefined;
+  try {
+    judges = options.judges === undefined ? undefined : await loadJudges(options.judges);
+  } catch (error) {
+    io.stderr(`toolpath eval: --judges: ${error instanceof Error ? error.message : String(error)}\n`);
+    return 2;
+  }
+  let judgeFailures = 0;
   const result = await runEvalWithOutcomes(
     inputs,
     scenarios,
     {
+      ...(judges && { judges }),
+      onJudgeFailure: (record) => {
+        judgeFailures++;
+        io.stderr(`toolpath eval: judge ${record.name} (scenario ${record.scenario}): ${record.error}\n`);
+      },
       onProblem: ({ hook, scenarioId, traceId, message }) =>
         io.stderr(
           `toolpath eval: outcome hook ${hook} (scenario ${scenarioId}, trace ${traceId}): ${message}\n`,
@@ -63,6 +78,10 @@ export async function evalCommand(args: readonly string[], io: CliIO): Promise<n
     progress.update,
   );
   progress.clear();
+  if (judgeFailures > 0)
+    io.stderr(
+      `toolpath eval: ${judgeFailures} judge ${judgeFailures === 1 ? 'failure' : 'failures'}; the verdicts stand\n`,
+    );
   const run: EvalRun = { ...result, errors: [...readErrors, ...result.errors] };
   const checks = options.expect ? await checkExpectations(options.inputs, run.reports, io) : [];
   // A scenario that judged nothing while others did is most often a typo in its appliesTo.
@@ -120,6 +139,8 @@ interface EvalOptions {
   dataset?: string;
   format: Format;
   out?: string;
+  /** A module exporting judges (its default or `judges` export). */
+  judges?: string;
   inputs: string[];
 }
 
@@ -155,6 +176,7 @@ function parseEvalArgs(args: readonly string[]): EvalOptions {
     format: format as Format,
     inputs,
     ...(values.out && { out: values.out }),
+    ...(values.judges !== undefined && { judges: values.judges }),
     ...(values.dataset !== undefined && { dataset: values.dataset }),
   };
 }
@@ -170,6 +192,7 @@ function parse(args: readonly string[]) {
       format: { type: 'string', short: 'f' },
       out: { type: 'string', short: 'o' },
       expect: { type: 'boolean' },
+      judges: { type: 'string' },
     },
   });
 }

@@ -7,6 +7,7 @@ import { basename } from 'node:path';
 import { appliesTo } from '../evaluate/applies-to.js';
 import { evaluate } from '../evaluate/evaluate.js';
 import { type InputError, readStoredTraces, type StoredInput } from '../io/read-traces.js';
+import { type Judge, type JudgeRecord, withJudges } from '../judging/judges.js';
 import type { Report } from '../model/report.js';
 import type { AttributeValue, SpanRecord } from '../model/span-record.js';
 import type { Trajectory } from '../model/trajectory.js';
@@ -116,14 +117,15 @@ export function runEval(
 export async function runEvalWithOutcomes(
   inputs: readonly StoredText[],
   scenarios: readonly Scenario[],
-  hooks: OutcomeHookOptions = {},
+  hooks: OutcomeHookOptions & JudgingOptions = {},
   onInput?: (done: number, total: number, source: string) => void,
 ): Promise<EvalRun> {
   const tally = newTally();
   const reports: SourcedReport[] = [];
   for (const { trajectory, scenario, unit } of evaluations(inputs, scenarios, tally, onInput)) {
     try {
-      const report = await evaluateWithOutcomes(trajectory, scenario, hooks);
+      let report = await evaluateWithOutcomes(trajectory, scenario, hooks);
+      if (hooks.judges) report = await withJudges(hooks.judges, trajectory, report, hooks.onJudgeFailure);
       reports.push({ ...unit, report: finalIfConversation(trajectory, report) });
     } catch (error) {
       tally.errors.push(evaluationError(unit.source, trajectory, scenario, error));
@@ -172,6 +174,13 @@ function evaluationError(
     source,
     message: `could not evaluate trace ${trajectory.traceId} against scenario ${scenario.id}: ${why}`,
   };
+}
+
+/** Judges to run after the deterministic rules (see judging/judges.ts). */
+export interface JudgingOptions {
+  judges?: readonly Judge[];
+  /** Told of each judge that failed on a report. */
+  onJudgeFailure?: (record: JudgeRecord) => void;
 }
 
 /** What {@link runEval} can also hand back. */

@@ -201,6 +201,7 @@ export class TraceAdapter implements TraceIngest {
     }
     const kept = this.conversations.shutdown();
     if (this.storage) this.storage.counts.keptConversations = kept;
+    await this.judge.sinks.judgesSettled();
     this.stopGauges();
     await this.queue?.shutdown();
     await this.durable?.close();
@@ -208,6 +209,7 @@ export class TraceAdapter implements TraceIngest {
 
   /** Exports what is queued for the next hop. */
   async flush(): Promise<void> {
+    await this.judge.sinks.judgesSettled();
     await this.queue?.flush();
   }
 

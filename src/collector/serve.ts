@@ -21,6 +21,7 @@ import { MeterProvider, type MetricReader, PeriodicExportingMetricReader } from 
 import type { SpanExporter } from '@opentelemetry/sdk-trace';
 import { globSync } from 'tinyglobby';
 import type { OtlpExporterSettings } from '../config/otel-env.js';
+import { type JudgeRecord, loadJudges } from '../judging/judges.js';
 import { loadScenarios } from '../judging/trace-judge.js';
 import { type Report, scenarioLabel } from '../model/report.js';
 import { parseScenario, type Scenario } from '../scenario/scenario.js';
@@ -35,6 +36,12 @@ import { hostForUrl } from './receiver-common.js';
 import { ReportsFile } from './reports-file.js';
 
 export { DEFAULT_SCENARIO } from './default-scenario.js';
+
+/** `judge answer-quality on demo.answer: hallucinated (0.25)`, or why it failed. */
+function judgeLine(record: JudgeRecord): string {
+  const what = record.result ? `${record.result.label} (${record.result.score})` : `failed: ${record.error}`;
+  return `judge ${record.name} on ${record.scenario}: ${what}`;
+}
 
 /** A running service. */
 export interface RunningService {
@@ -110,8 +117,16 @@ export async function startService(config: AdapterConfig, context: ServeContext)
   // With nowhere else for verdicts to go, say them: a first run should show something.
   const onReport = reports || otlp ? undefined : (report: Report) => context.log(verdictLine(report));
 
+  const judges =
+    config.judges === undefined ? undefined : await loadJudges(resolvePath(config.judges, context.baseDir));
   const adapter = new TraceAdapter({
     scenarios,
+    ...(judges && {
+      judges,
+      onJudges: (_: Report, records: readonly JudgeRecord[]) => {
+        for (const record of records) context.log(judgeLine(record));
+      },
+    }),
     ...(config.redact !== undefined && { redact: config.redact }),
     ...(config.sampling !== undefined && { sampling: config.sampling }),
     meterProvider,

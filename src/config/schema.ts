@@ -182,6 +182,10 @@ export const serveConfigSchema = z.strictObject({
   scenarios: z.array(z.string().min(1)).default([]).meta({
     description: 'Scenario files or globs; none: the built-in checks that need no tool names.',
   }),
+  judges: z.string().min(1).optional().meta({
+    description:
+      'A module (.js, .mjs) whose default export lists judges, run after the rules on the scenarios they name.',
+  }),
   exporters: z
     .strictObject({
       otlp: z

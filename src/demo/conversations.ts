@@ -78,7 +78,8 @@ export const DEMO_CONVERSATIONS: DemoConversation[] = [
 /**
  * The scenario the demo judges by, in the native format: the policy check and the order lookup
  * must both come causally before the refund, nothing after the confirmation, the refund amount
- * must come from the order, and the refund id confirmed must be the one the refund returned.
+ * must come from the order, the refund id confirmed must be the one the refund returned, and every
+ * id or amount the final answer states must be one a tool returned.
  */
 export const DEMO_SCENARIO = {
   id: 'demo.support.refund',
@@ -96,6 +97,7 @@ export const DEMO_SCENARIO = {
     { tool: 'send_confirmation', path: 'refundId', from: { tool: 'issue_refund', path: 'refundId' } },
   ],
   safety: { irreversible: ['issue_refund'] },
+  answer: { severity: 'hard', grounded: true },
 };
 
 /** What each conversation must get from the scenario: the demo checks itself. */

@@ -3,6 +3,7 @@
  * plus one line here.
  */
 import type { Rules } from '../scenario/native.js';
+import { answerFamily } from './answer.js';
 import { argumentsFamily } from './arguments.js';
 import { efficiencyFamily } from './efficiency.js';
 import { groundingFamily } from './grounding.js';
@@ -13,8 +14,12 @@ import type { RuleFamily } from './rule.js';
 import { safetyFamily } from './safety.js';
 import { toolsFamily } from './tools.js';
 
-/** The families, in the order their results are reported. */
+/**
+ * The families, in the order their results are reported: the answer first, as it is what the
+ * user saw.
+ */
 export const FAMILIES: { [Section in keyof Rules]?: RuleFamily<NonNullable<Rules[Section]>> } = {
+  answer: answerFamily,
   arguments: argumentsFamily,
   order: orderFamily,
   reference: referenceFamily,

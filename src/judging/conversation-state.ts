@@ -263,8 +263,9 @@ function storedCopy(trajectory: Trajectory, keepValue: ValuePolicy): Trajectory 
     callsInOrder: true,
     depthBounded: true,
     order: trajectory.causalOrder,
-    // Nothing judges a turn's answer text (only the view shows it): held, it would be up to 4,000
-    // characters of model output per turn that no cap counts.
+    // Not held: up to 4,000 characters of model output per turn that no cap counts. So a
+    // conversation judged final once idle has no answers: its `answer` checks are inconclusive
+    // (the provisional judgement after each trace reads that trace's own answer).
     turns: trajectory.turns.map(withoutAnswer),
     agents: [...trajectory.agents],
     issues: [...trajectory.issues],

@@ -6,6 +6,7 @@
  * and "the id it sent" still visibly differ or match).
  */
 import { createHmac, randomBytes } from 'node:crypto';
+import { answerValues } from '../evaluate/answer-values.js';
 import type { JsonValue } from '../model/json.js';
 import type { AssertionResult, Report } from '../model/report.js';
 import type { Trajectory } from '../model/trajectory.js';
@@ -118,6 +119,17 @@ export class Redactor {
       // A tool's error message is part of its result ("no record for Ana Lima").
       if (call.outcome.status === 'error' && call.outcome.message)
         this.visit(call.outcome.message, undefined, 0, replacements);
+    }
+    // The values an answer states (answer checks quote them): redacted like the others, or as
+    // the same value of a call is; a value only kept under an allowlisted field is still redacted here.
+    // A partial stand-in for a trajectory (calls alone) has no turns.
+    for (const turn of trajectory.turns ?? []) {
+      if (turn.answer === undefined) continue;
+      for (const value of answerValues(turn.answer)) {
+        const quoted = JSON.stringify(value.text);
+        if (!replacements.has(quoted)) replacements.set(quoted, QUOTED_REDACTED);
+        if (!replacements.has(value.text)) replacements.set(value.text, REDACTED);
+      }
     }
     return replacements;
   }

@@ -13,6 +13,7 @@ import { TOOLPATH_VERSION } from '../model/version.js';
 import type { Scenario } from '../scenario/scenario.js';
 import type { ConversationJudge, ConversationJudgement } from './conversation-judge.js';
 import { EVALUATION_RESULT_EVENT, type EvaluationEvent } from './evaluation-events.js';
+import { type Judge, type JudgeRecord, judgeEvent, runJudges } from './judges.js';
 import { ToolpathMetrics } from './metrics.js';
 import {
   type EvaluatorOptions,
@@ -44,6 +45,14 @@ export interface SinkOptions {
   meterProvider?: MeterProvider;
   /** When given, each report is also a `gen_ai.evaluation.result` log record. */
   loggerProvider?: EvaluationLoggerProvider;
+  /**
+   * Judges run after the deterministic rules on the reports of the scenarios they name (see
+   * judging/judges.ts): each result is a `gen_ai.evaluation.result` log record with the judge's
+   * identity; a failure is counted (`toolpath.evaluation.errors`, stage `judge`). Not on a worker.
+   */
+  judges?: readonly Judge[];
+  /** Called with each report's judge records once its judges are done. Errors it throws go to `diag`. */
+  onJudges?: (report: Report, records: readonly JudgeRecord[]) => void;
 }
 
 /** What judging needs, shared by the processor's and the adapter's options. */
@@ -78,6 +87,55 @@ export class JudgementSinks {
     this.metrics.recordSampling(judgement.decision.reason, judgement.decision.keep);
     if (judgement.evaluatedSpanId !== undefined)
       this.log(traceId, judgement.evaluatedSpanId, judgement.reports, judgement.events);
+    if (this.options.judges && judgement.trajectory)
+      this.judge(traceId, judgement.evaluatedSpanId, judgement.trajectory, judgement.reports);
+  }
+
+  /** Judges still running, so a flush can wait for them. */
+  private readonly judging = new Set<Promise<void>>();
+
+  /** Resolves once every judge started so far has finished. */
+  async judgesSettled(): Promise<void> {
+    while (this.judging.size > 0) await Promise.all([...this.judging]);
+  }
+
+  /** Runs the judges on each report, off the caller's path: results logged, failures counted. Never throws. */
+  private judge(
+    traceId: string,
+    spanId: string | undefined,
+    trajectory: Trajectory,
+    reports: readonly Report[],
+  ): void {
+    const judges = this.options.judges as readonly Judge[];
+    for (const report of reports) {
+      const failed = (record: JudgeRecord) =>
+        this.fail({
+          stage: 'judge',
+          message: `toolpath: judge ${record.name} failed on scenario ${record.scenario}: ${record.error}`,
+          error: undefined,
+        });
+      const running = runJudges(judges, trajectory, report, failed)
+        .then((records) => {
+          if (records.length > 0 && this.options.onJudges) {
+            try {
+              this.options.onJudges(report, records);
+            } catch (error) {
+              this.fail({ stage: 'on_judges', message: 'toolpath: onJudges threw', error });
+            }
+          }
+          if (records.length === 0 || spanId === undefined) return;
+          this.log(
+            traceId,
+            spanId,
+            records.map(() => report),
+            records.map((record) => judgeEvent(record, report)),
+            records.map((record) => record.name),
+          );
+        })
+        .catch((error) => this.fail({ stage: 'judge', message: 'toolpath: judging failed', error }))
+        .finally(() => this.judging.delete(running));
+      this.judging.add(running);
+    }
   }
 
   /** Each report as a log record, with its result event's attributes (`events` holds one per report, in order). */
@@ -86,6 +144,8 @@ export class JudgementSinks {
     spanId: string,
     reports: readonly Report[],
     events: readonly EvaluationEvent[],
+    /** The judges' names, when the events are theirs (the body names them). */
+    judgeNames?: readonly string[],
   ): void {
     if (!this.logger || reports.length === 0) return;
     const results = events.filter((event) => event.name === EVALUATION_RESULT_EVENT);
@@ -96,7 +156,10 @@ export class JudgementSinks {
           eventName: EVALUATION_RESULT_EVENT,
           severityText: report.verdict === 'fail' ? 'WARN' : 'INFO',
           severityNumber: report.verdict === 'fail' ? 13 : 9,
-          body: `${report.scenario.id}: ${report.verdict}`,
+          body:
+            judgeNames === undefined
+              ? `${report.scenario.id}: ${report.verdict}`
+              : `${judgeNames[k]} on ${report.scenario.id}`,
           attributes: (results[k] as EvaluationEvent).attributes as Record<string, string | number | boolean>,
           context,
         });

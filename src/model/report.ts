@@ -9,6 +9,7 @@ export type Severity = 'hard' | 'warning';
 /**
  * The dimensions a report scores, each 0..1. Only dimensions the scenario checks appear.
  * `outcome` scores the outcome hooks: external checks of the real final state, apart from the trajectory.
+ * `answer` scores the checks of what the agent told the user (its final answer).
  */
 export type Dimension = (typeof DIMENSIONS)[number];
 
@@ -21,6 +22,7 @@ export const DIMENSIONS = [
   'safety',
   'efficiency',
   'outcome',
+  'answer',
 ] as const;
 
 /** One thing that is wrong (or could not be decided), with the calls and spans it is about. */
@@ -106,11 +108,32 @@ export interface Report {
   stats: ReportStats;
   /** Set when the scenario has a readable `reference`: precision, recall and F1 against it. */
   referenceScores?: ReferenceScores;
+  /** Set when judges ran on the report (see judging/judges.ts): their results beside the verdict, which they never change. */
+  judges?: JudgeRecord[];
   /**
    * Set when the trace was judged before it completed (a timeout, eviction or shutdown closed
    * it): why, e.g. `timeout: 2 spans still open`. What is missing may explain a finding.
    */
   incomplete?: string;
+}
+
+/** What a judge returns: a score, a label (`good`, `hallucinated`) and why. */
+export interface JudgeResult {
+  score: number;
+  label: string;
+  reason: string;
+}
+
+/** One judge's result on one report, or why it has none. */
+export interface JudgeRecord {
+  name: string;
+  version?: string;
+  type: 'llm' | 'code';
+  scenario: string;
+  /** Set when the judge returned a result. */
+  result?: JudgeResult;
+  /** Set when it failed: threw, timed out or returned something else than a result. */
+  error?: string;
 }
 
 /** Totals over a run of evaluations. */

@@ -302,6 +302,8 @@ export function workerEvaluatorOptions(options: EvaluatorOptions): EvaluatorOpti
       `toolpath: scenarios[${loaded}] is a loaded Scenario; judging on a worker takes scenario files or documents`,
     );
   }
+  if ((options as { judges?: readonly unknown[] }).judges?.length)
+    throw new TypeError("toolpath: judges run on the app's thread; leave out worker: true to use them");
   const { redact } = options;
   const evaluatorOptions: EvaluatorOptions = { scenarios: options.scenarios, sampling: options.sampling };
   if (options.conversations !== undefined) evaluatorOptions.conversations = options.conversations;

@@ -257,6 +257,7 @@ export class TrajectoryProcessor implements SpanProcessor {
       // Before waiting for the worker: a trace completing meanwhile leaves the buffer for the worker.
       for (const trace of this.buffer.live()) this.output.passOnHeld(trace);
       await this.drain.settled();
+      await this.sinks.judgesSettled();
     } catch (error) {
       diag.error('toolpath: forceFlush failed', error);
     }
@@ -275,6 +276,7 @@ export class TrajectoryProcessor implements SpanProcessor {
         for (const trace of this.buffer.takeAll()) this.closeIncomplete(trace, 'shutdown');
         this.drain.drainAll();
         await this.drain.close();
+        await this.sinks.judgesSettled();
       } catch (error) {
         diag.error('toolpath: shutdown failed', error);
       }

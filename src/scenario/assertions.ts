@@ -228,6 +228,18 @@ const regexMatchSchema = z
     return { ...match, regex: compiled.regex };
   });
 
+/** One `answer_matches` entry: a pattern (and flags) the final answer must match. */
+const answerPatternSchema = z
+  .strictObject({ pattern: z.string(), flags: z.string().optional() })
+  .transform((match, ctx) => {
+    const compiled = compileRegex(match.pattern, match.flags);
+    if (!compiled.ok) {
+      ctx.addIssue({ code: 'custom', message: compiled.message, path: [compiled.field] });
+      return z.NEVER;
+    }
+    return { ...match, regex: compiled.regex };
+  });
+
 /** How a call's arguments must look: `exact`, `subset` or `regex` (the trajectory-assertion JSON's `match`). */
 export const argsMatchSchema = z.discriminatedUnion('mode', [
   exactMatchSchema,
@@ -289,6 +301,14 @@ export const assertionSetSchema = z.strictObject({
   expected_tool_calls: z
     .array(expectedToolCallSchema)
     .meta({ description: 'Presence only: each tool was called at least once. Names, {tool} or {name}.' })
+    .optional(),
+  answer_contains: z
+    .array(z.string().min(1))
+    .meta({ description: 'Keyword assertions: the final answer contains each text (case-insensitive).' })
+    .optional(),
+  answer_matches: z
+    .array(answerPatternSchema)
+    .meta({ description: 'The final answer matches each pattern (RE2, flags i, m, s).' })
     .optional(),
 });
 

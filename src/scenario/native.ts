@@ -6,6 +6,7 @@
  */
 import { z } from 'zod';
 import { argsSchema, toolName } from './assertions.js';
+import { answerSectionSchema } from './native-answer.js';
 import {
   appliesToSchema,
   argsMatchSchema,
@@ -334,6 +335,10 @@ export const rulesSchema = z.strictObject({
   outcome: outcomeSectionSchema.optional().meta({
     description:
       'Outcome hooks: external checks of the real final state (a ledger, an outbox), each a command or a function supplied in code, reported under the outcome dimension apart from the trajectory. Hard by default.',
+  }),
+  answer: answerSectionSchema.optional().meta({
+    description:
+      'Checks of the final answer, warnings by default: texts it contains or not, patterns, values grounded in what the tools returned, values it mentions.',
   }),
 });
 

@@ -54,7 +54,7 @@ describe('toolpath promote', () => {
     const source = traces['made-up-confirmation'] as string;
     const out = join(dir, 'made-up.json');
     const run = await promote([source, '--scenario', scenarioPath, '--out', out]);
-    expect(run.stderr).toMatch(/written to .*made-up\.json \(fail, 1 finding reproduced\)/);
+    expect(run.stderr).toMatch(/written to .*made-up\.json \(fail, 2 findings reproduced\)/);
     expect(run.code).toBe(0);
 
     const text = await readFile(out, 'utf8');
@@ -65,7 +65,10 @@ describe('toolpath promote', () => {
     expect(text).toMatch(/id_[0-9a-f]{10}/);
 
     const before = await evaluated(source);
-    expect(before.findings).toEqual(['grounding.source (grounding:send_confirmation.refundId)']);
+    expect(before.findings).toEqual([
+      'answer.grounded (answer.grounded)',
+      'grounding.source (grounding:send_confirmation.refundId)',
+    ]);
     expect(await evaluated(out)).toEqual(before);
 
     const expected = JSON.parse(await readFile(join(dir, 'made-up.expected.json'), 'utf8'));
@@ -73,10 +76,11 @@ describe('toolpath promote', () => {
       scenario: { id: 'demo.support.refund', version: '2' },
       verdict: 'fail',
       findings: [
+        { rule: 'answer.grounded', severity: 'hard', assertion: 'answer.grounded' },
         { rule: 'grounding.source', severity: 'hard', assertion: 'grounding:send_confirmation.refundId' },
       ],
     });
-    expect(expected.findings[0].calls).toHaveLength(2);
+    expect(expected.findings[1].calls).toHaveLength(2);
     for (const raw of RAW_IDENTIFIERS) expect(JSON.stringify(expected)).not.toContain(raw);
   });
 

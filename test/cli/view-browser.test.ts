@@ -93,7 +93,9 @@ describe.skipIf(skipped)(
       // The findings are listed, and the calls they name carry the highlight and a marker.
       const findings = page.locator('.finding');
       expect(await findings.count()).toBeGreaterThan(0);
-      expect(await findings.first().locator('.rule').textContent()).toMatch(
+      // The answer's finding first: it names the calls that returned the nearest ids.
+      expect(await findings.first().locator('.rule').textContent()).toBe('answer.grounded');
+      expect(await findings.nth(1).locator('.rule').textContent()).toMatch(
         /^grounding:send_confirmation\.refundId$/,
       );
       const named = ((await findings.first().getAttribute('data-calls')) ?? '').split(' ');

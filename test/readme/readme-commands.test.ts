@@ -229,7 +229,7 @@ const KNOWN: { pattern: RegExp; check?: Check; elsewhere?: string }[] = [
       const run = sh(command);
       expect(run.code).toBe(0);
       expect(run.stderr).toMatch(
-        /written to test\/fixtures\/made-up-id\.json \(fail, 1 finding reproduced\)/,
+        /written to test\/fixtures\/made-up-id\.json \(fail, 2 findings reproduced\)/,
       );
       expect(existsSync(join(dir, 'test/fixtures/made-up-id.expected.json'))).toBe(true);
       const again = sh('npx toolpath eval -s refund.yaml --expect test/fixtures/*.json');

@@ -36,7 +36,7 @@ describe("seed 001's min_pass_rate", () => {
       'min_pass_rate: expected a number',
     );
     expect(errorOf({ min_pass_rate: 0.9 })).toBe(
-      'scenario refund.yaml: no assertions: expected at least one of tool_call_args, expected_tool_sequence, allowed_tools, expected_tool_calls; a min_pass_rate alone gates nothing',
+      'scenario refund.yaml: no assertions: expected at least one of tool_call_args, expected_tool_sequence, allowed_tools, expected_tool_calls, answer_contains, answer_matches; a min_pass_rate alone gates nothing',
     );
   });
 
