@@ -23,6 +23,7 @@ import {
 import { join } from 'node:path';
 import { crc32 } from 'node:zlib';
 import { diag } from '@opentelemetry/api';
+import { lockStorage, type StorageLock } from './storage-lock.js';
 
 /** Every segment starts with this, so a file that is not ours is never read as records. */
 const MAGIC = Buffer.from('TPLOG001');
@@ -89,6 +90,7 @@ export class SpanLog {
     readonly dir: string,
     private readonly options: SpanLogOptions,
     existing: Segment[],
+    private readonly lock: StorageLock,
   ) {
     this.segmentBytes = options.segmentBytes ?? 64 * 2 ** 20;
     for (const segment of existing) this.segments.set(segment.id, segment);
@@ -105,6 +107,22 @@ export class SpanLog {
     options: SpanLogOptions = {},
   ): { log: SpanLog; damage: LogDamage } {
     mkdirSync(dir, { recursive: true });
+    // Before anything is read: what another process holds is not ours to replay.
+    const lock = lockStorage(dir);
+    try {
+      return SpanLog.read(dir, visit, options, lock);
+    } catch (error) {
+      lock.release();
+      throw error;
+    }
+  }
+
+  private static read(
+    dir: string,
+    visit: (payload: Buffer, at: LogPosition) => void,
+    options: SpanLogOptions,
+    lock: StorageLock,
+  ): { log: SpanLog; damage: LogDamage } {
     const damage: LogDamage = { segments: 0, bytes: 0 };
     const existing: Segment[] = [];
     const ids = readdirSync(dir)
@@ -117,7 +135,7 @@ export class SpanLog {
       const bytes = readSegment(path, id, visit, damage);
       existing.push({ id, path, fd: undefined, bytes });
     }
-    return { log: new SpanLog(dir, options, existing), damage };
+    return { log: new SpanLog(dir, options, existing, lock), damage };
   }
 
   /** Bytes in every segment, written or about to be. */
@@ -231,11 +249,13 @@ export class SpanLog {
       if (segment.fd !== undefined) closeSync(segment.fd);
       segment.fd = undefined;
     }
+    this.lock.release();
   }
 
   private startSegment(id: number): Segment {
     const path = join(this.dir, segmentName(id));
-    const fd = openSync(path, 'w+');
+    // 'wx+': a segment that exists is another writer's, never ours to empty.
+    const fd = openSync(path, 'wx+');
     writeSync(fd, MAGIC);
     const segment: Segment = { id, path, fd, bytes: MAGIC.length };
     this.segments.set(id, segment);

@@ -195,7 +195,13 @@ describe('durable mode in the adapter', () => {
     for (let n = 0; n < 3; n++) expect((await postSpans(first.url, agentTrace(n))).status).toBe(200);
     await first.crash();
     // The last request's record only half written.
-    const segment = join(storage, readdirSync(storage).sort().at(-1) as string);
+    const segment = join(
+      storage,
+      readdirSync(storage)
+        .filter((name) => name.endsWith('.log'))
+        .sort()
+        .at(-1) as string,
+    );
     const size = statSync(segment).size;
     truncateSync(segment, size - 200);
     const second = await start(dir);

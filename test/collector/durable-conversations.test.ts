@@ -115,7 +115,13 @@ async function send(running: Running, dir: string, trace: JsonSpan[]): Promise<v
 
 function lastSegment(dir: string): string {
   const storage = join(dir, 'storage');
-  return join(storage, readdirSync(storage).sort().at(-1) as string);
+  return join(
+    storage,
+    readdirSync(storage)
+      .filter((name) => name.endsWith('.log'))
+      .sort()
+      .at(-1) as string,
+  );
 }
 
 /** The frames of a segment file: offset and length of each. */
