@@ -113,8 +113,12 @@ export function startupText(service: RunningService, config: AdapterConfig, conf
       storage.cutSegments > 0
         ? `; cut a damaged tail (${storage.cutBytes} bytes in ${storage.cutSegments} segments)`
         : '';
+    const skipped =
+      storage.skippedRecords > 0
+        ? `; skipped ${storage.skippedRecords} damaged records (${storage.skippedBytes} bytes)`
+        : '';
     lines.push(
-      `  storage    ${service.storageDirectory}: replayed ${storage.replayedTraces} traces not done (${storage.replayedReported} reported already)${heldAgain(storage)}${cut}`,
+      `  storage    ${service.storageDirectory}: replayed ${storage.replayedTraces} traces not done (${storage.replayedReported} reported already)${heldAgain(storage)}${cut}${skipped}`,
     );
   }
   lines.push(

@@ -87,6 +87,9 @@ export interface StorageStats {
   /** Damaged log tails cut at start: segments, bytes. */
   cutSegments: number;
   cutBytes: number;
+  /** Damaged records skipped at start, whole records after them read on: records, bytes. */
+  skippedRecords: number;
+  skippedBytes: number;
   /** Records whose CRC matched that could not be read (another version's): skipped. */
   unreadableRecords: number;
   /** Spans for the next hop unsent at shutdown, kept in the log to be sent after the restart. */

@@ -23,6 +23,8 @@ export class AdapterStorage {
     conversationsJudgedAgain: 0,
     cutSegments: 0,
     cutBytes: 0,
+    skippedRecords: 0,
+    skippedBytes: 0,
     unreadableRecords: 0,
     keptForRestart: 0,
     keptConversations: 0,
@@ -37,6 +39,8 @@ export class AdapterStorage {
     const storage = new AdapterStorage(traces);
     storage.counts.cutSegments = replay.damage.segments;
     storage.counts.cutBytes = replay.damage.bytes;
+    storage.counts.skippedRecords = replay.damage.frames;
+    storage.counts.skippedBytes = replay.damage.skippedBytes;
     storage.counts.unreadableRecords = replay.unreadable;
     storage.counts.replayedTraces = replay.traces.length;
     storage.counts.replayedReported = replay.traces.filter((trace) => trace.reported).length;

@@ -99,6 +99,11 @@ export class TraceAdapter implements TraceIngest {
       AdapterStorage.open({ ...options.storage, maxBytes: settings.storage.maxBytes, maxConversations });
     this.storage = opened ? opened.storage : undefined;
     this.durable = this.storage?.traces;
+    if (opened) {
+      const { damage } = opened.replay;
+      this.judge.sinks.metrics.recordStorageDamage('tail_cut', damage.bytes);
+      this.judge.sinks.metrics.recordStorageDamage('record_skipped', damage.skippedBytes);
+    }
     this.conversations = new AdapterConversations({
       judge: this.judge,
       losses: this.losses,

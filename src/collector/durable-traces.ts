@@ -107,11 +107,18 @@ export class DurableTraces {
     // What each record says, without its body: the log may be large, the ids are not.
     const facts = newFacts();
     let unreadable = 0;
+    // Where the first damage was, as an offset of the reports file: a record lost there (a
+    // `judged` mark) is known again from the lines after the last record before it.
+    let damagedAfter = Number.POSITIVE_INFINITY;
     const { log, damage } = SpanLog.open(
       options.directory,
       (payload, at) => {
         try {
           const record = readRecord(payload);
+          // After damage, a `done` is not taken as the end of its trace: the record lost may be
+          // the trace's `member`, and its conversation needs its spans. Judged again for its
+          // output only (its report line is read back), it is done again.
+          if (record?.type === DONE && damagedAfter !== Number.POSITIVE_INFINITY) return;
           if (record) addFact(facts, record, at);
           else unreadable++;
         } catch {
@@ -120,10 +127,14 @@ export class DurableTraces {
       },
       {
         segmentBytes,
+        onDamage: () => {
+          damagedAfter = Math.min(damagedAfter, facts.reportsEnd);
+        },
         ...(options.reports && { beforeWrite: () => options.reports?.sync() ?? Promise.resolve() }),
       },
     );
     const store = new DurableTraces(log, options);
+    facts.reportsEnd = Math.min(facts.reportsEnd, damagedAfter);
     const replay = store.rebuild(facts);
     store.needed.dropDeadSegments();
     return { traces: store, replay: { ...replay, damage, unreadable } };

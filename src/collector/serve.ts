@@ -6,6 +6,7 @@
  * last forward attempt, then close the receivers and the sinks. What was lost on the way is in
  * {@link RunningService.losses}.
  */
+import { mkdirSync } from 'node:fs';
 import { isAbsolute, resolve } from 'node:path';
 import { Metadata } from '@grpc/grpc-js';
 import { diag } from '@opentelemetry/api';
@@ -31,9 +32,11 @@ import { ConnectionLimit } from './connection-limit.js';
 import { DEFAULT_SCENARIO } from './default-scenario.js';
 import { startGrpcReceiver } from './grpc-receiver.js';
 import { startHttpReceiver } from './http-receiver.js';
+import type { IngestResult, TraceIngest } from './ingest.js';
 import { Losses } from './losses.js';
 import { hostForUrl } from './receiver-common.js';
 import { ReportsFile } from './reports-file.js';
+import { lockStorage, type StorageLock } from './storage-lock.js';
 
 export { DEFAULT_SCENARIO } from './default-scenario.js';
 
@@ -42,6 +45,14 @@ function judgeLine(record: JudgeRecord): string {
   const what = record.result ? `${record.result.label} (${record.result.score})` : `failed: ${record.error}`;
   return `judge ${record.name} on ${record.scenario}: ${what}`;
 }
+
+/** What a request gets while the adapter is being made (the log read back). */
+const STARTING: IngestResult = {
+  kind: 'unavailable',
+  reason: 'shutting_down',
+  retryAfterSeconds: 1,
+  message: 'starting',
+};
 
 /** A running service. */
 export interface RunningService {
@@ -81,6 +92,27 @@ function serviceResource() {
 /** Starts the service described by `config`. Throws (ScenarioError, listen errors) before serving anything. */
 export async function startService(config: AdapterConfig, context: ServeContext): Promise<RunningService> {
   const scenarios = loadConfiguredScenarios(config.scenarios, context.baseDir);
+  // The storage folder is taken before anything of it (or the reports file beside it) is read:
+  // a second process on it stops here, having judged and written nothing.
+  const storageDir = config.storage && resolvePath(config.storage.directory, context.baseDir);
+  let lock: StorageLock | undefined;
+  if (storageDir) {
+    mkdirSync(storageDir, { recursive: true });
+    lock = lockStorage(storageDir);
+  }
+  try {
+    return await startLocked(config, context, scenarios);
+  } catch (error) {
+    lock?.release();
+    throw error;
+  }
+}
+
+async function startLocked(
+  config: AdapterConfig,
+  context: ServeContext,
+  scenarios: Scenario[],
+): Promise<RunningService> {
   const readers: MetricReader[] = [];
   let metricsUrl: string | undefined;
   const prometheus = config.metrics.prometheus?.endpoint;
@@ -119,68 +151,26 @@ export async function startService(config: AdapterConfig, context: ServeContext)
 
   const judges =
     config.judges === undefined ? undefined : await loadJudges(resolvePath(config.judges, context.baseDir));
-  const adapter = new TraceAdapter({
-    scenarios,
-    ...(judges && {
-      judges,
-      onJudges: (_: Report, records: readonly JudgeRecord[]) => {
-        for (const record of records) context.log(judgeLine(record));
-      },
-    }),
-    ...(config.redact !== undefined && { redact: config.redact }),
-    ...(config.sampling !== undefined && { sampling: config.sampling }),
-    meterProvider,
-    ...(onReport && { onReport }),
-    ...(reports && {
-      onJudged: (spans, judgement) => reports.writeTrace(spans, judgement.reports),
-      onConversationJudged: (judgement) => reports.writeReports(judgement.reports),
-    }),
-    conversations: config.conversations,
-    decision: config.decision,
-    limits: {
-      maxTraces: config.limits.maxTraces,
-      maxSpansPerTrace: config.limits.maxSpansPerTrace,
-      maxSpans: config.limits.maxSpans,
-      maxBufferedBytes: config.limits.maxBufferedBytes,
-      maxJudgedTraceIds: config.limits.maxJudgedTraceIds,
-    },
-    forwardSpans: config.forward.spans,
-    losses,
-    ...(config.storage && {
-      storage: {
-        directory: resolvePath(config.storage.directory, context.baseDir),
-        maxBytes: config.storage.maxBytes,
-        ...(reports && { reports }),
-      },
-    }),
-    ...(otlp && { exporter: traceExporter(otlp) }),
-  });
+  // The ports are bound first and answer "unavailable" until the adapter is made: a second
+  // process on the same ports fails before it reads (or judges) anything of the storage folder.
+  let adapter: TraceAdapter | undefined;
+  let meteredRefusal: ((receiver: 'http' | 'grpc') => void) | undefined;
   const connections = new ConnectionLimit(config.limits.maxConnections, (receiver) =>
-    adapter.judge.sinks.metrics.recordRefusedConnection(receiver),
+    meteredRefusal?.(receiver),
   );
-
-  const closers: (() => Promise<void>)[] = [];
-  const service: RunningService = {
-    adapter,
-    scenarios: adapter.judge.scenarios,
-    losses,
-    connections,
-    ...(metricsUrl && { metricsUrl }),
-    ...(config.storage && { storageDirectory: resolvePath(config.storage.directory, context.baseDir) }),
-    close: async () => {
-      // Judge and make the last forward attempt while the receivers answer "unavailable" (so a
-      // client retries elsewhere or later instead of meeting a closed port), then close them, then
-      // the sinks: the last metrics export counts what was lost.
-      await adapter.shutdown();
-      for (const close of closers.splice(0))
-        await close().catch((error) => diag.error('toolpath: close', error));
-      await meterProvider.shutdown().catch((error) => diag.error('toolpath: metrics shutdown', error));
-      await reports?.close();
-    },
+  const gate: TraceIngest = {
+    ingest: (decoded, raw) => adapter?.ingest(decoded, raw) ?? STARTING,
+    ready: () => adapter?.ready() ?? false,
   };
+  const closers: (() => Promise<void>)[] = [];
+  const closeReceivers = async () => {
+    for (const close of closers.splice(0))
+      await close().catch((error) => diag.error('toolpath: close', error));
+  };
+  const bound: { httpUrl?: string; grpcAddress?: string } = {};
   try {
     const receiverOptions = {
-      ingest: adapter,
+      ingest: gate,
       maxRequestBytes: config.limits.maxRequestBytes,
       idleTimeoutMs: config.receivers.idleTimeout,
       connections,
@@ -190,18 +180,86 @@ export async function startService(config: AdapterConfig, context: ServeContext)
     if (http) {
       const receiver = await startHttpReceiver({ ...receiverOptions, ...http.endpoint });
       closers.push(() => receiver.close());
-      service.httpUrl = receiver.url;
+      bound.httpUrl = receiver.url;
     }
     const grpc = config.receivers.otlp.grpc;
     if (grpc) {
       const receiver = await startGrpcReceiver({ ...receiverOptions, ...grpc.endpoint });
       closers.push(() => receiver.close());
-      service.grpcAddress = `${grpc.endpoint.host}:${receiver.port}`;
+      bound.grpcAddress = `${grpc.endpoint.host}:${receiver.port}`;
     }
   } catch (error) {
-    await service.close();
+    await closeReceivers();
+    await meterProvider.shutdown().catch(() => undefined);
+    await reports?.close();
     throw error;
   }
+
+  try {
+    adapter = new TraceAdapter({
+      scenarios,
+      ...(judges && {
+        judges,
+        onJudges: (_: Report, records: readonly JudgeRecord[]) => {
+          for (const record of records) context.log(judgeLine(record));
+        },
+      }),
+      ...(config.redact !== undefined && { redact: config.redact }),
+      ...(config.sampling !== undefined && { sampling: config.sampling }),
+      meterProvider,
+      ...(onReport && { onReport }),
+      ...(reports && {
+        onJudged: (spans, judgement) => reports.writeTrace(spans, judgement.reports),
+        onConversationJudged: (judgement) => reports.writeReports(judgement.reports),
+      }),
+      conversations: config.conversations,
+      decision: config.decision,
+      limits: {
+        maxTraces: config.limits.maxTraces,
+        maxSpansPerTrace: config.limits.maxSpansPerTrace,
+        maxSpans: config.limits.maxSpans,
+        maxBufferedBytes: config.limits.maxBufferedBytes,
+        maxJudgedTraceIds: config.limits.maxJudgedTraceIds,
+      },
+      forwardSpans: config.forward.spans,
+      losses,
+      ...(config.storage && {
+        storage: {
+          directory: resolvePath(config.storage.directory, context.baseDir),
+          maxBytes: config.storage.maxBytes,
+          ...(reports && { reports }),
+        },
+      }),
+      ...(otlp && { exporter: traceExporter(otlp) }),
+    });
+  } catch (error) {
+    // A storage folder held by another process, or one it cannot read: nothing was judged.
+    await closeReceivers();
+    await meterProvider.shutdown().catch(() => undefined);
+    await reports?.close();
+    throw error;
+  }
+  const started = adapter;
+  meteredRefusal = (receiver) => started.judge.sinks.metrics.recordRefusedConnection(receiver);
+
+  const service: RunningService = {
+    adapter: started,
+    scenarios: started.judge.scenarios,
+    losses,
+    connections,
+    ...bound,
+    ...(metricsUrl && { metricsUrl }),
+    ...(config.storage && { storageDirectory: resolvePath(config.storage.directory, context.baseDir) }),
+    close: async () => {
+      // Judge and make the last forward attempt while the receivers answer "unavailable" (so a
+      // client retries elsewhere or later instead of meeting a closed port), then close them, then
+      // the sinks: the last metrics export counts what was lost.
+      await started.shutdown();
+      await closeReceivers();
+      await meterProvider.shutdown().catch((error) => diag.error('toolpath: metrics shutdown', error));
+      await reports?.close();
+    },
+  };
   return service;
 }
 

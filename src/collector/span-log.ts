@@ -2,8 +2,8 @@
  * The durable mode's log: append-only segment files of framed records, written with group
  * commit (every record appended while one write-and-fsync runs goes out in the next one, so a
  * burst of requests costs one fsync, not one each). A frame is its payload's length and CRC-32,
- * then the payload; a frame cut short or failing its CRC (a crash mid-write, a bad disk) ends
- * what is read of its segment, is cut off the file and counted. What records mean is the
+ * then the payload; a frame failing its CRC (a bad disk) is skipped when whole frames follow it,
+ * and a tail cut short or bad (a crash mid-write) is cut off the file; both are counted. What records mean is the
  * caller's (durable-traces.ts); this module only keeps them.
  */
 import {
@@ -23,6 +23,7 @@ import {
 import { join } from 'node:path';
 import { crc32 } from 'node:zlib';
 import { diag } from '@opentelemetry/api';
+import { lockStorage, type StorageLock } from './storage-lock.js';
 
 /** Every segment starts with this, so a file that is not ours is never read as records. */
 const MAGIC = Buffer.from('TPLOG001');
@@ -46,6 +47,10 @@ export interface LogDamage {
   segments: number;
   /** Bytes cut off. */
   bytes: number;
+  /** Bad frames skipped with whole records after them (their length readable, their CRC wrong). */
+  frames: number;
+  /** Bytes of those frames. */
+  skippedBytes: number;
 }
 
 /** Settings of a {@link SpanLog}. */
@@ -54,6 +59,8 @@ export interface SpanLogOptions {
   segmentBytes?: number;
   /** Awaited before each batch is written: what the records speak of must be on disk first. */
   beforeWrite?: () => Promise<void>;
+  /** Told, while the log is read at open, where damage was found: after the records visited so far. */
+  onDamage?: () => void;
 }
 
 interface Segment {
@@ -89,6 +96,7 @@ export class SpanLog {
     readonly dir: string,
     private readonly options: SpanLogOptions,
     existing: Segment[],
+    private readonly lock: StorageLock,
   ) {
     this.segmentBytes = options.segmentBytes ?? 64 * 2 ** 20;
     for (const segment of existing) this.segments.set(segment.id, segment);
@@ -105,7 +113,23 @@ export class SpanLog {
     options: SpanLogOptions = {},
   ): { log: SpanLog; damage: LogDamage } {
     mkdirSync(dir, { recursive: true });
-    const damage: LogDamage = { segments: 0, bytes: 0 };
+    // Before anything is read: what another process holds is not ours to replay.
+    const lock = lockStorage(dir);
+    try {
+      return SpanLog.read(dir, visit, options, lock);
+    } catch (error) {
+      lock.release();
+      throw error;
+    }
+  }
+
+  private static read(
+    dir: string,
+    visit: (payload: Buffer, at: LogPosition) => void,
+    options: SpanLogOptions,
+    lock: StorageLock,
+  ): { log: SpanLog; damage: LogDamage } {
+    const damage: LogDamage = { segments: 0, bytes: 0, frames: 0, skippedBytes: 0 };
     const existing: Segment[] = [];
     const ids = readdirSync(dir)
       .map((name) => SEGMENT_NAME.exec(name)?.[1])
@@ -114,10 +138,10 @@ export class SpanLog {
       .sort((a, b) => a - b);
     for (const id of ids) {
       const path = join(dir, segmentName(id));
-      const bytes = readSegment(path, id, visit, damage);
+      const bytes = readSegment(path, id, visit, damage, options.onDamage);
       existing.push({ id, path, fd: undefined, bytes });
     }
-    return { log: new SpanLog(dir, options, existing), damage };
+    return { log: new SpanLog(dir, options, existing, lock), damage };
   }
 
   /** Bytes in every segment, written or about to be. */
@@ -231,11 +255,13 @@ export class SpanLog {
       if (segment.fd !== undefined) closeSync(segment.fd);
       segment.fd = undefined;
     }
+    this.lock.release();
   }
 
   private startSegment(id: number): Segment {
     const path = join(this.dir, segmentName(id));
-    const fd = openSync(path, 'w+');
+    // 'wx+': a segment that exists is another writer's, never ours to empty.
+    const fd = openSync(path, 'wx+');
     writeSync(fd, MAGIC);
     const segment: Segment = { id, path, fd, bytes: MAGIC.length };
     this.segments.set(id, segment);
@@ -333,15 +359,19 @@ function syncDir(dir: string): void {
 }
 
 /**
- * Reads one segment, giving each whole record to `visit`; returns the bytes kept. A bad file
- * header, a frame past the end of the file or one whose CRC does not match ends the segment:
- * the file is cut there and the damage counted.
+ * Reads one segment, giving each whole record to `visit`; returns the bytes kept. A frame whose
+ * length is readable but whose payload fails its CRC (a flipped byte) is skipped alone when a
+ * whole frame (or the file's end) follows it, or when one is found within `RESYNC_BYTES` after
+ * it: counted, told to `onDamage`, and what follows read on. A bad file header, a frame past the
+ * end of the file, or a bad one with nothing whole after it ends the segment: the file is cut
+ * there and the damage counted.
  */
 function readSegment(
   path: string,
   id: number,
   visit: (payload: Buffer, at: LogPosition) => void,
   damage: LogDamage,
+  onDamage: (() => void) | undefined,
 ): number {
   const data = readFileSync(path);
   let offset = 0;
@@ -353,7 +383,15 @@ function readSegment(
   }
   while (offset < data.length) {
     const frame = frameAt(data, offset);
-    if (frame === undefined) break;
+    if (frame === undefined) {
+      const next = nextWholeFrame(data, offset);
+      if (next === undefined) break;
+      damage.frames++;
+      damage.skippedBytes += next - offset;
+      onDamage?.();
+      offset = next;
+      continue;
+    }
     visit(frame, { seq: 0, segment: id, offset, bytes: HEADER_BYTES + frame.length });
     offset += HEADER_BYTES + frame.length;
   }
@@ -361,6 +399,7 @@ function readSegment(
   if (kept < data.length) {
     damage.segments++;
     damage.bytes += data.length - kept;
+    onDamage?.();
     const fd = openSync(path, 'r+');
     try {
       ftruncateSync(fd, kept);
@@ -370,6 +409,30 @@ function readSegment(
     }
   }
   return kept;
+}
+
+/** How far past a bad frame a whole one is looked for (a length that is itself damaged). */
+const RESYNC_BYTES = 1 << 20;
+
+/**
+ * Where reading goes on after the bad frame at `offset`: past it, when its length leads to a
+ * whole frame or to the end of the file; else the first offset within RESYNC_BYTES where a whole
+ * frame starts; undefined when there is none (a torn tail: cut).
+ */
+function nextWholeFrame(data: Buffer, offset: number): number | undefined {
+  if (offset + HEADER_BYTES <= data.length) {
+    const length = data.readUInt32LE(offset);
+    const after = offset + HEADER_BYTES + length;
+    if (length <= MAX_PAYLOAD_BYTES && after <= data.length) {
+      if (after === data.length) return after;
+      if (frameAt(data, after) !== undefined) return after;
+    }
+  }
+  const end = Math.min(data.length - HEADER_BYTES, offset + RESYNC_BYTES);
+  // An empty frame is all zeros, which damaged bytes often are: not taken as a place to go on.
+  for (let at = offset + 1; at <= end; at++)
+    if (data.readUInt32LE(at) !== 0 && frameAt(data, at) !== undefined) return at;
+  return undefined;
 }
 
 /** The payload of the frame at `offset`, or undefined when it is cut short or fails its CRC. */

@@ -35,6 +35,7 @@ export class ToolpathMetrics {
   private readonly errors: Counter;
   private readonly refused: Counter;
   private readonly conversationsEvicted: Counter;
+  private readonly storageDamage: Counter;
 
   constructor(meterProvider: MeterProvider = metrics.getMeterProvider()) {
     const meter = meterProvider.getMeter('toolpath', TOOLPATH_VERSION);
@@ -83,6 +84,16 @@ export class ToolpathMetrics {
         'Connections closed as soon as accepted because limits.maxConnections were open, by receiver.',
       unit: '{connection}',
     });
+    this.storageDamage = meter.createCounter('toolpath.storage.damaged', {
+      description:
+        'Bytes of the durable log found damaged at start, by what was done: tail_cut (a torn tail cut off) or record_skipped (a bad record skipped, the records after it read).',
+      unit: 'By',
+    });
+  }
+
+  /** Damage found in the durable log as it was read back. */
+  recordStorageDamage(kind: 'tail_cut' | 'record_skipped', bytes: number): void {
+    if (bytes > 0) guarded(() => this.storageDamage.add(bytes, { 'toolpath.damage.kind': kind }));
   }
 
   /** A connection refused over the adapter's connection cap. */

@@ -5,11 +5,12 @@
  * frees the log, compaction letting the oldest segment go while one trace still waits in it,
  * and a log tail cut by a crash mid-write: detected, cut, counted, the rest judged.
  */
-import { readdirSync, readFileSync, statSync, truncateSync } from 'node:fs';
+import { readdirSync, readFileSync, statSync, truncateSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-proto';
 import { afterEach, describe, expect, it } from 'vitest';
 import { type AdapterOptions, TraceAdapter } from '../../src/collector/adapter.js';
+import { readRecord } from '../../src/collector/durable-records.js';
 import { startHttpReceiver } from '../../src/collector/http-receiver.js';
 import { ReportsFile } from '../../src/collector/reports-file.js';
 import {
@@ -195,7 +196,13 @@ describe('durable mode in the adapter', () => {
     for (let n = 0; n < 3; n++) expect((await postSpans(first.url, agentTrace(n))).status).toBe(200);
     await first.crash();
     // The last request's record only half written.
-    const segment = join(storage, readdirSync(storage).sort().at(-1) as string);
+    const segment = join(
+      storage,
+      readdirSync(storage)
+        .filter((name) => name.endsWith('.log'))
+        .sort()
+        .at(-1) as string,
+    );
     const size = statSync(segment).size;
     truncateSync(segment, size - 200);
     const second = await start(dir);
@@ -239,4 +246,90 @@ describe('durable mode in the adapter', () => {
     expect(third.adapter.stats().storage?.replayedTraces).toBe(0);
     await third.stop();
   });
+
+  it('skips just a damaged record in a closed segment and judges everything around it exactly once', async () => {
+    const dir = temporaryDir('toolpath-durable-');
+    const storage = join(dir, 'storage');
+    const first = await start(
+      dir,
+      { decision: { waitMs: 1e9, waitAfterRootMs: 10 } },
+      { segmentBytes: 4096 },
+    );
+    const sent: string[] = [];
+    for (let n = 0; n < 60; n++) {
+      expect((await postSpans(first.url, agentTrace(n))).status).toBe(200);
+      sent.push(traceIdOf(n));
+      if (n % 3 === 0) {
+        // A trace with no root: it waits, not judged before the crash.
+        const waiting = {
+          ...toolSpan(1_000 + n, 1, 'get_order', '{"orderId":"W"}'),
+          parentSpanId: spanIdOf(0),
+        };
+        expect((await postSpans(first.url, [waiting])).status).toBe(200);
+        sent.push(traceIdOf(1_000 + n));
+      }
+    }
+    for (let waited = 0; waited < 5_000 && first.adapter.stats().bufferedSpans !== 20; waited += 50)
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    await first.crash();
+
+    const logs = readdirSync(storage)
+      .filter((name) => name.endsWith('.log'))
+      .sort()
+      .map((name) => join(storage, name));
+    expect(logs.length).toBeGreaterThan(3);
+    // The traces whose spans a damaged request record held, if it was one.
+    const damagedTraces = new Set<string>();
+    const lose = (payload: Buffer) => {
+      const record = readRecord(payload);
+      if (record?.type === 1) for (const id of record.traceIds) damagedTraces.add(id);
+    };
+    // One byte flipped in the middle frame of a closed segment...
+    const flipped = logs[1] as string;
+    const flippedFrames = frames(flipped);
+    const middle = flippedFrames[Math.floor(flippedFrames.length / 2)] as Frame;
+    const data = readFileSync(flipped);
+    lose(data.subarray(middle.offset + 8, middle.offset + middle.bytes));
+    const at = middle.offset + 8 + Math.floor((middle.bytes - 8) / 2);
+    data[at] = (data[at] as number) ^ 0x5a;
+    writeFileSync(flipped, data);
+    // ...and another cut mid-record: what follows the cut in it is gone.
+    const cut = logs[2] as string;
+    const cutFrames = frames(cut);
+    const cutAt = cutFrames[Math.floor(cutFrames.length / 2)] as Frame;
+    const cutData = readFileSync(cut);
+    for (const frame of cutFrames.filter((f) => f.offset >= cutAt.offset))
+      lose(cutData.subarray(frame.offset + 8, frame.offset + frame.bytes));
+    truncateSync(cut, cutAt.offset + Math.floor(cutAt.bytes / 2));
+
+    const second = await start(dir);
+    expect(second.adapter.stats().storage).toMatchObject({ cutSegments: 1, skippedRecords: 1 });
+    expect(second.adapter.stats().storage?.skippedBytes).toBe(middle.bytes);
+    second.adapter.judgeAllNow();
+    await second.stop();
+    const lines = new Map<string, number>();
+    for (const id of reportIds(dir)) lines.set(id, (lines.get(id) ?? 0) + 1);
+    // None judged twice; every trace whose spans were not in a damaged record judged once.
+    expect([...lines].filter(([, count]) => count > 1)).toEqual([]);
+    expect(sent.filter((id) => !damagedTraces.has(id) && lines.get(id) !== 1)).toEqual([]);
+    expect(damagedTraces.size).toBeLessThan(10);
+  });
 });
+
+interface Frame {
+  offset: number;
+  bytes: number;
+}
+
+/** The frames of a segment, as written (header, then `[length][crc][payload]`). */
+function frames(file: string): Frame[] {
+  const data = readFileSync(file);
+  const out: Frame[] = [];
+  for (let at = 8; at + 8 <= data.length; ) {
+    const length = data.readUInt32LE(at);
+    out.push({ offset: at, bytes: 8 + length });
+    at += 8 + length;
+  }
+  return out;
+}

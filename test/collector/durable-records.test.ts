@@ -120,7 +120,7 @@ describe('durable record payloads', () => {
       maxConversations: 10_000,
     });
     expect(replay.unreadable).toBe(2);
-    expect(replay.damage).toEqual({ segments: 0, bytes: 0 });
+    expect(replay.damage).toEqual({ segments: 0, bytes: 0, frames: 0, skippedBytes: 0 });
     // The final after them was read: its conversation is given back, to be judged again.
     expect(replay.conversations).toMatchObject([
       { conversationId: 'c', final: { traceIds: ['b'.repeat(32)] } },

@@ -7,13 +7,13 @@ import { appendFileSync, readdirSync, readFileSync, statSync, truncateSync, writ
 import { join } from 'node:path';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { type LogPosition, SpanLog } from '../../src/collector/span-log.js';
+import { type LogDamage, type LogPosition, SpanLog } from '../../src/collector/span-log.js';
 import { temporaryDir } from '../helpers/temporary-dir.js';
 
 function reopen(dir: string): {
   log: SpanLog;
   records: string[];
-  damage: { segments: number; bytes: number };
+  damage: LogDamage;
 } {
   const records: string[] = [];
   const { log, damage } = SpanLog.open(dir, (payload) => records.push(payload.toString('utf8')));
@@ -36,7 +36,7 @@ describe('span log', () => {
     expect(segments(dir).length).toBeGreaterThan(3);
     const { records, damage } = reopen(dir);
     expect(records).toEqual(written);
-    expect(damage).toEqual({ segments: 0, bytes: 0 });
+    expect(damage).toEqual({ segments: 0, bytes: 0, frames: 0, skippedBytes: 0 });
   });
 
   it('commits a burst of 200 requests with a handful of fsyncs, each answered only once written', async () => {
@@ -83,7 +83,7 @@ describe('span log', () => {
     expect(reopen(dir).records).toEqual([...records, 'after the crash']);
   });
 
-  it('cuts at a frame whose CRC does not match (garbage written over the tail)', async () => {
+  it('skips just a frame whose CRC does not match when whole frames follow it, and counts it', async () => {
     const dir = temporaryDir('toolpath-span-log-');
     const { log } = SpanLog.open(dir, () => undefined);
     const positions: LogPosition[] = [];
@@ -96,8 +96,45 @@ describe('span log', () => {
     bytes[third.offset + 10] = (bytes[third.offset + 10] as number) ^ 0xff;
     writeFileSync(file, bytes);
     const { records, damage } = reopen(dir);
+    expect(records).toEqual(['record 0', 'record 1', 'record 3', 'record 4']);
+    expect(damage).toEqual({ segments: 0, bytes: 0, frames: 1, skippedBytes: third.bytes });
+    // The file is kept as it is: the next start finds the same.
+    expect(statSync(file).size).toBe(bytes.length);
+    expect(reopen(dir).records).toEqual(records);
+  });
+
+  it("finds the next whole frame when the bad frame's length is itself damaged", async () => {
+    const dir = temporaryDir('toolpath-span-log-');
+    const { log } = SpanLog.open(dir, () => undefined);
+    const positions: LogPosition[] = [];
+    for (let n = 0; n < 6; n++) positions.push(log.append([Buffer.from(`record ${n}`.repeat(20))]));
+    await log.commit();
+    await log.close();
+    const file = join(dir, segments(dir)[0] as string);
+    const bytes = readFileSync(file);
+    const second = positions[1] as LogPosition;
+    bytes[second.offset] = (bytes[second.offset] as number) ^ 0x10;
+    writeFileSync(file, bytes);
+    const { records, damage } = reopen(dir);
+    expect(records).toEqual([0, 2, 3, 4, 5].map((n) => `record ${n}`.repeat(20)));
+    expect(damage).toMatchObject({ segments: 0, frames: 1, skippedBytes: second.bytes });
+  });
+
+  it('cuts at a bad frame with nothing whole after it (garbage written over the tail)', async () => {
+    const dir = temporaryDir('toolpath-span-log-');
+    const { log } = SpanLog.open(dir, () => undefined);
+    const positions: LogPosition[] = [];
+    for (let n = 0; n < 5; n++) positions.push(log.append([Buffer.from(`record ${n}`)]));
+    await log.commit();
+    await log.close();
+    const file = join(dir, segments(dir)[0] as string);
+    const bytes = readFileSync(file);
+    const third = positions[2] as LogPosition;
+    bytes.fill(0xab, third.offset + 10);
+    writeFileSync(file, bytes);
+    const { records, damage } = reopen(dir);
     expect(records).toEqual(['record 0', 'record 1']);
-    expect(damage).toEqual({ segments: 1, bytes: bytes.length - third.offset });
+    expect(damage).toEqual({ segments: 1, bytes: bytes.length - third.offset, frames: 0, skippedBytes: 0 });
   });
 
   it('refuses a file in the folder that is not a log segment, saying which and what to do', () => {
