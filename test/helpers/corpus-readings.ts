@@ -6,68 +6,22 @@
  * later groups), the agent runs and which call started a sub-agent; nothing else. Used by the
  * reading tests and by `toolpath inspect`'s.
  */
-import type { JsonValue } from '../../src/model/json.js';
-import type { CallOutcome } from '../../src/model/trajectory.js';
+import type { ExpectedTrace } from './corpus-reading-types.js';
+import { conversation, ok } from './corpus-reading-types.js';
+import { AGENT_PRISM_TRACES } from './corpus-readings-agent-prism.js';
+import { AGNTCY_TRACES } from './corpus-readings-agntcy.js';
+import { ANY_AGENT_TRACES } from './corpus-readings-any-agent.js';
+import { SMOLTRACE_TRACES } from './corpus-readings-smoltrace.js';
+import { VERCEL_LANGFUSE_TRACES } from './corpus-readings-vercel-langfuse.js';
 
-/** A call a corpus trace must read as. */
-export interface ExpectedCall {
-  tool: string;
-  args: JsonValue;
-  outcome: CallOutcome;
-  /** The result exactly, or text its JSON must contain (long tool output). */
-  result: { exactly: JsonValue } | { containing: string[] };
-  agent?: string;
-}
+export type { ExpectedCall, ExpectedRun, ExpectedTrace, ExpectedTurn } from './corpus-reading-types.js';
 
-/** A turn (one model generation) a corpus trace must read as. */
-export interface ExpectedTurn {
-  spanId: string;
-  issued: string[];
-  consumed: string[];
-}
-
-/** An agent run a corpus trace must read as. */
-export interface ExpectedRun {
-  spanId: string;
-  name?: string;
-  /** The enclosing run's agent span, for a sub-agent. */
-  parentSpanId?: string;
-  parentCall?: string;
-  turns: ExpectedTurn[];
-}
-
-/** What one corpus trace must read as. */
-export interface ExpectedTrace {
-  file: string;
-  traceId: string;
-  /** Runs with turns or calls; every other run the trace has must have neither. */
-  runs: ExpectedRun[];
-  calls: Record<string, ExpectedCall>;
-  /** Chains of groups in causal order; calls in no common chain are concurrent. */
-  order: string[][][];
-  /** The conversation id the trace belongs to (its outermost agent run's), when it carries one. */
-  conversationId?: string;
-  /** The kinds of the warnings the trace must read with; none when absent. */
-  warnings?: string[];
-}
-
-/** Turns of one run where each is shown every result asked for before it (the history only grows). */
-function conversation(turns: [spanId: string, issued: string[]][]): ExpectedTurn[] {
-  const seen: string[] = [];
-  return turns.map(([spanId, issued]) => {
-    const turn = { spanId, issued, consumed: [...seen] };
-    seen.push(...issued);
-    return turn;
-  });
-}
-
-const ok: CallOutcome = { status: 'ok' };
 const HELM_LIST_TEXT = ['NAME', 'kagent-crds', 'deployed'];
 const GRAPHQL_ERROR =
   'Error fetching GraphQL query \'exampleMutation\' with variables \'{"input": {"datasetId": "fixture-dataset-4", "spanIds": ["fx-otel-span-1"]}}\': [{"message": "an unexpected error occurred"}]';
 
-/** The corpus traces toolpath reads today, each as its raw spans say. */
-export const TRACES: ExpectedTrace[] = [
+/** The first corpus's traces, each as its raw spans say. */
+const FIRST_TRACES: ExpectedTrace[] = [
   {
     // ADK Python's call_llm records the generation, OpenLLMetry's openai.chat under it records it
     // again, and the call once more as execute_tool: two turns, one call.
@@ -490,6 +444,16 @@ export const TRACES: ExpectedTrace[] = [
       ],
     ],
   },
+];
+
+/** Every corpus trace read by the shared conventions, each as its raw spans say. */
+export const TRACES: ExpectedTrace[] = [
+  ...FIRST_TRACES,
+  ...ANY_AGENT_TRACES,
+  ...SMOLTRACE_TRACES,
+  ...AGENT_PRISM_TRACES,
+  ...VERCEL_LANGFUSE_TRACES,
+  ...AGNTCY_TRACES,
 ];
 
 /**

@@ -51,19 +51,34 @@ export function withCorpusRows<T extends readonly unknown[]>(rows: readonly T[])
 
 /** Every trace file of the corpus, as paths relative to it. */
 export const CORPUS_FILES = [
-  'adk-python-kagent/helm-list-releases.otlp.json',
   'adk-python-kagent/helm-list-releases-json.otlp.json',
+  'adk-python-kagent/helm-list-releases.otlp.json',
   'adk-python-kagent/k8s-no-tool.otlp.json',
   'adk-python-kagent/tempo-helm-list-releases.otlp.json',
+  'any-agent/agno-time-write-file.otlp.json',
+  'any-agent/google-adk-time-write-file.otlp.json',
+  'any-agent/langchain-time-write-file.otlp.json',
+  'any-agent/llama-index-time-write-file.otlp.json',
   'claude-agent-sdk-logfire/bash-ls.otlp.json',
   'crewai-agentops/acp-songwriter-crew.otlp.json',
+  'langgraph-agntcy-openllmetry/noc-get-inventory.otlp.json',
+  'langgraph-agntcy-openllmetry/noc-interfaces-r1-status.otlp.json',
   'openai-agents-logfire/function-tool-exception.otlp.json',
   'openai-agents-logfire/mcp-random-number.otlp.json',
   'openai-agents-logfire/responses-tool-then-handoff.otlp.json',
-  'openinference-phoenix-pxi/pxi-turn.otlp.json',
+  'openinference-agent-prism/langchain-agentexecutor-tavily.otlp.json',
+  'openinference-agent-prism/langchain-rag-no-tool.otlp.json',
+  'openinference-agent-prism/smolagents-deep-research-managed-agent.otlp.json',
   'openinference-phoenix-pxi/pxi-turn-subagent.otlp.json',
+  'openinference-phoenix-pxi/pxi-turn.otlp.json',
   'pydantic-ai-mcp-logfire/joker-mcp-sampling.otlp.json',
+  'smolagents-openinference-smoltrace/time-utc-two-runs.otlp.json',
+  'smolagents-openinference-smoltrace/weather-paris-then-rate-limit.otlp.json',
+  'smolagents-openinference-smoltrace/web-search-two-runs.otlp.json',
   'strands-python/strands-1.14-get-user-location.otlp.json',
+  'vercel-ai-langfuse-export/docs-chatbot-no-tool.otlp.json',
+  'vercel-ai-langfuse-export/docs-chatbot-search-dataset.otlp.json',
+  'vercel-ai-langfuse-export/docs-chatbot-search-n-plus-1.otlp.json',
 ] as const;
 
 /** The file's path on disk. */
