@@ -60,7 +60,10 @@ function readText(span: InspectedSpan): string {
           ? `error${read.outcome.errorType ? ` ${read.outcome.errorType}` : ''}${read.outcome.message ? `: ${cut(read.outcome.message)}` : ''}`
           : read.outcome.status;
       const by = read.turn ? `, asked by ${read.turn}` : ', asked by no turn read';
-      return `: call ${read.call} ${read.tool} args ${value(read.args)} -> ${outcome}, result ${value(read.result)}${by}${read.agent ? `, agent ${read.agent}` : ''}`;
+      const recorded = read.recordedArgs
+        ? ` (as the model asked; the span recorded ${value(read.recordedArgs)})`
+        : '';
+      return `: call ${read.call} ${read.tool} args ${value(read.args)}${recorded} -> ${outcome}, result ${value(read.result)}${by}${read.agent ? `, agent ${read.agent}` : ''}`;
     }
     case 'same-call':
       return `: the same ${read.tool} call as span ${read.outerSpanId} (${read.call})`;

@@ -24,6 +24,11 @@ export type SpanRead =
       tool: string;
       callId?: string;
       args: ShownValue;
+      /**
+       * The arguments the span itself recorded, where they disagree with the request the model
+       * made: `args` are the request's (a tracer's repr or wrapper of them, or a rewrite).
+       */
+      recordedArgs?: ShownValue;
       outcome: ToolCall['outcome'];
       result: ShownValue;
       agent?: string;
@@ -136,6 +141,7 @@ function readOf(
     tool: call.tool,
     ...(call.callId !== undefined && { callId: call.callId }),
     args: shown(call.args),
+    ...(node.recordedArgs && { recordedArgs: shown(node.recordedArgs) }),
     outcome: call.outcome,
     result: shown(call.result),
     ...(call.agentName !== undefined && { agent: call.agentName }),

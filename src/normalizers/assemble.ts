@@ -32,7 +32,7 @@ import {
 } from './conversation-id.js';
 import { linkDecisions } from './link-decisions.js';
 import { addRequestOnlyCalls, linkByCallId, linkByNameAndArguments } from './link-requests.js';
-import { mergeSameGeneration } from './same-generation.js';
+import { foldSameGenerations, mergeSameGeneration } from './same-generation.js';
 import { SpanTree } from './span-tree.js';
 import { unreadOnlyTrajectory, unreadToolActivity } from './unread-activity.js';
 
@@ -100,6 +100,7 @@ export function readTrace(
   linkByCallId(assembly);
   linkByNameAndArguments(assembly);
   addRequestOnlyCalls(assembly);
+  reportUnparsableArguments(assembly.calls, assembly.issues);
   const unread = unreadToolActivity(assembly, unclaimed);
   if (unread) assembly.issues.push(unread);
   linkDecisions(assembly, conventions);
@@ -134,6 +135,7 @@ function collect(
   // tools/call) are one call: merge inward spans into the outermost.
   const calls: CallNode[] = [];
   const turns: TurnNode[] = [];
+  const turnIndex: number[] = [];
   for (const index of outermostFirst(tree, readings, claimed)) {
     const span = spans[index] as SpanRecord;
     const reading = readings[index] as ContentReading;
@@ -164,6 +166,7 @@ function collect(
       }
       const turn = newTurn(span, reading.turn, runs.of(index));
       turns.push(turn);
+      turnIndex.push(index);
       turnOfSpan[index] = turn;
     } else {
       // A sub-agent's call of a same-named tool is its own call, not the outer one again.
@@ -183,9 +186,9 @@ function collect(
       nodeOfSpan[index] = node;
     }
   }
+  foldSameGenerations(tree, marks, turns, turnIndex, turnOfSpan);
   // The tree's own list: nothing reads it after this.
   const issues = tree.issues;
-  reportUnparsableArguments(calls, issues);
   const assembly: Assembly = {
     traceId,
     tree,
@@ -358,6 +361,8 @@ function fallbackId(node: CallNode): string {
 
 function reportUnparsableArguments(calls: readonly CallNode[], issues: TrajectoryIssue[]): void {
   for (const { draft, span } of calls) {
+    // A call no span records has the arguments its turn's reading has (said there, if at all).
+    if (!span) continue;
     // Too deep is said once the Trajectory is made, for every call (model/trajectory.ts).
     if (!draft.args.captured || draft.args.parseError === undefined || draft.args.value === TOO_DEEP_TEXT)
       continue;

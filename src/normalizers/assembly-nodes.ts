@@ -4,8 +4,10 @@
  * field it will have, set or not: a field added later would move to a separately allocated (and
  * regrown) property store.
  */
+
+import type { JsonValue } from '../model/json.js';
 import type { SpanRecord } from '../model/span-record.js';
-import type { ToolCallDecision, TrajectoryIssue } from '../model/trajectory.js';
+import type { Captured, ToolCallDecision, TrajectoryIssue } from '../model/trajectory.js';
 import type { ToolCallDraft, TurnDraft } from './convention.js';
 import type { SpanTree } from './span-tree.js';
 
@@ -17,6 +19,11 @@ export interface CallNode {
   /** The spans merged into this node beyond its own (server span in client span, MCP span in tool span). */
   innerSpanIds: string[] | undefined;
   draft: ToolCallDraft;
+  /**
+   * The arguments its span recorded, where they disagree with the request the model made (then
+   * the request's are read): for `toolpath inspect`.
+   */
+  recordedArgs: Captured<JsonValue> | undefined;
   run: RunNode;
   issuer?: TurnNode;
   requestIndex?: number;
@@ -139,6 +146,7 @@ export function newCall(
     spanIndex,
     innerSpanIds: undefined,
     draft,
+    recordedArgs: undefined,
     run,
     issuer: undefined,
     requestIndex: undefined,

@@ -3,6 +3,7 @@
  * arguments; and the calls a turn asked for that no span records. Part of assembly.
  */
 import { canonicalJson, isJsonObject, type JsonValue } from '../model/json.js';
+import { nestedDeeperThan, TOO_DEEP_TEXT } from '../model/json-depth.js';
 import type { SpanRecord } from '../model/span-record.js';
 import {
   type Assembly,
@@ -181,8 +182,23 @@ function link(node: CallNode, turn: TurnNode, index: number): void {
   if (!request) return;
   if (node.draft.callId === undefined && request.callId !== undefined) node.draft.callId = request.callId;
   const recorded = node.draft.args;
-  if (!recorded.captured || (request.args.captured && isCollapsedForm(recorded.value, request.args.value))) {
+  if (!recorded.captured) {
     node.draft.args = request.args;
+    return;
+  }
+  const asked = request.args;
+  if (!asked.captured || asked.parseError !== undefined) return;
+  if (isCollapsedForm(recorded.value, asked.value)) {
+    node.draft.args = asked;
+    return;
+  }
+  // Two readings of one call that disagree (a tracer's repr of the arguments, a wrapper around
+  // them, a framework's rewrite): the structured one the model asked for is read, and the span's
+  // own is kept for `toolpath inspect` to show. One too deep to read stays, to be said so.
+  if (recorded.value === TOO_DEEP_TEXT || nestedDeeperThan(recorded.value)) return;
+  if (recorded.parseError !== undefined || canonicalJson(recorded.value) !== canonicalJson(asked.value)) {
+    node.recordedArgs = recorded;
+    node.draft.args = asked;
   }
 }
 

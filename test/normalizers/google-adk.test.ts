@@ -315,7 +315,8 @@ describe('Google ADK spans built by hand', () => {
       { parentSpanId: undefined, start: 2, end: 3 },
     );
     const call = callOf(trajectoryOf([llm, { ...tool, parentSpanId: llm.spanId }]), 'lookup');
-    expect(call).toMatchObject({ id: 'call_9', turnId: `turn:${llm.spanId}`, args: { value: { q: 'y' } } });
+    // The two readings disagree: the arguments the model asked for are read (inspect shows the span's).
+    expect(call).toMatchObject({ id: 'call_9', turnId: `turn:${llm.spanId}`, args: { value: { q: 'x' } } });
   });
 
   it('detects ADK by its keys when the scope was lost, and leaves other execute_tool spans alone', () => {
