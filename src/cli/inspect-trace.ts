@@ -113,7 +113,9 @@ function readOf(
 ): SpanRead {
   if (reading.kind === 'structure' || !assembly || !trajectory) return { kind: 'structure' };
   if (reading.kind === 'agent') {
-    const run = assembly.runs.find((candidate) => candidate.spanIndex === index);
+    const run = assembly.runs.find(
+      (candidate) => candidate.spanIndex === index || candidate.innerSpans?.includes(span) === true,
+    );
     return { kind: 'agent', run: run?.id ?? `run:${span.spanId}`, ...(run?.name && { name: run.name }) };
   }
   if (reading.kind === 'turn') {

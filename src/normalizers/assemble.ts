@@ -32,6 +32,7 @@ import {
 } from './conversation-id.js';
 import { linkDecisions } from './link-decisions.js';
 import { addRequestOnlyCalls, linkByCallId, linkByNameAndArguments } from './link-requests.js';
+import { attachRunsToSpanlessCalls } from './run-parents.js';
 import { foldSameGenerations, mergeSameGeneration } from './same-generation.js';
 import { SpanTree } from './span-tree.js';
 import { unreadOnlyTrajectory, unreadToolActivity } from './unread-activity.js';
@@ -100,6 +101,7 @@ export function readTrace(
   linkByCallId(assembly);
   linkByNameAndArguments(assembly);
   addRequestOnlyCalls(assembly);
+  attachRunsToSpanlessCalls(assembly);
   reportUnparsableArguments(assembly.calls, assembly.issues);
   const unread = unreadToolActivity(assembly, unclaimed);
   if (unread) assembly.issues.push(unread);
@@ -247,6 +249,14 @@ class Runs {
     const span = agent === -1 ? undefined : this.tree.spans[agent];
     const reading = agent === -1 ? undefined : this.readings[agent];
     const name = reading?.kind === 'agent' ? reading.name : undefined;
+    const same = agent === -1 ? undefined : this.#sameRunAbove(agent, name);
+    if (same) {
+      // One run recorded by two spans (OpenLLMetry's `invoke_agent` around its `workflow`).
+      if (same.innerSpans) same.innerSpans.push(span as SpanRecord);
+      else same.innerSpans = [span as SpanRecord];
+      this.#byAgentSpan[agent] = same;
+      return same;
+    }
     // Every field in the literal, set or not, as for call nodes.
     const run: RunNode = {
       id: span ? `run:${span.spanId}` : ROOT_RUN,
@@ -260,6 +270,7 @@ class Runs {
       startVertex: -1,
       endVertex: -1,
       handoffFrom: undefined,
+      innerSpans: undefined,
     };
     if (agent === -1) this.#traceRun = run;
     else this.#byAgentSpan[agent] = run;
@@ -269,6 +280,16 @@ class Runs {
       if (parent !== -1) run.parent = this.of(parent);
     }
     return run;
+  }
+
+  /** The run of the agent span right above, when it names the same agent: the same run again. */
+  #sameRunAbove(agent: number, name: string | undefined): RunNode | undefined {
+    if (!name) return undefined;
+    const parent = this.tree.parent(agent);
+    if (parent === -1 || ((this.marks[parent] as number) & AGENT_MARK) === 0) return undefined;
+    // Made already when spans come outermost first; never made from here (a loop of parent ids).
+    const run = this.#byAgentSpan[parent];
+    return run?.name === name ? run : undefined;
   }
 }
 

@@ -84,6 +84,8 @@ export interface RunNode {
   endVertex: number;
   /** The handoff call that passed control to it, once handoffs are linked. */
   handoffFrom?: CallNode;
+  /** Agent spans right inside its own that name the same agent: the same run recorded again. */
+  innerSpans: SpanRecord[] | undefined;
 }
 
 /** A step span under assembly: one model turn of a run and the calls it asked for. */
