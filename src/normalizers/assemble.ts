@@ -30,6 +30,7 @@ import {
   ownConversationKeys,
   readConversationId,
 } from './conversation-id.js';
+import { splitConversations } from './conversation-threads.js';
 import { linkDecisions } from './link-decisions.js';
 import { addRequestOnlyCalls, linkByCallId, linkByNameAndArguments } from './link-requests.js';
 import { attachRunsToSpanlessCalls } from './run-parents.js';
@@ -101,6 +102,7 @@ export function readTrace(
   linkByCallId(assembly);
   linkByNameAndArguments(assembly);
   addRequestOnlyCalls(assembly);
+  splitConversations(assembly);
   attachRunsToSpanlessCalls(assembly);
   reportUnparsableArguments(assembly.calls, assembly.issues);
   const unread = unreadToolActivity(assembly, unclaimed);

@@ -62,6 +62,12 @@ export interface TurnDraft {
   shown: readonly ShownResult[] | undefined;
   /** Messages in its input (the history grows turn by turn: a tie-breaker for equal start times). */
   historyLength: number;
+  /**
+   * Which conversation the turn continues, where the convention can tell cheaply (its first input
+   * message, in short): turns of one run with different keys are different conversations, as
+   * when a code agent's managed agent runs inside one of its calls with no span of its own.
+   */
+  thread?: string;
   model?: string;
   usage?: TokenUsage;
   /** The text of its output, when recorded, cut by `cutAnswer` (see Turn.answer). */

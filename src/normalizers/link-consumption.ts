@@ -46,10 +46,11 @@ export function linkConsumption(assembly: Assembly): void {
       previousShown = shown;
       const previous = run.turns[k - 1];
       if (named === 0 && previous) {
+        // Results first: a call no span records is known to have returned once one is shown.
+        fillResultsByTool(shown, previous.issued);
         for (const node of previous.issued)
           if (node && node.draft.outcome.status !== 'no_result' && consume(turn, node))
             consumed[count++] = node.id;
-        fillResultsByTool(shown, previous.issued);
       }
       if (count > 0) turn.consumed = consumed.slice(0, count);
     }
@@ -137,21 +138,26 @@ function consume(turn: TurnNode, node: CallNode): boolean {
 
 /**
  * Results shown without ids (Gemini-style function responses) still name their tool: where
- * exactly one of the previous turn's calls used that tool, the result is that call's.
+ * exactly one of the previous turn's calls used that tool, the result is that call's. A lone
+ * result naming no tool is the previous turn's one call's, when it made one.
  */
 function fillResultsByTool(shown: readonly ShownResult[], issued: readonly (CallNode | undefined)[]): void {
   for (const result of shown) {
-    if (result.callId !== undefined || result.tool === undefined || !result.result.captured) continue;
+    if (result.callId !== undefined || !result.result.captured) continue;
+    // A result naming no tool either (an agent's `Observation:` text) is the one call's, if one.
+    if (result.tool === undefined && shown.length !== 1) continue;
     let node: CallNode | undefined;
     let matches = 0;
     for (const candidate of issued) {
-      if (candidate?.draft.tool !== result.tool) continue;
+      if (!candidate || (result.tool !== undefined && candidate.draft.tool !== result.tool)) continue;
       node ??= candidate;
       matches++;
     }
     if (matches !== 1 || !node) continue;
     if (!node.draft.result.captured) node.draft.result = result.result;
     const outcome = node.draft.outcome;
+    // A call with no span of its own learns that it returned from what the model was shown.
+    if (!result.isError && outcome.status === 'no_result') node.draft.outcome = { status: 'ok' };
     if (
       result.isError &&
       (outcome.status === 'no_result' || (outcome.status === 'error' && !outcome.message))

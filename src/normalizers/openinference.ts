@@ -14,7 +14,9 @@ import type { CallOutcome, Captured } from '../model/trajectory.js';
 import { cutAnswer } from './answer-text.js';
 import { capturedJson, stringAttribute } from './attributes.js';
 import { answerInOutput } from './chat-messages.js';
+import { codeActions, declaredFunctions, mayHoldCode } from './code-actions.js';
 import type { Convention, RequestedCall, ShownResult, SpanReading, ToolCallDraft } from './convention.js';
+import { observationShown, threadKey } from './observations.js';
 import {
   type FlatMessages,
   langChainContent,
@@ -264,24 +266,62 @@ function readTurn(span: SpanRecord): SpanReading {
   const input = readInput(span);
   const unnamed = { count: 0 };
   const output: LlmOutput = { flattened: readFlattenedMessages(attributes, OPENINFERENCE.outputMessages) };
-  const requested = readRequested(span, output, unnamed);
-  const answer = cutAnswer(readAnswer(span, output));
+  let requested = readRequested(span, output, unnamed);
+  const text = readAnswer(span, output);
+  const answer = cutAnswer(text);
+  let unread: string[] | undefined =
+    unnamed.count > 0
+      ? [`${unnamed.count} of ${OPENINFERENCE.outputMessages}' tool calls without a function name`]
+      : undefined;
+  if (requested.length === 0 && text !== undefined && mayHoldCode(text)) {
+    const actions = codeActions(text, toolsOf(span));
+    if (actions.unread !== undefined) {
+      requested = actions.requested;
+      unread = [...(unread ?? []), actions.unread];
+    }
+  }
+  const thread = input?.thread;
   return {
     kind: 'turn',
     turn: {
       requested,
       shown: input?.shown,
       historyLength: input?.length ?? 0,
+      ...(thread !== undefined && { thread }),
       ...(model && { model }),
       ...(answer && { answer }),
-      ...(unnamed.count > 0 && {
-        unreadRequests: [
-          `${unnamed.count} of ${OPENINFERENCE.outputMessages}' tool calls without a function name`,
-        ],
-      }),
+      ...(unread && { unreadRequests: unread }),
       convention: OPENINFERENCE_CONVENTION,
     },
   };
+}
+
+/**
+ * The tools the turn's agent has: those it lists (`llm.tools.N.tool.json_schema`) and those its
+ * input messages declare as Python stubs (a code agent's prompt). Read only for a code action.
+ */
+function toolsOf(span: SpanRecord): Set<string> {
+  const tools = new Set<string>();
+  const texts: string[] = [];
+  for (const [key, value] of Object.entries(span.attributes)) {
+    if (typeof value !== 'string') continue;
+    if (key.startsWith(TOOL_LIST_PREFIX) && key.endsWith(TOOL_SCHEMA_SUFFIX)) {
+      const schema = capturedJson(value);
+      const name = schema.captured && schema.parseError === undefined ? toolNameOf(schema.value) : undefined;
+      if (name !== undefined) tools.add(name);
+    } else if (key.startsWith(OPENINFERENCE.inputMessages)) texts.push(value);
+  }
+  return declaredFunctions(texts, tools);
+}
+
+const TOOL_LIST_PREFIX = 'llm.tools.';
+const TOOL_SCHEMA_SUFFIX = '.tool.json_schema';
+
+/** The name in a tool schema: `{type: "function", function: {name}}` or `{name}`. */
+function toolNameOf(schema: JsonValue): string | undefined {
+  if (!isJsonObject(schema)) return undefined;
+  const inner = isJsonObject(schema.function) ? schema.function : schema;
+  return typeof inner.name === 'string' ? inner.name : undefined;
 }
 
 /** An LLM span's output: the flattened messages, and `output.value` once parsed (read at most once). */
@@ -326,10 +366,22 @@ function readAnswer(span: SpanRecord, output: LlmOutput): string | undefined {
   return raw === undefined ? undefined : answerInOutput(raw);
 }
 
-/** The results shown in the input, by the same rule: flattened first, the raw LangChain input for ids. */
-function readInput(span: SpanRecord): { shown: ShownResult[]; length: number } | undefined {
+/**
+ * The results shown in the input, by the same rule: flattened first, the raw LangChain input for
+ * ids; where neither holds a tool message, an agent's `Observation:` text (see observations.ts).
+ */
+function readInput(span: SpanRecord): { shown: ShownResult[]; length: number; thread?: string } | undefined {
   const input = readFlattenedMessages(span.attributes, OPENINFERENCE.inputMessages);
-  const flattened = input && { shown: shownFromFlattened(input.messages), length: input.length };
+  const thread = input && threadKey(input.messages);
+  const flattened = input && {
+    shown: shownFromFlattened(input.messages),
+    length: input.length,
+    ...(thread !== undefined && { thread }),
+  };
+  if (flattened && flattened.shown.length === 0) {
+    const observed = observationShown(input.messages);
+    if (observed) flattened.shown = [observed];
+  }
   if (flattened?.shown.every((result) => result.callId !== undefined)) return flattened;
   const raw = rawJson(span, OPENINFERENCE.inputValue);
   const fromLangChain = raw === undefined ? undefined : langChainShownResults(raw);

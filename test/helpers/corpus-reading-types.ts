@@ -10,8 +10,17 @@ export interface ExpectedCall {
   tool: string;
   args: JsonValue;
   outcome: CallOutcome;
-  /** The result exactly, or text its JSON must contain (long tool output). */
-  result: { exactly: JsonValue } | { containing: string[] };
+  /**
+   * The arguments, or for a call read from code (no JSON arguments: `args` is ignored), how the
+   * argument source text starts.
+   */
+  code?: { argsStartWith: string };
+  /** For long JSON arguments (`args` is ignored): how their JSON text starts. */
+  argsJsonStartsWith?: string;
+  /** The call has no call id of its own (read from code, or a span without one). */
+  noCallId?: true;
+  /** The result exactly, text its JSON must contain (long tool output), or none recorded. */
+  result: { exactly: JsonValue } | { containing: string[] } | { none: true };
   agent?: string;
 }
 
@@ -24,7 +33,10 @@ export interface ExpectedTurn {
 
 /** An agent run a corpus trace must read as. */
 export interface ExpectedRun {
+  /** Its agent span; '' for a run no agent span records (see `runId`). */
   spanId: string;
+  /** The run's id, for a run no agent span records (the trace's, or a sub-agent's read from its turns). */
+  runId?: string;
   name?: string;
   /** The enclosing run's agent span, for a sub-agent. */
   parentSpanId?: string;

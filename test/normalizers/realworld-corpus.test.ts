@@ -12,11 +12,16 @@ import { evaluate } from '../../src/evaluate/evaluate.js';
 import type { SpanRecord } from '../../src/model/span-record.js';
 import { type Trajectory, UNREAD_TOOL_ACTIVITY } from '../../src/model/trajectory.js';
 import { assembleTrajectory } from '../../src/normalizers/assemble.js';
+import { CODE_ARGUMENTS } from '../../src/normalizers/code-actions.js';
 import { CONVENTIONS } from '../../src/normalizers/conventions.js';
 import { normalizeSpans } from '../../src/normalizers/normalize.js';
 import { parseScenario } from '../../src/scenario/scenario.js';
 import { CORPUS_FILES, corpusPath, corpusSpans, describeCorpus } from '../helpers/corpus.js';
 import { type ExpectedCall, type ExpectedRun, LOGFIRE_AGENTS, TRACES } from '../helpers/corpus-readings.js';
+
+function escapeRegExp(text: string): string {
+  return text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+}
 
 describeCorpus('the real-world corpus', () => {
   function onlyTrajectory(spans: readonly SpanRecord[]): Trajectory {
@@ -36,7 +41,7 @@ describeCorpus('the real-world corpus', () => {
     return pairs.sort();
   }
 
-  it('covers every trace of the corpus: the ten read here and the three OpenAI Agents ones', () => {
+  it('covers every trace of the corpus: those read here and the three OpenAI Agents ones', () => {
     const onDisk = readdirSync(corpusPath('.'), { recursive: true })
       .map(String)
       .filter((name) => name.endsWith('.json'))
@@ -58,14 +63,26 @@ describeCorpus('the real-world corpus', () => {
         expect({ id: call.id, tool: call.tool, callId: call.callId }).toEqual({
           id: call.id,
           tool: want.tool,
-          callId: call.id,
+          callId: want.noCallId ? undefined : call.id,
         });
-        expect(call.args, call.id).toEqual({ captured: true, value: want.args });
+        if (want.code) {
+          // Source text, never compared as arguments.
+          expect(call.args.captured && call.args.parseError, call.id).toBe(CODE_ARGUMENTS);
+          expect(call.args.captured && String(call.args.value), call.id).toMatch(
+            new RegExp(`^${escapeRegExp(want.code.argsStartWith)}`),
+          );
+        } else if (want.argsJsonStartsWith !== undefined) {
+          expect(call.args.captured && call.args.parseError, call.id).toBeUndefined();
+          expect(
+            call.args.captured && JSON.stringify(call.args.value).startsWith(want.argsJsonStartsWith),
+          ).toBe(true);
+        } else expect(call.args, call.id).toEqual({ captured: true, value: want.args });
         expect(call.outcome, call.id).toEqual(want.outcome);
-        expect(call.result.captured, call.id).toBe(true);
+        expect(call.result.captured, call.id).toBe(!('none' in want.result));
         const value = call.result.captured ? call.result.value : undefined;
         if ('exactly' in want.result) expect(value, call.id).toEqual(want.result.exactly);
-        else for (const text of want.result.containing) expect(JSON.stringify(value)).toContain(text);
+        else if ('containing' in want.result)
+          for (const text of want.result.containing) expect(JSON.stringify(value)).toContain(text);
         if (want.agent !== undefined) expect(call.agentName, call.id).toBe(want.agent);
       }
     });
@@ -97,8 +114,12 @@ describeCorpus('the real-world corpus', () => {
       const busy = trajectory.agents.filter((run) => run.turns.length > 0 || run.calls.length > 0);
       expect(busy).toHaveLength(expected.runs.length);
       for (const want of expected.runs) {
-        const run = busy.find((candidate) => (candidate.spanId ?? '') === want.spanId);
+        const run = busy.find((candidate) =>
+          want.runId !== undefined ? candidate.id === want.runId : (candidate.spanId ?? '') === want.spanId,
+        );
         expect(run, `run of span ${want.spanId}`).toBeDefined();
+        if (want.runId === undefined)
+          expect(run?.id).toBe(want.spanId === '' ? 'run:trace' : `run:${want.spanId}`);
         expect(run?.name).toBe(want.name);
         expect(run?.turns).toEqual(want.turns.map((turn) => `turn:${turn.spanId}`));
         expect([...(run?.calls ?? [])].sort()).toEqual(want.turns.flatMap((turn) => turn.issued).sort());
@@ -165,6 +186,33 @@ describeCorpus('the real-world corpus', () => {
         );
       },
     );
+  });
+
+  describe('a code agent calling its managed agent from Python', () => {
+    const file = 'openinference-agent-prism/smolagents-deep-research-managed-agent.otlp.json';
+    const verdictOf = (scenario: Record<string, unknown>) => {
+      const report = evaluate(
+        onlyTrajectory(corpusSpans(file)),
+        parseScenario({ id: 's', ...scenario }, 's'),
+      );
+      return report.findings.map((finding) => [finding.rule, finding.inconclusive === true]);
+    };
+
+    it('fails a rule forbidding the managed agent: the code calls it', () => {
+      expect(verdictOf({ tools: { forbidden: ['search_agent'] } })).toContainEqual([
+        'tools.forbidden',
+        false,
+      ]);
+    });
+
+    it('passes no rule that counts or compares the calls: what the code did is not all in the trace', () => {
+      expect(verdictOf({ efficiency: { maxCalls: 10 } })).toContainEqual(['efficiency.budget', true]);
+      expect(
+        verdictOf({ arguments: [{ tool: 'search_agent', call: 1, match: { args: { task: 'x' } } }] }).filter(
+          ([rule]) => rule !== 'trajectory.unread_tool_activity',
+        ),
+      ).toEqual([[expect.stringMatching(/^arguments/), true]]);
+    });
   });
 
   const NO_TOOLS = parseScenario({ id: 'no-tools', tools: { allowed: [] } }, 'no-tools');

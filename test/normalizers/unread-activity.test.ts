@@ -309,13 +309,17 @@ describe('no false alarm', () => {
     }
   });
 
-  itCorpus.each(CORPUS_FILES.filter((file) => !file.startsWith('openai-agents-logfire/')))(
-    `corpus %s: none either${CORPUS_NOTE}`,
-    (file) => {
-      for (const trajectory of normalizeSpans(corpusSpans(file)))
-        expect(unreadOf(trajectory)).toBeUndefined();
-    },
-  );
+  itCorpus.each(
+    CORPUS_FILES.filter(
+      // The logfire OpenAI Agents traces without their convention, and the code agent whose calls
+      // in code are read but not what they did, must have it (realworld-corpus.test.ts).
+      (file) =>
+        !file.startsWith('openai-agents-logfire/') &&
+        !file.endsWith('/smolagents-deep-research-managed-agent.otlp.json'),
+    ),
+  )(`corpus %s: none either${CORPUS_NOTE}`, (file) => {
+    for (const trajectory of normalizeSpans(corpusSpans(file))) expect(unreadOf(trajectory)).toBeUndefined();
+  });
 });
 
 describe('the issue', () => {
