@@ -58,7 +58,8 @@ describeCorpus('the real-world corpus', () => {
         expect({ id: call.id, tool: call.tool, callId: call.callId }).toEqual({
           id: call.id,
           tool: want.tool,
-          callId: call.id,
+          // A call no span gave an id is named after its span and has no call id.
+          callId: call.id.startsWith('span:') ? undefined : call.id,
         });
         expect(call.args, call.id).toEqual({ captured: true, value: want.args });
         expect(call.outcome, call.id).toEqual(want.outcome);
