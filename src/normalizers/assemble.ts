@@ -30,6 +30,7 @@ import {
   ownConversationKeys,
   readConversationId,
 } from './conversation-id.js';
+import { reportDetachedSpans } from './detached-spans.js';
 import { linkDecisions } from './link-decisions.js';
 import { addRequestOnlyCalls, linkByCallId, linkByNameAndArguments } from './link-requests.js';
 import { mergeSameGeneration } from './same-generation.js';
@@ -203,6 +204,7 @@ function collect(
     conversationId: undefined,
   };
   for (const run of assembly.runs) finishRun(assembly, run);
+  reportDetachedSpans(assembly);
   return assembly;
 }
 
