@@ -171,6 +171,56 @@ describe('any-agent', () => {
     expect(trajectory.issues.map((issue) => issue.kind)).toEqual(['arguments.unparsable']);
   });
 
+  it('says when turns and calls name a parent the trace does not hold, and leaves them out of the run', () => {
+    const exporter = new InMemorySpanExporter();
+    const provider = new BasicTracerProvider({ spanProcessors: [new SimpleSpanProcessor(exporter)] });
+    const tracer = provider.getTracer('any-agent-test');
+    const root = tracer.startSpan('invoke_agent [support]', {
+      startTime: BASE,
+      attributes: {
+        'gen_ai.operation.name': 'invoke_agent',
+        'gen_ai.agent.name': 'support',
+        'any_agent.version': '1.9.1',
+      },
+    });
+    // The framework's own span, never ended: not exported, as ADK's spans are not kept by any-agent.
+    const hidden = tracer.startSpan(
+      'framework step',
+      { startTime: BASE + 1 },
+      trace.setSpan(context.active(), root),
+    );
+    const under = trace.setSpan(context.active(), hidden);
+    const turn = tracer.startSpan(
+      'call_llm mock-model',
+      {
+        startTime: BASE + 10,
+        attributes: {
+          'gen_ai.operation.name': 'call_llm',
+          'gen_ai.output': JSON.stringify([{ 'tool.name': 'lookup_order', 'tool.args': { order: 'A-1' } }]),
+        },
+      },
+      under,
+    );
+    turn.end(BASE + 20);
+    const tool = tracer.startSpan(
+      'execute_tool lookup_order',
+      {
+        startTime: BASE + 30,
+        attributes: { 'gen_ai.operation.name': 'execute_tool', ...LOOKUP, 'gen_ai.output': '1' },
+      },
+      under,
+    );
+    tool.end(BASE + 40);
+    root.end(BASE + 50);
+    const trajectory = read(exporter.getFinishedSpans().map(fromReadableSpan));
+    const outside = trajectory.agents.find((run) => run.spanId === undefined);
+    expect(outside?.turns).toEqual([`turn:${turn.spanContext().spanId}`]);
+    expect(trajectory.calls.map((call) => call.args)).toEqual([{ captured: true, value: { order: 'A-1' } }]);
+    expect(trajectory.issues.map((issue) => [issue.kind, issue.spanIds])).toEqual([
+      ['span.parent_missing', [turn.spanContext().spanId, tool.spanContext().spanId]],
+    ]);
+  });
+
   it('claims only spans of its shape', () => {
     const plain = anyAgentRun([{ output: 'hi', tools: [] }]).map((span) => ({
       ...span,
