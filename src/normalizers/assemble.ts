@@ -31,6 +31,7 @@ import {
   readConversationId,
 } from './conversation-id.js';
 import { splitConversations } from './conversation-threads.js';
+import { reportDetachedSpans } from './detached-spans.js';
 import { linkDecisions } from './link-decisions.js';
 import { addRequestOnlyCalls, linkByCallId, linkByNameAndArguments } from './link-requests.js';
 import { attachRunsToSpanlessCalls } from './run-parents.js';
@@ -210,6 +211,7 @@ function collect(
     conversationId: undefined,
   };
   for (const run of assembly.runs) finishRun(assembly, run);
+  reportDetachedSpans(assembly);
   return assembly;
 }
 

@@ -4,6 +4,7 @@
  * `gen_ai.*` keys on spans whose real content is under their own keys.
  */
 import type { SpanRecord } from '../model/span-record.js';
+import { anyAgent } from './any-agent.js';
 import type { Convention, SpanReading } from './convention.js';
 import { googleAdk } from './google-adk.js';
 import { langfuse } from './langfuse.js';
@@ -33,6 +34,8 @@ export const CONVENTIONS: readonly Convention[] = [
   strands,
   pydanticAi,
   vercelAi,
+  // any-agent's call_llm/execute_tool keep their content under gen_ai.output / gen_ai.tool.args.
+  anyAgent,
   // The OTel GenAI conventions and MCP tools/call spans: what everything else falls back to.
   otelGenAi,
 ];
