@@ -375,3 +375,20 @@ describe('hand-built ai.* spans', () => {
     expect(callOf(trajectory, 'answer')).toMatchObject({ args: { captured: true, value: {} } });
   });
 });
+
+describe('a model call stored without its attributes', () => {
+  it('is a turn whose requests are unread: the trace carries unread tool activity, never "asked for nothing"', () => {
+    const spans = fixture('vercel-ai-v6-tool-error');
+    const last = spans.filter((span) => span.name === 'ai.generateText.doGenerate').at(-1);
+    const stripped = spans.map((span) => (span === last ? { ...span, attributes: {} } : span));
+    const reading = last && vercelAi.read({ ...last, attributes: {} });
+    expect(reading?.kind === 'turn' && reading.turn.unreadRequests).toEqual([
+      'ai.generateText.doGenerate recorded no attributes: which tools it asked for is unknown',
+    ]);
+    const trajectory = trajectoryOf(stripped);
+    expect(trajectory.turns).toHaveLength(3);
+    expect(trajectory.issues.map((issue) => issue.kind)).toContain('unread_tool_activity');
+    // The same spans with their attributes read with no such issue.
+    expect(trajectoryOf(spans).issues.map((issue) => issue.kind)).not.toContain('unread_tool_activity');
+  });
+});
