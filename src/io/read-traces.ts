@@ -1,7 +1,8 @@
 /**
  * Reading a stored trace file, whatever its name: the format is told from the content.
- * Accepted: one OTLP JSON ExportTraceServiceRequest, a JSON array of them, Collector
- * file-exporter JSON lines (one request per line), or a JSON array of typed call/result events.
+ * Accepted: one OTLP JSON ExportTraceServiceRequest, a JSON array of them, a JSON array of bare
+ * OTLP spans (resource and scope unknown), Collector file-exporter JSON lines (one request per
+ * line), or a JSON array of typed call/result events.
  */
 import { z } from 'zod';
 import { type DecodeError, decodeExportTraceRequest, parseOtlpJsonText } from '../collector/otlp-json.js';
@@ -46,7 +47,7 @@ export function formatInputError(error: InputError): string {
 const MAX_ERRORS = 100;
 const NOTHING_FOUND = 'no spans or events found';
 const EXPECTED_FORMATS =
-  'expected OTLP JSON (an object with "resourceSpans", or an array of them), Collector file-exporter ' +
+  'expected OTLP JSON (an object with "resourceSpans", an array of them, or an array of OTLP spans), Collector file-exporter ' +
   'JSON lines, or an array of typed events ({"kind": "call" | "result" | "decision", ...})';
 
 /** Reads one stored file's text; `source` (a path, or `-`) is only used to label errors. */
@@ -78,6 +79,13 @@ function readStoredTracesUnguarded(text: string, source: string): ReadResult {
   // An empty list of typed events is a run that made no tool call: a trajectory, not a mistake.
   if (document.length === 0) return { source, input: { format: 'typed-events', events: [] }, errors: [] };
   if (isOtlpRequest(document[0])) return readRequests(document, true, source);
+  const items = itemShapes(document);
+  if (items.span !== undefined && items.event !== undefined)
+    return failed(
+      source,
+      `an array mixing OTLP spans ([${items.span}]) with typed events ([${items.event}]): give one format per file`,
+    );
+  if (items.span !== undefined) return readBareSpans(document, source);
   if (isObject(document[0]) && 'kind' in document[0]) {
     // Re-parsed plainly: the exact-integer pass of OTLP parsing must not turn numbers in tool arguments into strings.
     return readTypedEvents(JSON.parse(body) as unknown[], source);
@@ -108,6 +116,42 @@ function readRequests(requests: readonly unknown[], inArray: boolean, source: st
     for (const error of decoded.errors) errors.add(joinPath(prefix, error.path), error.message);
   });
   return finish(source, { format: 'otlp-json', spans }, errors);
+}
+
+/** Where a bare array of spans sits inside the request it is read as; cut from error locations. */
+const BARE_SPANS_AT = 'resourceSpans[0].scopeSpans[0].spans';
+
+/**
+ * A JSON array of OTLP spans with no request around them (what some stores and exporters save):
+ * read as one request of unknown resource and scope, so every span is checked as in a request and
+ * each error names the item it is in (`[3].spanId`).
+ */
+function readBareSpans(spans: readonly unknown[], source: string): ReadResult {
+  const decoded = decodeExportTraceRequest({ resourceSpans: [{ scopeSpans: [{ spans }] }] });
+  const errors = new ErrorList(source);
+  for (const error of decoded.errors) {
+    const path = error.path.startsWith(BARE_SPANS_AT) ? error.path.slice(BARE_SPANS_AT.length) : error.path;
+    errors.add(path.replace(/^\./, ''), error.message);
+  }
+  return finish(source, { format: 'otlp-json', spans: decoded.spans }, errors);
+}
+
+/** The first item that looks like an OTLP span (`traceId` and `spanId`), and the first typed event. */
+function itemShapes(items: readonly unknown[]): { span?: number; event?: number } {
+  const found: { span?: number; event?: number } = {};
+  for (let i = 0; i < items.length; i++) {
+    const item = items[i];
+    if (!isObject(item)) continue;
+    if (found.span === undefined && 'traceId' in item && 'spanId' in item) found.span = i;
+    else if (found.event === undefined && isTypedEventKind(item.kind)) found.event = i;
+    if (found.span !== undefined && found.event !== undefined) break;
+  }
+  return found;
+}
+
+/** A typed event's `kind`; a span's `kind` is a number or a `SPAN_KIND_*` name, never one of these. */
+function isTypedEventKind(kind: unknown): boolean {
+  return kind === 'call' || kind === 'result' || kind === 'decision';
 }
 
 /** Collector file-exporter output: one ExportTraceServiceRequest per line, blank lines ignored. */

@@ -95,7 +95,8 @@ export function unreadToolActivity(
   }
   for (const turn of assembly.turns) {
     const unread = turn.draft.unreadRequests;
-    if (unread) for (const why of unread) evidence = withEvidence(evidence, turn.span, why);
+    if (unread && !answeredByRun(turn))
+      for (const why of unread) evidence = withEvidence(evidence, turn.span, why);
     if (issuedNone(turn)) {
       const reason = toolFinishReason(turn);
       if (reason !== undefined)
@@ -190,6 +191,19 @@ function isPartOfCall(assembly: Assembly, index: number, tool: string | undefine
 function issuedNone(turn: TurnNode): boolean {
   for (const node of turn.issued) if (node !== undefined) return false;
   return true;
+}
+
+/**
+ * A Vercel AI SDK step stored with no attributes (all its convention could say is that it is
+ * unread), known all the same when it is its run's last step: the run span repeats the last
+ * step's finish reason, and one that is not a tool finish says the step asked for nothing.
+ */
+function answeredByRun(turn: TurnNode): boolean {
+  const run = turn.run;
+  if (turn.draft.convention !== 'vercel-ai' || Object.keys(turn.span.attributes).length > 0) return false;
+  if (run.span === undefined || run.turns[run.turns.length - 1] !== turn) return false;
+  const reason = run.span.attributes[VERCEL_FINISH];
+  return typeof reason === 'string' && reason.trim() !== '' && toolReasonIn(reason) === undefined;
 }
 
 /** The turn's finish reason that says it stopped for tools, from its own span or a nested one of the same generation. */

@@ -11,7 +11,8 @@
  *   model call, a turn. `ai.response.toolCalls` = `[{toolCallId, toolName, input}]` (`input`
  *   an object in v7, a JSON string in v5/v6; `args`, a JSON string, in v3/v4);
  *   `ai.prompt.messages` = its input, with `tool-result` parts; `ai.response.text` = the text it
- *   wrote (`""` on a step that only asked for tools, in v7).
+ *   wrote (`""` on a step that only asked for tools, in v7). One with no attributes at all is a
+ *   turn whose requests are unread, never a turn that asked for nothing.
  * - `ai.toolCall`: one tool execution (`ai.toolCall.name|id|args|result`), failed = status
  *   ERROR + exception event. v7 legacy nests it under the doGenerate span, v6 beside it.
  * - Everything else (`ai.embed`, `ai.rerank`, `ai.generateSpeech`, ...) is claimed by no reading.
@@ -114,6 +115,10 @@ function readTurn(span: SpanRecord): SpanReading {
   // The run span repeats its last step's text: read on the step only, as the calls are.
   const answer = cutAnswer(withAnswerText(undefined, span.attributes[VERCEL_AI_KEYS.responseText]));
   const unread: string[] = [];
+  // A store that kept the span but none of its attributes (Langfuse's export does this to the
+  // last step of a stream): what the step asked for is unknown, not nothing.
+  if (Object.keys(span.attributes).length === 0)
+    unread.push(`${span.name} recorded no attributes: which tools it asked for is unknown`);
   return {
     kind: 'turn',
     turn: {

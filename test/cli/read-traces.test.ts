@@ -1,8 +1,10 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { formatInputError, type ReadResult, readStoredTraces } from '../../src/io/read-traces.js';
 import type { SpanRecord } from '../../src/model/span-record.js';
+import { jsonValue } from '../helpers/json-arbitraries.js';
 
 const fixture = (name: string) => readFileSync(join(import.meta.dirname, '..', 'spans', name), 'utf8');
 
@@ -174,7 +176,7 @@ describe('readStoredTraces errors', () => {
 
   it('explains a document that is not a trace', () => {
     const expected =
-      'expected OTLP JSON (an object with "resourceSpans", or an array of them), Collector file-exporter JSON lines, ' +
+      'expected OTLP JSON (an object with "resourceSpans", an array of them, or an array of OTLP spans), Collector file-exporter JSON lines, ' +
       'or an array of typed events ({"kind": "call" | "result" | "decision", ...})';
     expect(messages(readStoredTraces('{"data":[],"total":0}', 'x.json'))).toEqual([
       `x.json: ${expected}; got an object with keys "data", "total"`,
@@ -274,5 +276,82 @@ describe('__proto__ in arguments and results is an ordinary key', () => {
     expect(Object.keys(call.args)).toEqual(['__proto__', 'x']);
     expect(Object.getPrototypeOf(call.args)).toBe(Object.prototype);
     expect(Object.keys(result.output)).toEqual(['__proto__']);
+  });
+});
+
+describe('a bare JSON array of OTLP spans', () => {
+  /** The spans of a real SDK export, without the requests, resources and scopes around them. */
+  const bareSpans = (): Record<string, unknown>[] =>
+    JSON.parse(fixture('sdk-genai-refund.otlp.json')).resourceSpans.flatMap(
+      (resourceSpans: { scopeSpans: { spans: Record<string, unknown>[] }[] }) =>
+        resourceSpans.scopeSpans.flatMap((scopeSpans) => scopeSpans.spans),
+    );
+  /** A span as read, without what only the request around it says. */
+  const withoutContext = ({ resource: _r, scope: _s, ...span }: SpanRecord) => span;
+
+  it('reads as the same spans as the request they came from, with resource and scope unknown', () => {
+    const fromRequest = spansOf(readStoredTraces(fixture('sdk-genai-refund.otlp.json'), 'refund.json'));
+    const result = readStoredTraces(JSON.stringify(bareSpans()), 'spans.json');
+    expect(result.errors).toEqual([]);
+    expect(result.input?.format).toBe('otlp-json');
+    const spans = spansOf(result);
+    expect(spans.map(withoutContext)).toEqual(fromRequest.map(withoutContext));
+    expect(spans.every((span) => Object.keys(span.resource).length === 0)).toBe(true);
+  });
+
+  it('names the item of a bad span, once, and still returns the others', () => {
+    const spans = bareSpans();
+    const bad = spans[3] as Record<string, unknown>;
+    bad.spanId = Buffer.from(bad.spanId as string, 'hex').toString('base64');
+    spans.push(7 as unknown as Record<string, unknown>);
+    const result = readStoredTraces(JSON.stringify(spans), 'spans.json');
+    expect(messages(result)).toEqual([
+      `spans.json: [3].spanId: expected 16 hex characters, got "${bad.spanId}" (12 characters); OTLP JSON ids are hex, not base64`,
+      expect.stringMatching(/^spans\.json: \[13\]: /),
+    ]);
+    expect(spansOf(result)).toHaveLength(12);
+  });
+
+  it('a mix of spans and typed events is one error naming both, not one per item', () => {
+    const mixed = [...bareSpans(), { kind: 'call', id: 'c1', tool: 'get_order', args: {} }];
+    expect(messages(readStoredTraces(JSON.stringify(mixed), 'mixed.json'))).toEqual([
+      'mixed.json: an array mixing OTLP spans ([0]) with typed events ([13]): give one format per file',
+    ]);
+  });
+
+  it('property: any non-empty selection of spans reads as exactly those spans, in order', () => {
+    const all = bareSpans();
+    fc.assert(
+      fc.property(fc.shuffledSubarray(all, { minLength: 1 }), (picked) => {
+        const result = readStoredTraces(JSON.stringify(picked), 'spans.json');
+        expect(result.errors).toEqual([]);
+        expect(spansOf(result).map((span) => span.spanId)).toEqual(picked.map((span) => span.spanId));
+      }),
+    );
+  });
+
+  it('property: typed events still read as typed events, and spans with any extra items never as events', () => {
+    const call = fc.record({
+      kind: fc.constant('call'),
+      id: fc.string({ minLength: 1 }),
+      tool: fc.string({ minLength: 1 }),
+      args: fc.constant({}),
+    });
+    fc.assert(
+      fc.property(fc.uniqueArray(call, { selector: (event) => event.id, maxLength: 5 }), (events) => {
+        const result = readStoredTraces(JSON.stringify(events), 'events.json');
+        expect(result.errors).toEqual([]);
+        expect(result.input).toEqual({ format: 'typed-events', events });
+      }),
+    );
+    const all = bareSpans();
+    fc.assert(
+      fc.property(fc.array(jsonValue, { maxLength: 4 }), fc.nat(all.length), (extra, at) => {
+        const items = [...all.slice(0, at), ...extra, ...all.slice(at)];
+        const result = readStoredTraces(JSON.stringify(items), 'spans.json');
+        for (const message of messages(result)) expect(message).not.toContain('expected "call"');
+        expect(result.errors.length).toBeLessThanOrEqual(101);
+      }),
+    );
   });
 });

@@ -375,3 +375,40 @@ describe('hand-built ai.* spans', () => {
     expect(callOf(trajectory, 'answer')).toMatchObject({ args: { captured: true, value: {} } });
   });
 });
+
+describe('a model call stored without its attributes', () => {
+  const spans = fixture('vercel-ai-v6-tool-error');
+  const steps = spans.filter((span) => span.name === 'ai.generateText.doGenerate');
+  const stripped = (step: SpanRecord | undefined, also: (span: SpanRecord) => SpanRecord = (span) => span) =>
+    spans.map((span) => (span === step ? { ...span, attributes: {} } : also(span)));
+  const unreadKinds = (trajectory: Trajectory) =>
+    trajectory.issues.map((issue) => issue.kind).filter((kind) => kind === 'unread_tool_activity');
+
+  it('is a turn whose requests are unread, never one that asked for nothing', () => {
+    const step = steps[1] as SpanRecord;
+    const reading = vercelAi.read({ ...step, attributes: {} });
+    expect(reading?.kind === 'turn' && reading.turn.unreadRequests).toEqual([
+      'ai.generateText.doGenerate recorded no attributes: which tools it asked for is unknown',
+    ]);
+    // A middle step: the calls after it are not enough to know what it asked for.
+    const trajectory = trajectoryOf(stripped(step));
+    expect(trajectory.turns).toHaveLength(3);
+    expect(unreadKinds(trajectory)).toEqual(['unread_tool_activity']);
+    expect(unreadKinds(trajectoryOf(spans))).toEqual([]);
+  });
+
+  it('the last step is known from its run, which repeats its finish reason; without one it stays unread', () => {
+    const last = steps.at(-1);
+    expect(unreadKinds(trajectoryOf(stripped(last)))).toEqual([]);
+    const runToolFinish = (span: SpanRecord) =>
+      span.name === 'ai.generateText'
+        ? { ...span, attributes: { ...span.attributes, 'ai.response.finishReason': 'tool-calls' } }
+        : span;
+    expect(unreadKinds(trajectoryOf(stripped(last, runToolFinish)))).toEqual(['unread_tool_activity']);
+    const runNoReason = (span: SpanRecord) =>
+      span.name === 'ai.generateText'
+        ? { ...span, attributes: without([span], ['ai.response.finishReason'])[0]?.attributes ?? {} }
+        : span;
+    expect(unreadKinds(trajectoryOf(stripped(last, runNoReason)))).toEqual(['unread_tool_activity']);
+  });
+});
