@@ -124,8 +124,15 @@ function requestsIn(output: JsonValue): RequestedCall[] {
     const args = item['tool.args'];
     requests.push({
       tool: item['tool.name'],
-      args: args === undefined ? { captured: false } : capturedJson(args),
+      // Under LlamaIndex every request records `{}` whatever the tool was given: an empty
+      // request says nothing, and the tool span's arguments are read instead.
+      args: args === undefined || isEmptyArguments(args) ? { captured: false } : capturedJson(args),
     });
   }
   return requests;
+}
+
+function isEmptyArguments(args: JsonValue): boolean {
+  if (typeof args === 'string') return args.trim() === '{}';
+  return isJsonObject(args) && Object.keys(args).length === 0;
 }

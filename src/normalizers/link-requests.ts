@@ -174,10 +174,6 @@ function isCollapsedForm(recorded: JsonValue, requested: JsonValue): boolean {
   return values.length === 1 && values[0] === recorded;
 }
 
-function isEmptyObject(value: JsonValue): boolean {
-  return isJsonObject(value) && Object.keys(value).length === 0;
-}
-
 function link(node: CallNode, turn: TurnNode, index: number): void {
   node.issuer = turn;
   node.requestIndex = index;
@@ -200,9 +196,6 @@ function link(node: CallNode, turn: TurnNode, index: number): void {
   // them, a framework's rewrite): the structured one the model asked for is read, and the span's
   // own is kept for `toolpath inspect` to show. One too deep to read stays, to be said so.
   if (recorded.value === TOO_DEEP_TEXT || nestedDeeperThan(recorded.value)) return;
-  // An empty request against a call that got arguments is the request's recording lost
-  // (LlamaIndex through any-agent records `{}`), not what the model asked for.
-  if (isEmptyObject(asked.value) && isJsonObject(recorded.value) && !isEmptyObject(recorded.value)) return;
   if (recorded.parseError !== undefined || canonicalJson(recorded.value) !== canonicalJson(asked.value)) {
     node.recordedArgs = recorded;
     node.draft.args = asked;

@@ -147,11 +147,26 @@ describe('any-agent', () => {
     expect(trajectory.issues).toEqual([]);
   });
 
-  it('keeps unparsable arguments as text with an arguments.unparsable issue, losing nothing else', () => {
+  it("reads the arguments the model asked for over the span's unparsable ones, and says nothing is unparsable", () => {
     const trajectory = read(
       anyAgentRun([
         {
           output: [{ 'tool.name': 'lookup_order', 'tool.args': { order: 'A-1' } }],
+          tools: [{ ...LOOKUP, 'gen_ai.tool.args': "{order: 'A-1'", 'gen_ai.tool.call.id': 'c-1' }],
+        },
+        { output: 'Done.', tools: [] },
+      ]),
+    );
+    expect(trajectory.calls[0]?.args).toEqual({ captured: true, value: { order: 'A-1' } });
+    expect(trajectory.issues).toEqual([]);
+  });
+
+  it('keeps unparsable arguments as text with an arguments.unparsable issue, losing nothing else', () => {
+    const trajectory = read(
+      anyAgentRun([
+        {
+          // The request records no arguments: the span's are all there is.
+          output: [{ 'tool.name': 'lookup_order' }],
           tools: [
             {
               ...LOOKUP,
