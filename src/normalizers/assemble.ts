@@ -358,6 +358,12 @@ function fallbackId(node: CallNode): string {
 
 function reportUnparsableArguments(calls: readonly CallNode[], issues: TrajectoryIssue[]): void {
   for (const { draft, span } of calls) {
+    if (draft.argsProblem !== undefined)
+      issues.push({
+        kind: 'arguments.wrapped',
+        message: `arguments of ${draft.tool}${span ? ` (span ${span.spanId})` : ''}: ${draft.argsProblem}`,
+        spanIds: span ? [span.spanId] : [],
+      });
     // Too deep is said once the Trajectory is made, for every call (model/trajectory.ts).
     if (!draft.args.captured || draft.args.parseError === undefined || draft.args.value === TOO_DEEP_TEXT)
       continue;

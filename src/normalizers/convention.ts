@@ -11,6 +11,8 @@ export interface ToolCallDraft {
   tool: string;
   callId?: string;
   args: Captured<JsonValue>;
+  /** Why the recorded arguments could not be read as the model's (they are kept as recorded). */
+  argsProblem?: string;
   result: Captured<JsonValue>;
   outcome: CallOutcome;
   agentName?: string;

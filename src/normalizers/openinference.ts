@@ -28,6 +28,7 @@ import {
   textOrJson,
 } from './openinference-messages.js';
 import { spanOutcome } from './span-outcome.js';
+import { unwrapArguments } from './wrapped-arguments.js';
 
 /** Attribute keys of the OpenInference conventions that this normalizer reads. */
 export const OPENINFERENCE = {
@@ -150,10 +151,12 @@ export function readOpenInferenceToolCall(span: SpanRecord): ToolCallDraft {
     stringAttribute(attributes, OPENINFERENCE.toolId) ??
     output.callId;
   const agentName = stringAttribute(attributes, OPENINFERENCE.agentName);
+  const { args, problem } = unwrapArguments(readArguments(span));
   return {
     tool,
     ...(callId && { callId }),
-    args: readArguments(span),
+    args,
+    ...(problem !== undefined && { argsProblem: problem }),
     result: output.result,
     outcome: toolOutcome(span, output.failedWith),
     ...(agentName && { agentName }),
