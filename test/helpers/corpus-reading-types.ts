@@ -10,8 +10,13 @@ export interface ExpectedCall {
   tool: string;
   args: JsonValue;
   outcome: CallOutcome;
-  /** The result exactly, or text its JSON must contain (long tool output). */
-  result: { exactly: JsonValue } | { containing: string[] };
+  /**
+   * The spans record no structured call id for it: it is keyed (and read) by its tool span,
+   * `span:<id>`, and has no `callId`.
+   */
+  idless?: true;
+  /** The result exactly, or text its JSON must contain (long tool output), or none recorded. */
+  result: { exactly: JsonValue } | { containing: string[] } | { notCaptured: true };
   agent?: string;
 }
 
