@@ -277,6 +277,7 @@ function readTurn(span: SpanRecord): SpanReading {
       historyLength: input?.length ?? 0,
       ...(model && { model }),
       ...(answer && { answer }),
+      ...(onlyRoles(attributes) && { outputOnlyRoles: true }),
       ...(unnamed.count > 0 && {
         unreadRequests: [
           `${unnamed.count} of ${OPENINFERENCE.outputMessages}' tool calls without a function name`,
@@ -285,6 +286,22 @@ function readTurn(span: SpanRecord): SpanReading {
       convention: OPENINFERENCE_CONVENTION,
     },
   };
+}
+
+/**
+ * The output messages are recorded with their roles and nothing else (smolagents through
+ * OpenInference): what the model asked for was left out, not absent.
+ */
+function onlyRoles(attributes: SpanRecord['attributes']): boolean {
+  if (Object.hasOwn(attributes, OPENINFERENCE.outputValue)) return false;
+  const prefix = `${OPENINFERENCE.outputMessages}.`;
+  let roles = 0;
+  for (const key in attributes) {
+    if (!key.startsWith(prefix)) continue;
+    if (!key.endsWith('.message.role')) return false;
+    roles++;
+  }
+  return roles > 0;
 }
 
 /** An LLM span's output: the flattened messages, and `output.value` once parsed (read at most once). */
