@@ -386,6 +386,12 @@ function fallbackId(node: CallNode): string {
 
 function reportUnparsableArguments(calls: readonly CallNode[], issues: TrajectoryIssue[]): void {
   for (const { draft, span } of calls) {
+    if (draft.argsProblem !== undefined)
+      issues.push({
+        kind: 'arguments.wrapped',
+        message: `arguments of ${draft.tool}${span ? ` (span ${span.spanId})` : ''}: ${draft.argsProblem}`,
+        spanIds: span ? [span.spanId] : [],
+      });
     // A call no span records has the arguments its turn's reading has (said there, if at all).
     if (!span) continue;
     // Too deep is said once the Trajectory is made, for every call (model/trajectory.ts).

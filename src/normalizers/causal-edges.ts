@@ -171,8 +171,8 @@ interface ChainItem {
 }
 
 /**
- * Time order for what no turn orders: a run's calls without an issuing turn, and agent runs
- * started directly under it (handoffs). `a -> b` when a ended before b started; with a
+ * Time order for what no turn orders: a run's calls without an issuing turn or a turn shown
+ * their result, and agent runs started directly under it (handoffs). `a -> b` when a ended before b started; with a
  * millisecond start clock, an end is rounded down to its millisecond and two items that
  * started in the same millisecond are never ordered. Linear in items: ends go to time points
  * chained in order, and each item hangs off the last point at or before its start.
@@ -185,8 +185,12 @@ function addTimeChain(
   steps: readonly StepNode[],
 ): void {
   if (!hasTimeOrdered(run, childRuns)) return;
-  // A call in a step is ordered by its step, which takes its place on the clock.
-  const turnless = run.calls.filter((node) => !node.issuer && node.span && !node.step);
+  // A call in a step is ordered by its step, which takes its place on the clock. A call no turn
+  // was shown (a run's last, `final_answer`) is ordered by nothing after it but its time.
+  const turnless = run.calls.filter(
+    (node) =>
+      node.span && !node.step && (!node.issuer || (node.consumers === undefined && node.issuer.run === run)),
+  );
   const items: ChainItem[] = [
     ...run.turns.map((turn) => spanItem(turn.span, turn.vertex, turn.vertex)),
     ...turnless.map((node) => spanItem(node.span as SpanRecord, node.vertex, node.vertex)),

@@ -11,6 +11,8 @@ export interface ToolCallDraft {
   tool: string;
   callId?: string;
   args: Captured<JsonValue>;
+  /** Why the recorded arguments could not be read as the model's (they are kept as recorded). */
+  argsProblem?: string;
   result: Captured<JsonValue>;
   outcome: CallOutcome;
   agentName?: string;
@@ -77,6 +79,11 @@ export interface TurnDraft {
    * is not valid JSON`, `a part of type "function_call"`): evidence of tool use no call stands for.
    */
   unreadRequests?: string[];
+  /**
+   * The output was recorded with its messages' roles only: the calls it asked for were left out
+   * (a tool span right after it, beside it, is taken as its call; see link-requests.ts).
+   */
+  outputOnlyRoles?: true;
   convention: string;
 }
 

@@ -150,12 +150,34 @@ function bestOpenRequest(
 function linkToEnclosingTurn(assembly: Assembly, node: CallNode): void {
   if (node.spanIndex === -1) return;
   const ancestor = assembly.tree.nearestAncestor(node.spanIndex, assembly.marks, TURN_MARK);
-  const turn = ancestor === -1 ? undefined : assembly.turnOfSpan[ancestor];
+  const turn = ancestor === -1 ? precedingSilentTurn(node) : assembly.turnOfSpan[ancestor];
   if (!turn) return;
   node.issuer = turn;
   let last = turn.issued.length - 1;
   while (last >= 0 && turn.issued[last] === undefined) last--;
   turn.issued[last + 1] = node;
+}
+
+/**
+ * A tool span beside the turns of its run (same parent span) that matches no request: issued by
+ * the latest turn of the run that ended before it started, when that turn's output was recorded
+ * with its roles only (smolagents through OpenInference) and it shares the span's parent. An
+ * agent loop runs the calls of the generation just before; a turn whose output was not read, or
+ * was read and asked for nothing, issued nothing.
+ */
+function precedingSilentTurn(node: CallNode): TurnNode | undefined {
+  const span = node.span;
+  if (!span) return undefined;
+  // The latest turn that ended by the time the span started (smolagents starts the tool at the
+  // instant the generation ends, and the next generation at the instant the tool ends).
+  let latest: TurnNode | undefined;
+  for (const turn of node.run.turns) {
+    const end = turn.span.endTimeUnixNano;
+    if (end !== undefined && end <= span.startTimeUnixNano) latest = turn;
+  }
+  if (!latest || latest.span.parentSpanId !== span.parentSpanId) return undefined;
+  const draft = latest.draft;
+  return draft.outputOnlyRoles && draft.requested.length === 0 ? latest : undefined;
 }
 
 function argumentScore(a: ToolCallDraft['args'], b: ToolCallDraft['args']): number {

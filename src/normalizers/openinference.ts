@@ -30,6 +30,7 @@ import {
   textOrJson,
 } from './openinference-messages.js';
 import { spanOutcome } from './span-outcome.js';
+import { unwrapArguments } from './wrapped-arguments.js';
 
 /** Attribute keys of the OpenInference conventions that this normalizer reads. */
 export const OPENINFERENCE = {
@@ -152,10 +153,12 @@ export function readOpenInferenceToolCall(span: SpanRecord): ToolCallDraft {
     stringAttribute(attributes, OPENINFERENCE.toolId) ??
     output.callId;
   const agentName = stringAttribute(attributes, OPENINFERENCE.agentName);
+  const { args, problem } = unwrapArguments(readArguments(span));
   return {
     tool,
     ...(callId && { callId }),
-    args: readArguments(span),
+    args,
+    ...(problem !== undefined && { argsProblem: problem }),
     result: output.result,
     outcome: toolOutcome(span, output.failedWith),
     ...(agentName && { agentName }),
@@ -290,6 +293,7 @@ function readTurn(span: SpanRecord): SpanReading {
       ...(thread !== undefined && { thread }),
       ...(model && { model }),
       ...(answer && { answer }),
+      ...(onlyRoles(attributes) && { outputOnlyRoles: true }),
       ...(unread && { unreadRequests: unread }),
       convention: OPENINFERENCE_CONVENTION,
     },
@@ -322,6 +326,22 @@ function toolNameOf(schema: JsonValue): string | undefined {
   if (!isJsonObject(schema)) return undefined;
   const inner = isJsonObject(schema.function) ? schema.function : schema;
   return typeof inner.name === 'string' ? inner.name : undefined;
+}
+
+/**
+ * The output messages are recorded with their roles and nothing else (smolagents through
+ * OpenInference): what the model asked for was left out, not absent.
+ */
+function onlyRoles(attributes: SpanRecord['attributes']): boolean {
+  if (Object.hasOwn(attributes, OPENINFERENCE.outputValue)) return false;
+  const prefix = `${OPENINFERENCE.outputMessages}.`;
+  let roles = 0;
+  for (const key in attributes) {
+    if (!key.startsWith(prefix)) continue;
+    if (!key.endsWith('.message.role')) return false;
+    roles++;
+  }
+  return roles > 0;
 }
 
 /** An LLM span's output: the flattened messages, and `output.value` once parsed (read at most once). */
