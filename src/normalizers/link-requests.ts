@@ -2,7 +2,7 @@
  * Linking each tool call to the turn that asked for it: by call id, else by tool name and
  * arguments; and the calls a turn asked for that no span records. Part of assembly.
  */
-import { canonicalJson, isJsonObject, type JsonValue } from '../model/json.js';
+import { isJsonObject, type JsonValue, jsonEqual } from '../model/json.js';
 import { nestedDeeperThan, TOO_DEEP_TEXT } from '../model/json-depth.js';
 import type { SpanRecord } from '../model/span-record.js';
 import {
@@ -183,7 +183,7 @@ function precedingSilentTurn(node: CallNode): TurnNode | undefined {
 function argumentScore(a: ToolCallDraft['args'], b: ToolCallDraft['args']): number {
   if (!a.captured || !b.captured) return 1;
   if (isCollapsedForm(b.value, a.value)) return 2;
-  return canonicalJson(a.value) === canonicalJson(b.value) ? 2 : 0;
+  return jsonEqual(a.value, b.value) ? 2 : 0;
 }
 
 /**
@@ -218,7 +218,7 @@ function link(node: CallNode, turn: TurnNode, index: number): void {
   // them, a framework's rewrite): the structured one the model asked for is read, and the span's
   // own is kept for `toolpath inspect` to show. One too deep to read stays, to be said so.
   if (recorded.value === TOO_DEEP_TEXT || nestedDeeperThan(recorded.value)) return;
-  if (recorded.parseError !== undefined || canonicalJson(recorded.value) !== canonicalJson(asked.value)) {
+  if (recorded.parseError !== undefined || !jsonEqual(recorded.value, asked.value)) {
     node.recordedArgs = recorded;
     node.draft.args = asked;
   }

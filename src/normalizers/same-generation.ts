@@ -12,7 +12,7 @@
  * thing: the same requests, or the same answer. Part of assembly, as merging a tool call seen
  * twice is.
  */
-import { canonicalJson } from '../model/json.js';
+import { jsonEqual } from '../model/json.js';
 import type { SpanRecord } from '../model/span-record.js';
 import { CALL_MARK, type TurnNode } from './assembly-nodes.js';
 import type { RequestedCall, TurnDraft } from './convention.js';
@@ -169,7 +169,7 @@ function saySameThing(a: TurnDraft, b: TurnDraft): boolean {
       !y.args.captured ||
       x.args.parseError !== undefined ||
       y.args.parseError !== undefined ||
-      canonicalJson(x.args.value) !== canonicalJson(y.args.value)
+      !jsonEqual(x.args.value, y.args.value)
     )
       return false;
   }

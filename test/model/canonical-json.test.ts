@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { canonicalHash, canonicalJson, type JsonValue } from '../../src/model/json.js';
+import { canonicalHash, canonicalJson, type JsonValue, jsonEqual } from '../../src/model/json.js';
 import { jsonValue, reorder } from '../helpers/json-arbitraries.js';
 
 /** The definition canonicalJson writes in one pass: JSON.stringify of a copy with sorted keys. */
@@ -109,5 +109,36 @@ describe('canonicalHash', () => {
     const value = { n: 1n } as unknown as JsonValue;
     expect(() => canonicalJson(value)).toThrow(TypeError);
     expect(() => canonicalHash(value)).toThrow(TypeError);
+  });
+});
+
+describe('jsonEqual', () => {
+  it('says two values are equal exactly when their canonical texts are (the oracle), for any pair', () => {
+    fc.assert(
+      fc.property(jsonValue, jsonValue, (a, b) => {
+        expect(jsonEqual(a, b)).toBe(canonicalJson(a) === canonicalJson(b));
+      }),
+    );
+  });
+
+  it('finds a value equal to itself reordered, and unequal to it with a key or an item more', () => {
+    fc.assert(
+      fc.property(jsonValue, (value) => {
+        expect(jsonEqual(value, reorder(value))).toBe(true);
+        expect(jsonEqual({ v: value }, { v: value, extra: 1 })).toBe(false);
+        expect(jsonEqual([value], [value, null])).toBe(false);
+      }),
+    );
+  });
+
+  it('compares values nested deeper than a call stack goes', () => {
+    let deep: JsonValue = 1;
+    let other: JsonValue = 2;
+    for (let level = 0; level < 100_000; level++) {
+      deep = [deep];
+      other = [other];
+    }
+    expect(jsonEqual(deep, deep)).toBe(true);
+    expect(jsonEqual(deep, other)).toBe(false);
   });
 });
