@@ -23,6 +23,7 @@ import { TOOLPATH_VERSION } from '../model/version.js';
 import type { Rules } from '../scenario/native.js';
 import type { Scenario } from '../scenario/scenario.js';
 import { FAMILIES } from './families.js';
+import { impossibleTimeIssue, undecidedByImpossibleTimes } from './impossible-times.js';
 import { type OutcomeResult, outcomeHookResults } from './outcome-hooks.js';
 import type { RuleFamily, RuleResult } from './rule.js';
 import { releaseIndex } from './trajectory-index.js';
@@ -66,6 +67,9 @@ export function evaluate(trajectory: Trajectory, scenario: Scenario, options: Ev
   // Tool use seen but not read: nothing that depends on the calls may pass.
   const unread = unreadActivityIssue(trajectory);
   if (unread) undecidedByUnreadActivity(results, unread);
+  // Times no clock wrote: nothing that rests on order or duration decides.
+  const impossible = impossibleTimeIssue(trajectory);
+  if (impossible) undecidedByImpossibleTimes(results, impossible);
   // After the trajectory's families: the final state is judged apart from what the agent attempted.
   const hooks = scenario.rules.outcome;
   if (hooks !== undefined)

@@ -158,6 +158,8 @@ export interface TokenUsage {
  * the calls passes and the verdict is never `pass`.
  */
 export const UNREAD_TOOL_ACTIVITY = 'unread_tool_activity';
+/** The issue kind for call, turn or run spans whose times no clock wrote (0, after 2200, end before start). */
+export const IMPOSSIBLE_TIME = 'span.impossible_time';
 
 /** Something a normalizer could not link or read, kept so a report can say so instead of guessing. */
 export interface TrajectoryIssue {

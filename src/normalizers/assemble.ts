@@ -32,6 +32,7 @@ import {
 } from './conversation-id.js';
 import { splitConversations } from './conversation-threads.js';
 import { reportDetachedSpans } from './detached-spans.js';
+import { reportImpossibleTimes } from './impossible-times.js';
 import { linkDecisions } from './link-decisions.js';
 import { addRequestOnlyCalls, linkByCallId, linkByNameAndArguments } from './link-requests.js';
 import { attachRunsToSpanlessCalls } from './run-parents.js';
@@ -212,6 +213,7 @@ function collect(
   };
   for (const run of assembly.runs) finishRun(assembly, run);
   reportDetachedSpans(assembly);
+  reportImpossibleTimes(assembly);
   return assembly;
 }
 
