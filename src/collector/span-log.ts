@@ -91,6 +91,9 @@ export class SpanLog {
   private appended = 0;
   private onDisk = 0;
   private readonly pendingRemovals = new Set<number>();
+  /** When the next segment may be tried again, after starting one failed (ms since the epoch). */
+  private nextRollover = 0;
+  private rolloverFailures = 0;
 
   private constructor(
     readonly dir: string,
@@ -185,7 +188,7 @@ export class SpanLog {
     const header = Buffer.allocUnsafe(HEADER_BYTES);
     header.writeUInt32LE(length, 0);
     header.writeUInt32LE(crc >>> 0, 4);
-    if (this.active.bytes >= this.segmentBytes) this.active = this.startSegment(this.active.id + 1);
+    if (this.active.bytes >= this.segmentBytes) this.rollOver();
     const segment = this.active;
     const at: LogPosition = {
       seq: ++this.appended,
@@ -258,6 +261,32 @@ export class SpanLog {
     this.lock.release();
   }
 
+  /**
+   * Starts the next segment; where that fails (the folder made read-only, no inode left, a file
+   * in the way), the record goes on in the active one, which is still open and writable, and
+   * the next segment is tried again a second later: a full segment is a size, not a limit.
+   */
+  private rollOver(): void {
+    const now = Date.now();
+    if (now < this.nextRollover) return;
+    try {
+      this.active = this.startSegment(this.active.id + 1);
+      this.nextRollover = 0;
+    } catch (error) {
+      this.nextRollover = now + ROLLOVER_RETRY_MS;
+      if (this.rolloverFailures++ === 0)
+        diag.warn(
+          `toolpath: could not start a new span log segment in ${this.dir}; writing on in the last`,
+          error,
+        );
+    }
+  }
+
+  /** Times a new segment could not be started (the records went on in the active one). */
+  get segmentFailures(): number {
+    return this.rolloverFailures;
+  }
+
   private startSegment(id: number): Segment {
     const path = join(this.dir, segmentName(id));
     // 'wx+': a segment that exists is another writer's, never ours to empty.
@@ -319,6 +348,9 @@ export class SpanLog {
 function newBatch(): Batch {
   return { writes: [], waiters: [], scheduled: false, last: 0 };
 }
+
+/** How long after a failed segment start the next is tried. */
+const ROLLOVER_RETRY_MS = 1_000;
 
 function segmentName(id: number): string {
   return `${String(id).padStart(10, '0')}.log`;

@@ -3,10 +3,19 @@
  * of commits shares its fsyncs, and a tail damaged by a crash mid-write (cut short, or with a
  * wrong CRC) is detected, cut, counted, and the records before it replayed.
  */
-import { appendFileSync, readdirSync, readFileSync, statSync, truncateSync, writeFileSync } from 'node:fs';
+import {
+  appendFileSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  truncateSync,
+  writeFileSync,
+} from 'node:fs';
 import { join } from 'node:path';
 import fc from 'fast-check';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { type LogDamage, type LogPosition, SpanLog } from '../../src/collector/span-log.js';
 import { temporaryDir } from '../helpers/temporary-dir.js';
 
@@ -34,6 +43,36 @@ describe('span log', () => {
     await log.commit();
     await log.close();
     expect(segments(dir).length).toBeGreaterThan(3);
+    const { records, damage } = reopen(dir);
+    expect(records).toEqual(written);
+    expect(damage).toEqual({ segments: 0, bytes: 0, frames: 0, skippedBytes: 0 });
+  });
+
+  it('writes on in the last segment when the next cannot be started, and starts it once it can', async () => {
+    const dir = temporaryDir('toolpath-span-log-');
+    const { log } = SpanLog.open(dir, () => undefined, { segmentBytes: 4096 });
+    const [first] = segments(dir);
+    // What is in the way of the next segment (as root, a folder made read-only is not): a folder
+    // of its name, so opening it as a new file fails.
+    const blocker = join(dir, `${String(Number(first?.slice(0, 10)) + 1).padStart(10, '0')}.log`);
+    mkdirSync(blocker);
+    const written = Array.from({ length: 200 }, (_, n) => `record ${n} ${'y'.repeat(40)}`);
+    for (const text of written.slice(0, 100)) log.append([Buffer.from(text)]);
+    await log.commit();
+    expect(log.segmentFailures).toBe(1);
+    expect(statSync(join(dir, first as string)).size).toBeGreaterThan(4096);
+    rmSync(blocker, { recursive: true });
+    // Tried again a second later, not on every record.
+    const now = Date.now();
+    const clock = vi.spyOn(Date, 'now').mockReturnValue(now + 1_500);
+    try {
+      for (const text of written.slice(100)) log.append([Buffer.from(text)]);
+      await log.commit();
+    } finally {
+      clock.mockRestore();
+    }
+    await log.close();
+    expect(segments(dir).length).toBeGreaterThan(1);
     const { records, damage } = reopen(dir);
     expect(records).toEqual(written);
     expect(damage).toEqual({ segments: 0, bytes: 0, frames: 0, skippedBytes: 0 });
