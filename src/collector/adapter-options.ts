@@ -84,6 +84,8 @@ export interface StorageStats {
   /** Traces the log holds for conversations not final, and those let go at storage.maxBytes. */
   conversationTraces: number;
   forgottenTraces: number;
+  /** Times a new segment could not be started (records went on in the open one). */
+  segmentFailures: number;
   /** Damaged log tails cut at start: segments, bytes. */
   cutSegments: number;
   cutBytes: number;

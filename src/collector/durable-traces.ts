@@ -277,7 +277,13 @@ export class DurableTraces {
   /** What the log holds, for stats. */
   stats(): Pick<
     StorageStats,
-    'bytes' | 'segments' | 'liveTraces' | 'conversationTraces' | 'forgottenTraces' | 'compactions'
+    | 'bytes'
+    | 'segments'
+    | 'liveTraces'
+    | 'conversationTraces'
+    | 'forgottenTraces'
+    | 'compactions'
+    | 'segmentFailures'
   > {
     let members = 0;
     for (const [, trace] of this.live.entries()) if (trace.member) members++;
@@ -288,6 +294,7 @@ export class DurableTraces {
       conversationTraces: members,
       forgottenTraces: this.forgotten,
       compactions: this.needed.compactions,
+      segmentFailures: this.log.segmentFailures,
     };
   }
 
