@@ -3,9 +3,9 @@
  * call seen by several spans into one node, link each tool call to the turn that asked for it,
  * and hand the pieces to the causal graph. Pure: the same spans give the same trajectory.
  */
-import { TOO_DEEP_TEXT } from '../model/json-depth.js';
 import type { SpanRecord } from '../model/span-record.js';
-import type { Trajectory, TrajectoryIssue } from '../model/trajectory.js';
+import type { Trajectory } from '../model/trajectory.js';
+import { reportArgumentIssues } from './argument-issues.js';
 import {
   AGENT_MARK,
   type Assembly,
@@ -106,7 +106,7 @@ export function readTrace(
   addRequestOnlyCalls(assembly);
   splitConversations(assembly);
   attachRunsToSpanlessCalls(assembly);
-  reportUnparsableArguments(assembly.calls, assembly.issues);
+  reportArgumentIssues(assembly.calls, assembly.issues);
   const unread = unreadToolActivity(assembly, unclaimed);
   if (unread) assembly.issues.push(unread);
   linkDecisions(assembly, conventions);
@@ -384,27 +384,6 @@ function spanIdsOf(node: CallNode): string[] {
 
 function fallbackId(node: CallNode): string {
   return node.span ? `span:${node.span.spanId}` : `${node.issuer?.id ?? 'call'}#${node.requestIndex ?? 0}`;
-}
-
-function reportUnparsableArguments(calls: readonly CallNode[], issues: TrajectoryIssue[]): void {
-  for (const { draft, span } of calls) {
-    if (draft.argsProblem !== undefined)
-      issues.push({
-        kind: 'arguments.wrapped',
-        message: `arguments of ${draft.tool}${span ? ` (span ${span.spanId})` : ''}: ${draft.argsProblem}`,
-        spanIds: span ? [span.spanId] : [],
-      });
-    // A call no span records has the arguments its turn's reading has (said there, if at all).
-    if (!span) continue;
-    // Too deep is said once the Trajectory is made, for every call (model/trajectory.ts).
-    if (!draft.args.captured || draft.args.parseError === undefined || draft.args.value === TOO_DEEP_TEXT)
-      continue;
-    issues.push({
-      kind: 'arguments.unparsable',
-      message: `arguments of ${draft.tool}${span ? ` (span ${span.spanId})` : ''} are not valid JSON: ${draft.args.parseError}`,
-      spanIds: span ? [span.spanId] : [],
-    });
-  }
 }
 
 /**

@@ -14,7 +14,7 @@ import type { CallOutcome, Captured } from '../model/trajectory.js';
 import { cutAnswer } from './answer-text.js';
 import { capturedJson, stringAttribute } from './attributes.js';
 import { answerInOutput } from './chat-messages.js';
-import { codeActions, declaredFunctions, mayHoldCode } from './code-actions.js';
+import { codeActions, mayHoldCode } from './code-actions.js';
 import type { Convention, RequestedCall, ShownResult, SpanReading, ToolCallDraft } from './convention.js';
 import { observationShown, threadKey } from './observations.js';
 import {
@@ -29,6 +29,7 @@ import {
   textFromFlattened,
   textOrJson,
 } from './openinference-messages.js';
+import { toolsOf } from './openinference-tools.js';
 import { spanOutcome } from './span-outcome.js';
 import { unwrapArguments } from './wrapped-arguments.js';
 
@@ -298,34 +299,6 @@ function readTurn(span: SpanRecord): SpanReading {
       convention: OPENINFERENCE_CONVENTION,
     },
   };
-}
-
-/**
- * The tools the turn's agent has: those it lists (`llm.tools.N.tool.json_schema`) and those its
- * input messages declare as Python stubs (a code agent's prompt). Read only for a code action.
- */
-function toolsOf(span: SpanRecord): Set<string> {
-  const tools = new Set<string>();
-  const texts: string[] = [];
-  for (const [key, value] of Object.entries(span.attributes)) {
-    if (typeof value !== 'string') continue;
-    if (key.startsWith(TOOL_LIST_PREFIX) && key.endsWith(TOOL_SCHEMA_SUFFIX)) {
-      const schema = capturedJson(value);
-      const name = schema.captured && schema.parseError === undefined ? toolNameOf(schema.value) : undefined;
-      if (name !== undefined) tools.add(name);
-    } else if (key.startsWith(OPENINFERENCE.inputMessages)) texts.push(value);
-  }
-  return declaredFunctions(texts, tools);
-}
-
-const TOOL_LIST_PREFIX = 'llm.tools.';
-const TOOL_SCHEMA_SUFFIX = '.tool.json_schema';
-
-/** The name in a tool schema: `{type: "function", function: {name}}` or `{name}`. */
-function toolNameOf(schema: JsonValue): string | undefined {
-  if (!isJsonObject(schema)) return undefined;
-  const inner = isJsonObject(schema.function) ? schema.function : schema;
-  return typeof inner.name === 'string' ? inner.name : undefined;
 }
 
 /**
