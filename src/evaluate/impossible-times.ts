@@ -4,7 +4,7 @@
  * order is not known, so no rule about order or duration decides; each says why.
  */
 import { IMPOSSIBLE_TIME, type Trajectory, type TrajectoryIssue } from '../model/trajectory.js';
-import { type RuleResult, undecided } from './rule.js';
+import { type RuleResult, undecidedInstead } from './rule.js';
 
 /** Rules, by name or family prefix, whose result rests on the order or the times of calls. */
 const DEPENDS_ON_TIME = ['order.', 'grounding', 'milestones.', 'efficiency.duration'];
@@ -22,15 +22,9 @@ export function undecidedByImpossibleTimes(results: RuleResult[], issue: Traject
     const result = results[i] as RuleResult;
     if (result.status === 'inconclusive') continue;
     if (!DEPENDS_ON_TIME.some((prefix) => result.rule.startsWith(prefix))) continue;
-    const replaced = undecided(
-      result.rule,
-      result.dimension,
-      result.name,
+    results[i] = undecidedInstead(
+      result,
       `cannot decide: span${issue.spanIds.length === 1 ? '' : 's'} ${spans} ${issue.spanIds.length === 1 ? 'has' : 'have'} a time no clock wrote (0, after 2200, or an end before the start), and the order of the calls rests on times`,
-      result.calls,
     );
-    replaced.severity = result.severity;
-    replaced.alwaysHard = result.alwaysHard;
-    results[i] = replaced;
   }
 }

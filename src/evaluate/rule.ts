@@ -79,6 +79,14 @@ export function undecided(
   return makeResult(rule, dimension, name, 'inconclusive', reason, calls);
 }
 
+/** The result undecided instead, for `reason`: its severity kept, and whether it is always hard. */
+export function undecidedInstead(result: RuleResult, reason: string): RuleResult {
+  const replaced = undecided(result.rule, result.dimension, result.name, reason, result.calls);
+  replaced.severity = result.severity;
+  replaced.alwaysHard = result.alwaysHard;
+  return replaced;
+}
+
 /**
  * Every result is made here, with all its fields, the optional ones undefined: results of one
  * shape keep the evaluator's reads of them monomorphic, where a severity or a safety flag added

@@ -9,7 +9,7 @@
  * their results.
  */
 import { type Trajectory, type TrajectoryIssue, UNREAD_TOOL_ACTIVITY } from '../model/trajectory.js';
-import { type RuleResult, undecided } from './rule.js';
+import { type RuleResult, undecidedInstead } from './rule.js';
 
 /** Failures that more calls cannot turn into a pass: what the calls seen show is enough. */
 const PROVEN_BY_CALLS_SEEN = new Set([
@@ -51,10 +51,7 @@ export function undecidedByUnreadActivity(results: RuleResult[], issue: Trajecto
       result.status === 'pass'
         ? `cannot pass: the trace shows tool activity toolpath could not read (${spans}), and the calls it could read may not be all the agent made`
         : `${result.reason}; but the trace shows tool activity toolpath could not read (${spans}), which may hold what is missing`;
-    const replaced = undecided(result.rule, result.dimension, result.name, reason, result.calls);
-    replaced.severity = result.severity;
-    replaced.alwaysHard = result.alwaysHard;
-    results[i] = replaced;
+    results[i] = undecidedInstead(result, reason);
   }
 }
 
