@@ -311,26 +311,38 @@ function mix(input: number): number {
  * their {@link canonicalJson} texts would be, without making them). A stack, not recursion.
  */
 export function jsonEqual(a: JsonValue, b: JsonValue): boolean {
-  const stack: JsonValue[] = [a, b];
-  while (stack.length > 0) {
-    const y = stack.pop() as JsonValue;
-    const x = stack.pop() as JsonValue;
-    if (x === y) continue;
-    if (typeof x !== 'object' || typeof y !== 'object' || x === null || y === null) return false;
-    if (Array.isArray(x)) {
-      if (!Array.isArray(y) || x.length !== y.length) return false;
-      for (let i = 0; i < x.length; i++) stack.push(x[i] as JsonValue, y[i] as JsonValue);
-      continue;
+  if (a === b) return true;
+  if (typeof a !== 'object' || typeof b !== 'object' || a === null || b === null) return false;
+  // One stack for every call (nothing here calls out, so it is never in use twice): a new one
+  // per comparison was most of what linking a trace's calls allocated.
+  const stack = equalStack;
+  const bottom = stack.length;
+  stack.push(a, b);
+  try {
+    while (stack.length > bottom) {
+      const y = stack.pop() as JsonValue;
+      const x = stack.pop() as JsonValue;
+      if (x === y) continue;
+      if (typeof x !== 'object' || typeof y !== 'object' || x === null || y === null) return false;
+      if (Array.isArray(x)) {
+        if (!Array.isArray(y) || x.length !== y.length) return false;
+        for (let i = 0; i < x.length; i++) stack.push(x[i] as JsonValue, y[i] as JsonValue);
+        continue;
+      }
+      if (Array.isArray(y)) return false;
+      let keys = 0;
+      for (const key in x) {
+        if (!Object.hasOwn(y, key)) return false;
+        stack.push(x[key] as JsonValue, y[key] as JsonValue);
+        keys++;
+      }
+      for (const _ in y) keys--;
+      if (keys !== 0) return false;
     }
-    if (Array.isArray(y)) return false;
-    let keys = 0;
-    for (const key in x) {
-      if (!Object.hasOwn(y, key)) return false;
-      stack.push(x[key] as JsonValue, y[key] as JsonValue);
-      keys++;
-    }
-    for (const _ in y) keys--;
-    if (keys !== 0) return false;
+    return true;
+  } finally {
+    stack.length = bottom;
   }
-  return true;
 }
+
+const equalStack: JsonValue[] = [];
