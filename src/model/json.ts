@@ -313,36 +313,58 @@ function mix(input: number): number {
 export function jsonEqual(a: JsonValue, b: JsonValue): boolean {
   if (a === b) return true;
   if (typeof a !== 'object' || typeof b !== 'object' || a === null || b === null) return false;
-  // One stack for every call (nothing here calls out, so it is never in use twice): a new one
-  // per comparison was most of what linking a trace's calls allocated.
+  // One stack for every call (nothing here calls out, so it is never in use twice), its slots
+  // cleared after: a new array per comparison was most of what linking a trace's calls allocated.
+  // Not `length = 0`: V8 frees an emptied array's storage, and the next push allocates it again.
   const stack = equalStack;
-  const bottom = stack.length;
-  stack.push(a, b);
-  try {
-    while (stack.length > bottom) {
-      const y = stack.pop() as JsonValue;
-      const x = stack.pop() as JsonValue;
-      if (x === y) continue;
-      if (typeof x !== 'object' || typeof y !== 'object' || x === null || y === null) return false;
-      if (Array.isArray(x)) {
-        if (!Array.isArray(y) || x.length !== y.length) return false;
-        for (let i = 0; i < x.length; i++) stack.push(x[i] as JsonValue, y[i] as JsonValue);
-        continue;
+  stack[0] = a;
+  stack[1] = b;
+  let top = 2;
+  let used = 2;
+  let equal = true;
+  while (top > 0) {
+    const y = stack[--top] as JsonValue;
+    const x = stack[--top] as JsonValue;
+    if (x === y) continue;
+    if (typeof x !== 'object' || typeof y !== 'object' || x === null || y === null) {
+      equal = false;
+      break;
+    }
+    if (Array.isArray(x)) {
+      if (!Array.isArray(y) || x.length !== y.length) {
+        equal = false;
+        break;
       }
-      if (Array.isArray(y)) return false;
+      for (let i = 0; i < x.length; i++) {
+        stack[top++] = x[i] as JsonValue;
+        stack[top++] = y[i] as JsonValue;
+      }
+    } else {
+      if (Array.isArray(y)) {
+        equal = false;
+        break;
+      }
       let keys = 0;
       for (const key in x) {
-        if (!Object.hasOwn(y, key)) return false;
-        stack.push(x[key] as JsonValue, y[key] as JsonValue);
+        if (!Object.hasOwn(y, key)) {
+          equal = false;
+          break;
+        }
+        stack[top++] = x[key] as JsonValue;
+        stack[top++] = y[key] as JsonValue;
         keys++;
       }
+      if (!equal) break;
       for (const _ in y) keys--;
-      if (keys !== 0) return false;
+      if (keys !== 0) {
+        equal = false;
+        break;
+      }
     }
-    return true;
-  } finally {
-    stack.length = bottom;
+    if (top > used) used = top;
   }
+  stack.fill(null, 0, Math.max(used, top));
+  return equal;
 }
 
 const equalStack: JsonValue[] = [];
