@@ -243,21 +243,27 @@ function wordEnd(text: string, from: number): number {
  * found as in an answer, and every number field as a number, an amount and (its digits) an id.
  * Walks the JSON with a stack, never recursion.
  */
-export function offeredKeys(document: JsonValue, into: OfferedKeys): void {
+export function offeredKeys(document: JsonValue, into: KeySink): void {
   const stack: JsonValue[] = [document];
   while (stack.length > 0) {
     const value = stack.pop() as JsonValue;
     if (typeof value === 'string') {
       // A whole field is a value of every kind it could be read as (`"R-1001"`, `"40.00"`).
       const whole = value.trim();
+      // Each key made only where the sink wants its kind: making them is most of the walk's cost.
       if (whole !== '') {
-        into.add('id', whole.toLowerCase());
-        into.add('email', urlKey(whole));
-        into.add('url', urlKey(whole));
-        into.add('date', whole.slice(0, 10));
-        if (/^-?[\d,]+(?:\.\d+)?$/.test(whole)) {
-          into.add('number', numberKey(whole));
-          into.add('amount', numberKey(whole));
+        if (into.wants('id')) into.add('id', whole.toLowerCase());
+        const email = into.wants('email');
+        if (email || into.wants('url')) {
+          const key = urlKey(whole);
+          if (email) into.add('email', key);
+          into.add('url', key);
+        }
+        if (into.wants('date')) into.add('date', whole.slice(0, 10));
+        if ((into.wants('number') || into.wants('amount')) && /^-?[\d,]+(?:\.\d+)?$/.test(whole)) {
+          const key = numberKey(whole);
+          into.add('number', key);
+          into.add('amount', key);
         }
       }
       // Every kind holds a digit, an @ or ://: a field without one holds no value to look for, and
@@ -294,8 +300,81 @@ export function offeredKeys(document: JsonValue, into: OfferedKeys): void {
   }
 }
 
+/** Where {@link offeredKeys} puts the keys it finds. */
+export interface KeySink {
+  /** `shown`: the value as the result wrote it, when it was found as this kind. */
+  add(kind: AnswerValueKind, key: string, shown?: string): void;
+  /** Whether keys of this kind are still of use (false: making them can be skipped). */
+  wants(kind: AnswerValueKind): boolean;
+}
+
+/**
+ * Which of an answer's values the keys offered so far hold, without keeping the keys: a stated
+ * id of digits alone is held by a number too (`Order 12345` for `{"order": 12345}`).
+ */
+export class SoughtKeys implements KeySink {
+  readonly #values: readonly AnswerValue[];
+  readonly #found: boolean[];
+  #left: number;
+  /** Per kind, how many values not yet found a key of it could hold. */
+  readonly #wanted: Record<AnswerValueKind, number> = {
+    id: 0,
+    amount: 0,
+    number: 0,
+    email: 0,
+    url: 0,
+    date: 0,
+  };
+
+  constructor(values: readonly AnswerValue[]) {
+    this.#values = values;
+    this.#found = new Array<boolean>(values.length).fill(false);
+    this.#left = values.length;
+    for (const value of values) this.#count(value, 1);
+  }
+
+  add(kind: AnswerValueKind, key: string): void {
+    if (this.#wanted[kind] === 0) return;
+    const values = this.#values;
+    for (let i = 0; i < values.length; i++) {
+      const value = values[i] as AnswerValue;
+      if (this.#found[i] || value.key !== key) continue;
+      if (value.kind === kind || (kind === 'number' && value.kind === 'id' && DIGITS.test(key))) {
+        this.#found[i] = true;
+        this.#left--;
+        this.#count(value, -1);
+      }
+    }
+  }
+
+  wants(kind: AnswerValueKind): boolean {
+    return this.#wanted[kind] > 0;
+  }
+
+  #count(value: AnswerValue, by: number): void {
+    this.#wanted[value.kind] += by;
+    if (value.kind === 'id' && DIGITS.test(value.key)) this.#wanted.number += by;
+  }
+
+  /** Whether every value was found: nothing more needs walking. */
+  get allFound(): boolean {
+    return this.#left === 0;
+  }
+
+  /** The values no key held, in the order given. */
+  missing(): AnswerValue[] {
+    return this.#values.filter((_, i) => !this.#found[i]);
+  }
+}
+
+const DIGITS = /^\d+$/;
+
 /** Keys by kind, with the values as they were written (for the nearest values a finding names). */
-export class OfferedKeys {
+export class OfferedKeys implements KeySink {
+  wants(): boolean {
+    return true;
+  }
+
   readonly #keys = new Map<AnswerValueKind, Set<string>>();
   /** Values found as a kind (not a whole field read every way), by key: what a finding offers as nearest. */
   readonly #shown = new Map<AnswerValueKind, Map<string, string>>();

@@ -17,6 +17,7 @@ import {
   answerValues,
   OfferedKeys,
   offeredKeys,
+  SoughtKeys,
 } from './answer-values.js';
 import { capList } from './outcome.js';
 import { fail, NO_CALLS, pass, type RuleFamily, type RuleResult, undecided } from './rule.js';
@@ -26,6 +27,7 @@ const DIMENSION = 'answer';
 const NEAREST = 3;
 /** The mark {@link cutAnswer} ends a cut answer with. */
 const CUT = '…';
+const NO_VALUES: readonly AnswerValue[] = [];
 
 /** One answer to judge: its text (undefined: none recorded) and the calls it may draw on. */
 interface JudgedAnswer {
@@ -89,7 +91,8 @@ function judgeAll(
 ): RuleResult {
   const failed: string[] = [];
   const undecidedReasons: string[] = [];
-  const calls = new Set<ToolCall>();
+  // Made at the first verdict that names calls: most checks pass.
+  let calls: Set<ToolCall> | undefined;
   for (const answer of answers) {
     const verdict =
       answer.text === undefined
@@ -99,11 +102,14 @@ function judgeAll(
     const reason =
       answers.length > 1 ? `the answer of turn ${answer.turn?.id}: ${verdict.reason}` : verdict.reason;
     (verdict.status === 'fail' ? failed : undecidedReasons).push(reason);
+    if (verdict.calls.length === 0) continue;
+    calls ??= new Set();
     for (const call of verdict.calls) calls.add(call);
   }
-  if (failed.length > 0) return fail(rule, DIMENSION, name, capList(failed, '; '), [...calls]);
+  const named = calls === undefined ? NO_CALLS : [...calls];
+  if (failed.length > 0) return fail(rule, DIMENSION, name, capList(failed, '; '), named);
   if (undecidedReasons.length > 0)
-    return undecided(rule, DIMENSION, name, capList(undecidedReasons, '; '), [...calls]);
+    return undecided(rule, DIMENSION, name, capList(undecidedReasons, '; '), named);
   return pass(rule, DIMENSION, name);
 }
 
@@ -205,26 +211,25 @@ function groundedCheck(
   if (values.length === 0) return PASSED;
   const from = new Set(grounded.from);
   const { ok, unread } = readable(answer.earlier);
+  const withArguments = from.has('arguments');
+  // First only whether each stated value is offered (no key sets): most answers are grounded.
+  const sought = new SoughtKeys(values);
+  for (const call of ok) if (!sought.allFound) offeredKeys(resultOf(call), sought);
+  let argsUnread = false;
+  if (withArguments) {
+    for (const call of answer.earlier) {
+      if (!call.args.captured || call.args.parseError !== undefined) argsUnread = true;
+      else if (!sought.allFound) offeredKeys(call.args.value, sought);
+    }
+  }
+  const missing = sought.missing();
+  if (missing.length === 0) return PASSED;
   // One OfferedKeys per call, for the finding to name which call returned the nearest value.
   const perCall = ok.map((call) => {
     const keys = new OfferedKeys();
     offeredKeys(resultOf(call), keys);
     return { call, keys };
   });
-  const offered = perCall.map((entry) => entry.keys);
-  let argsUnread = false;
-  if (from.has('arguments')) {
-    const args = new OfferedKeys();
-    for (const call of answer.earlier) {
-      if (call.args.captured && call.args.parseError === undefined) offeredKeys(call.args.value, args);
-      else argsUnread = true;
-    }
-    offered.push(args);
-  }
-  const missing = values.filter(
-    (value) => !offered.some((keys) => keys.has(value.kind, value.key) || groundedAsOther(keys, value)),
-  );
-  if (missing.length === 0) return PASSED;
   const explained = missing.map((value) => explain(value, perCall));
   const reason = capList(
     explained.map((entry) => entry.text),
@@ -245,12 +250,6 @@ function groundedCheck(
   if (trajectory.calls.length === 0)
     return { status: 'fail', reason: `${reason}; no tool was called`, calls };
   return { status: 'fail', reason, calls };
-}
-
-/** A digit run read as an id may be a number field's value, an amount a bare number and back. */
-function groundedAsOther(keys: OfferedKeys, value: AnswerValue): boolean {
-  if (value.kind === 'id' && /^\d+$/.test(value.key)) return keys.has('number', value.key);
-  return false;
 }
 
 /** `id "R-7731" appears in no earlier tool result; nearest returned: "R-1001" (issue_refund, call call_3)`. */
@@ -291,9 +290,13 @@ function mentionsCheck(
   for (const call of ok)
     for (const hit of readPath(resultOf(call), mention.path))
       if (hit.value !== null && typeof hit.value !== 'object') returned.push({ call, value: hit.value });
-  const stated = answerValues(answer.text);
   const text = answer.text.toLowerCase();
-  for (const { value } of returned) if (states(text, stated, value)) return PASSED;
+  // The answer's values are scanned for only when a returned value is a number.
+  let stated: readonly AnswerValue[] | undefined;
+  for (const { value } of returned) {
+    if (typeof value === 'number') stated ??= answerValues(answer.text);
+    if (states(text, stated ?? NO_VALUES, value)) return PASSED;
+  }
   const what = `${mention.tool}'s ${mention.path}`;
   if (unread.length > 0)
     return {

@@ -5,6 +5,7 @@ import {
   answerValues,
   OfferedKeys,
   offeredKeys,
+  SoughtKeys,
 } from '../../src/evaluate/answer-values.js';
 
 /** A token the generator knows the truth of: its text, and the value it is (or none, for a word). */
@@ -144,6 +145,30 @@ describe('offeredKeys against the brute-force oracle', () => {
           expect(
             keys.has(found.kind, found.key) || (found.kind === 'id' && keys.has('number', found.key)),
           ).toBe(oracle);
+        },
+      ),
+    );
+  });
+
+  it('SoughtKeys finds just the stated values the offered keys hold (an id of digits held by a number too)', () => {
+    const token = fc.oneof(amount, prefixedId, number, digitRun, email, date, url, uuid);
+    fc.assert(
+      fc.property(
+        fc.array(fc.oneof(resultValue, token.map((t) => t.text)), { maxLength: 6 }),
+        fc.array(token, { maxLength: 5 }),
+        (values, tokens) => {
+          const stated = answerValues(tokens.map((t) => t.text).join(' and '));
+          const keys = new OfferedKeys();
+          offeredKeys({ fields: values }, keys);
+          const sought = new SoughtKeys(stated);
+          offeredKeys({ fields: values }, sought);
+          const oracle = stated.filter(
+            (value) =>
+              !keys.has(value.kind, value.key) &&
+              !(value.kind === 'id' && /^\d+$/.test(value.key) && keys.has('number', value.key)),
+          );
+          expect(sought.missing()).toEqual(oracle);
+          expect(sought.allFound).toBe(oracle.length === 0);
         },
       ),
     );
