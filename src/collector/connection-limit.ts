@@ -16,7 +16,6 @@
  * (logs, the next hop, listeners) are read from /proc/self/fd, which costs milliseconds, only
  * near the cap and at most once a second, with a margin left for files opened between readings.
  */
-import type { Socket } from 'node:net';
 import { openFileCount, openFileLimit } from './open-files.js';
 
 /** Which receiver a connection came to. */
@@ -36,6 +35,12 @@ export interface RequestProgress {
 /** An admitted connection, told of its requests so the idle ones can be told apart. */
 export interface AdmittedConnection {
   request(): RequestProgress;
+}
+
+/** What a connection is to the cap (a `net.Socket`): closed by `destroy()`, saying `close` once closed. */
+export interface Closable {
+  destroy(): void;
+  once(event: 'close', listener: () => void): unknown;
 }
 
 /** Where the open-file limit and count come from (the process's own, through /proc, by default). */
@@ -69,15 +74,16 @@ class Tracked implements AdmittedConnection {
   receiving = 0;
   working = 0;
   phase: Phase = 'idle';
-  since: number;
+  /** When it entered its phase, in the order of all such moves (ties broken, unlike a clock). */
+  entered: number;
   gone = false;
   constructor(
     readonly owner: ConnectionLimit,
-    readonly socket: Socket,
+    readonly socket: Closable,
     readonly receiver: ReceiverName,
-    now: number,
+    entered: number,
   ) {
-    this.since = now;
+    this.entered = entered;
   }
 
   request(): RequestProgress {
@@ -108,6 +114,7 @@ export class ConnectionLimit {
   private openCount = 0;
   private refusedCount = 0;
   private evictedCount = 0;
+  private moves = 0;
   private readonly perReceiver: Record<ReceiverName, number> = { http: 0, grpc: 0 };
   /** Evictable connections by receiver and phase, in the order they entered it: oldest first. */
   private readonly queues: Record<ReceiverName, Record<EvictedState, Set<Tracked>>> = {
@@ -133,7 +140,7 @@ export class ConnectionLimit {
    * Takes a newly accepted connection, closing the longest-idle ones when at the cap; or closes
    * it at once (counted) when none can be closed.
    */
-  admit(socket: Socket, receiver: ReceiverName): AdmittedConnection | undefined {
+  admit(socket: Closable, receiver: ReceiverName): AdmittedConnection | undefined {
     if (this.openCount >= NEAR * this.fileRoom() && this.now() - this.countedAt >= SAMPLE_MS)
       this.countFiles();
     const cap = this.capacity;
@@ -151,7 +158,7 @@ export class ConnectionLimit {
       this.evictedCount++;
       this.tell(() => this.events.onEvicted?.(victim.receiver, state));
     }
-    const tracked = new Tracked(this, socket, receiver, this.now());
+    const tracked = new Tracked(this, socket, receiver, this.moves++);
     this.openCount++;
     this.perReceiver[receiver]++;
     this.queues[receiver].idle.add(tracked);
@@ -189,7 +196,7 @@ export class ConnectionLimit {
     if (tracked.gone) return;
     if (tracked.phase !== 'working') this.queues[tracked.receiver][tracked.phase].delete(tracked);
     tracked.phase = tracked.working > 0 ? 'working' : tracked.receiving > 0 ? 'receiving' : 'idle';
-    tracked.since = this.now();
+    tracked.entered = this.moves++;
     if (tracked.phase !== 'working') this.queues[tracked.receiver][tracked.phase].add(tracked);
   }
 
@@ -201,7 +208,7 @@ export class ConnectionLimit {
       for (const other of RECEIVERS) {
         if (other !== receiver && this.perReceiver[other] <= share) continue;
         const first = this.queues[other][phase].values().next().value;
-        if (first !== undefined && (oldest === undefined || first.since < oldest.since)) oldest = first;
+        if (first !== undefined && (oldest === undefined || first.entered < oldest.entered)) oldest = first;
       }
       if (oldest !== undefined) return oldest;
     }
