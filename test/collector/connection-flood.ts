@@ -57,6 +57,13 @@ export class Flood {
   /** Connections the server closed. */
   closedByServer = 0;
 
+  /** With `reconnect`, each connection the server closes is opened again at once (a churning attacker). */
+  constructor(private readonly reconnect = false) {}
+
+  private reopen(wanted: Flood['wanted'][number]): void {
+    if (this.reconnect && !this.stopped) void this.fill(wanted);
+  }
+
   /** Opens `count` connections of `kind` to `address`, resolving once all are connected. */
   async add(address: Address, kind: AttackKind, count: number): Promise<void> {
     const wanted = { address, kind, count, held: new Set<unknown>() };
@@ -99,6 +106,7 @@ export class Flood {
       session.once('close', () => {
         wanted.held.delete(handle);
         if (this.open.delete(handle)) this.closedByServer++;
+        this.reopen(wanted);
       });
       await new Promise<void>((resolve) => {
         session.once('connect', () => resolve());
@@ -115,6 +123,7 @@ export class Flood {
       wanted.held.delete(socket);
       this.dribblers.delete(socket);
       if (this.open.delete(socket)) this.closedByServer++;
+      this.reopen(wanted);
     });
     await new Promise<void>((resolve) => {
       socket.once('connect', () => resolve());
