@@ -12,6 +12,7 @@ import {
   InMemorySpanExporter,
   type ReadableSpan,
   SimpleSpanProcessor,
+  type SpanExporter,
 } from '@opentelemetry/sdk-trace-base';
 
 export interface Address {
@@ -144,37 +145,45 @@ export class Flood {
   }
 }
 
-/** One agent trace from the real SDK: an `invoke_agent` root and one tool call. */
+/** One agent trace from the real SDK: an `invoke_agent` root. */
 export function agentTrace(): ReadableSpan[] {
   const memory = new InMemorySpanExporter();
   const local = new BasicTracerProvider({ spanProcessors: [new SimpleSpanProcessor(memory)] });
-  const tracer = local.getTracer('flood-test');
-  const root = tracer.startSpan('invoke_agent support', {
+  const root = local.getTracer('flood-test').startSpan('invoke_agent support', {
     attributes: { 'gen_ai.operation.name': 'invoke_agent', 'gen_ai.agent.name': 'support' },
   });
   root.end();
   return memory.getFinishedSpans().slice();
 }
 
-/**
- * Exports one trace with a new real OTLP exporter (http/protobuf or gRPC), so it needs a new
- * connection; resolves with the result code (0 success) and how long the export took.
- */
-export async function timedExport(
-  protocol: 'http' | 'grpc',
-  address: string,
-): Promise<{ code: number; ms: number; error?: string }> {
+/** A real OTLP exporter, http/protobuf to `http://host:port` or gRPC to `host:port`. */
+export function otlpExporter(protocol: 'http' | 'grpc', address: string): SpanExporter {
   const timeoutMillis = 10_000;
-  const exporter =
-    protocol === 'http'
-      ? new ProtobufExporter({ url: `${address}/v1/traces`, timeoutMillis })
-      : new GrpcExporter({ url: `http://${address}`, timeoutMillis });
+  return protocol === 'http'
+    ? new ProtobufExporter({ url: `${address}/v1/traces`, timeoutMillis })
+    : new GrpcExporter({ url: `http://${address}`, timeoutMillis });
+}
+
+/** Exports one trace with `exporter`; resolves with the result code (0 success) and how long it took. */
+export async function timedExport(
+  exporter: SpanExporter,
+): Promise<{ code: number; ms: number; error?: string }> {
   const spans = agentTrace();
   const started = performance.now();
   const result = await new Promise<{ code: number; error?: Error }>((resolve) =>
     exporter.export(spans, resolve),
   );
   const ms = performance.now() - started;
-  await exporter.shutdown().catch(() => undefined);
   return { code: result.code, ms, ...(result.error && { error: result.error.message }) };
+}
+
+/** {@link timedExport} with a new exporter, so on a new connection, shut down after. */
+export async function timedNewExport(
+  protocol: 'http' | 'grpc',
+  address: string,
+): Promise<{ code: number; ms: number; error?: string }> {
+  const exporter = otlpExporter(protocol, address);
+  const result = await timedExport(exporter);
+  await exporter.shutdown().catch(() => undefined);
+  return result;
 }
