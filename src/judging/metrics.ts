@@ -82,12 +82,12 @@ export class ToolpathMetrics {
     });
     this.refused = meter.createCounter('toolpath.connections.refused', {
       description:
-        'Connections closed as soon as accepted because the cap (limits.maxConnections, or less under the open-file limit) was reached and none could be closed to make room, by receiver.',
+        'Connections closed as soon as accepted: the connection cap was reached and none could be closed to make room, by receiver.',
       unit: '{connection}',
     });
     this.connectionsEvicted = meter.createCounter('toolpath.connections.evicted', {
       description:
-        'Connections closed, longest idle first, to make room for a new one at the cap (limits.maxConnections, or less under the open-file limit), by receiver and state: idle (no request in flight) or receiving (a request still arriving).',
+        'Connections closed, longest idle first, to make room for a new one at the connection cap (limits.maxConnections or the open-file limit), by receiver and state (idle, receiving).',
       unit: '{connection}',
     });
     this.storageDamage = meter.createCounter('toolpath.storage.damaged', {
