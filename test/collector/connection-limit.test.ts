@@ -6,6 +6,7 @@
 import { EventEmitter } from 'node:events';
 import { existsSync, readFileSync } from 'node:fs';
 import { connect, createServer, type Socket } from 'node:net';
+import type { SpanExporter } from '@opentelemetry/sdk-trace-base';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import {
@@ -14,7 +15,11 @@ import {
   type ReceiverName,
   type RequestProgress,
 } from '../../src/collector/connection-limit.js';
+import { startGrpcReceiver } from '../../src/collector/grpc-receiver.js';
+import { type RunningReceiver, startHttpReceiver } from '../../src/collector/http-receiver.js';
+import type { TraceIngest } from '../../src/collector/ingest.js';
 import { openFileCount, openFileLimit, parseOpenFileLimit } from '../../src/collector/open-files.js';
+import { addressOf, closedWithin, otlpExporter, rawSocket, timedExport } from './connection-flood.js';
 
 /** A connection as the cap sees one: `destroy()` closes it, and it says `close` a tick later, as a socket does. */
 class Connection extends EventEmitter {
@@ -173,6 +178,47 @@ describe('ConnectionLimit', () => {
     for (const client of clients) client.destroy();
     await new Promise((resolve) => server.close(resolve));
   });
+});
+
+describe('ConnectionLimit with the receivers', () => {
+  it('never closes a connection whose request waits for its answer, and closes it for room once answered', async () => {
+    let commit = () => {};
+    const committed = new Promise<void>((resolve) => {
+      commit = resolve;
+    });
+    const ingest: TraceIngest = { ingest: () => ({ kind: 'accepted', committed }), ready: () => true };
+    const limit = new ConnectionLimit(2, {}, noFiles);
+    const options = { host: '127.0.0.1', port: 0, ingest, maxRequestBytes: 1 << 20, connections: limit };
+    const receivers = [await startHttpReceiver(options), await startGrpcReceiver(options)];
+    const [httpReceiver, grpcReceiver] = receivers as [RunningReceiver, RunningReceiver];
+    const exporters = [
+      otlpExporter('http', httpReceiver.url),
+      otlpExporter('grpc', `127.0.0.1:${grpcReceiver.port}`),
+    ];
+    try {
+      // Both exports wait for the commit: the cap is full of connections waiting for answers.
+      const exports = exporters.map((exporter) => timedExport(exporter));
+      while (limit.open < 2) await new Promise((resolve) => setTimeout(resolve, 10));
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      for (const address of [httpReceiver.url, `127.0.0.1:${grpcReceiver.port}`]) {
+        const refused = await rawSocket(addressOf(address));
+        await closedWithin(refused.closed, 5_000);
+      }
+      expect([limit.refused, limit.evicted]).toEqual([2, 0]);
+      commit();
+      for (const result of await Promise.all(exports)) expect(result.code).toBe(0);
+      // Answered, they are idle: a new connection closes the one on its own port for room.
+      const extra = await rawSocket(addressOf(httpReceiver.url));
+      while (limit.evicted === 0) await new Promise((resolve) => setTimeout(resolve, 10));
+      expect([limit.refused, limit.evicted, limit.open]).toEqual([2, 1, 2]);
+      extra.socket.destroy();
+      // The HTTP exporter's connection was closed; it exports again on a new one.
+      expect((await timedExport(exporters[0] as SpanExporter)).code).toBe(0);
+    } finally {
+      for (const exporter of exporters) await exporter.shutdown().catch(() => undefined);
+      for (const receiver of receivers) await receiver.close();
+    }
+  }, 30_000);
 });
 
 describe('open files from /proc', () => {
