@@ -110,7 +110,7 @@ export function startupText(service: RunningService, config: AdapterConfig, conf
   const { connections } = service;
   if (connections.capacity < connections.max)
     lines.push(
-      `  connections at most ${connections.capacity} open: the open-file limit ${connections.openFileLimit} leaves no room for limits.maxConnections (${connections.max})`,
+      `  connections at most ${connections.capacity} open: what the open-file limit ${connections.openFileLimit} leaves, under limits.maxConnections (${connections.max})`,
     );
   const storage = service.adapter.stats().storage;
   if (storage) {

@@ -12,7 +12,8 @@
  * a missing or wrong bearer token UNAUTHENTICATED.
  *
  * Connections are accepted by a listener of our own and handed to grpc-js (its connection
- * injector), so they can be counted against `limits.maxConnections`; one with no call in flight
+ * injector), so they can be counted against the connection cap, which an interceptor tells of
+ * each call (arriving, then being answered, then done); one with no call in flight
  * for the idle timeout is closed by grpc-js (`grpc.max_connection_idle_ms`, which also closes a
  * socket that never sends the HTTP/2 preface), and one whose call stops arriving is closed here.
  */
