@@ -8,6 +8,7 @@
 import { execFileSync } from 'node:child_process';
 import type { SpanExporter } from '@opentelemetry/sdk-trace-base';
 import { afterEach, describe, expect, it } from 'vitest';
+import { freePort } from '../helpers/free-port.js';
 import { type ServeProcess, startServe } from '../helpers/serve-process.js';
 import { addressOf, Flood, otlpExporter, timedExport, timedNewExport } from './connection-flood.js';
 
@@ -52,12 +53,14 @@ afterEach(async () => {
   flood = undefined;
 });
 
-const config = (maxConnections?: number) => `receivers:
+const config = (maxConnections?: number, metricsPort?: number) => `receivers:
   otlp:
     http: { endpoint: "127.0.0.1:0" }
     grpc: { endpoint: "127.0.0.1:0" }
   idleTimeout: 5m
-${maxConnections === undefined ? '' : `limits: { maxConnections: ${maxConnections} }\n`}`;
+${maxConnections === undefined ? '' : `limits: { maxConnections: ${maxConnections} }\n`}${
+  metricsPort === undefined ? '' : `metrics: { prometheus: { endpoint: "127.0.0.1:${metricsPort}" } }\n`
+}`;
 
 /**
  * Exports over both protocols `ROUNDS` times, the flood refilled before each: with a new exporter
@@ -98,7 +101,8 @@ function closedToMakeRoom(stdout: string): number {
 
 describe('toolpath serve under a connection flood', () => {
   it(`answers real exporters within ${PROMISE_MS} ms past limits.maxConnections (idle, dribbling, stalled)`, async () => {
-    serve = await startServe(config(SIZE.cap), {}, { bundled: true });
+    const metricsPort = await freePort();
+    serve = await startServe(config(SIZE.cap, metricsPort), {}, { bundled: true });
     const http = addressOf(serve.httpUrl);
     const grpc = addressOf(serve.grpcAddress);
     await exportBeforeFlood(serve);
@@ -111,6 +115,17 @@ describe('toolpath serve under a connection flood', () => {
     const times = await exportsDuringFlood(serve, flood);
     console.info(`export times under a flood past maxConnections (ms): ${times.join(', ')}`);
     for (const ms of times) expect(ms).toBeLessThan(PROMISE_MS);
+    // Counted by port and by what the connection closed was doing.
+    const scraped = await (await fetch(`http://127.0.0.1:${metricsPort}/metrics`)).text();
+    const evicted = (receiver: string, state: string) =>
+      scraped
+        .split('\n')
+        .filter((line) => line.startsWith('toolpath_connections_evicted_total{'))
+        .filter((line) => line.includes(`toolpath_receiver="${receiver}"`))
+        .filter((line) => line.includes(`toolpath_connection_state="${state}"`))
+        .reduce((sum, line) => sum + Number(line.split(' ').at(-1)), 0);
+    expect(evicted('http', 'idle'), scraped).toBeGreaterThan(0);
+    expect(evicted('grpc', 'idle'), scraped).toBeGreaterThan(0);
     flood.stop();
     expect(await serve.stop()).toBe(0);
     // At or over the cap, refilled: each exporter's connection made room, and so did what was over.
