@@ -107,6 +107,11 @@ export function startupText(service: RunningService, config: AdapterConfig, conf
   }
   if (service.grpcAddress) lines.push(`  OTLP/gRPC  ${service.grpcAddress}`);
   if (service.metricsUrl) lines.push(`  metrics    ${service.metricsUrl}`);
+  const { connections } = service;
+  if (connections.capacity < connections.max)
+    lines.push(
+      `  connections at most ${connections.capacity} open: what the open-file limit ${connections.openFileLimit} leaves, under limits.maxConnections (${connections.max})`,
+    );
   const storage = service.adapter.stats().storage;
   if (storage) {
     const cut =
@@ -171,6 +176,10 @@ export function stopLine(service: RunningService): string {
     return count > 0 ? [`${count} ${item}${count === 1 ? '' : 's'} (${why})`] : [];
   });
   if (dropped.length > 0) parts.push(`dropped: ${dropped.join(', ')}`);
+  if (service.connections.evicted > 0)
+    parts.push(
+      `closed ${service.connections.evicted} connections, longest idle first, to make room (limits.maxConnections or the open-file limit)`,
+    );
   if (service.connections.refused > 0)
     parts.push(`refused ${service.connections.refused} connections over limits.maxConnections`);
   if (stats.storage && stats.storage.keptForRestart > 0)

@@ -12,13 +12,15 @@
  * a missing or wrong bearer token UNAUTHENTICATED.
  *
  * Connections are accepted by a listener of our own and handed to grpc-js (its connection
- * injector), so they can be counted against `limits.maxConnections`; one with no call in flight
+ * injector), so they can be counted against the connection cap, which an interceptor tells of
+ * each call (arriving, then being answered, then done); one with no call in flight
  * for the idle timeout is closed by grpc-js (`grpc.max_connection_idle_ms`, which also closes a
  * socket that never sends the HTTP/2 preface), and one whose call stops arriving is closed here.
  */
 import { createServer, type Server as NetServer, type Socket } from 'node:net';
 import * as grpc from '@grpc/grpc-js';
 import { diag } from '@opentelemetry/api';
+import type { AdmittedConnection } from './connection-limit.js';
 import {
   decodeExportTraceProtobuf,
   decodeExportTraceResponse,
@@ -76,8 +78,11 @@ const CLOSE_GRACE_MS = 5000;
  */
 export function startGrpcReceiver(options: ReceiverOptions): Promise<RunningReceiver> {
   const idleMs = options.idleTimeoutMs ?? DEFAULT_IDLE_TIMEOUT_MS;
-  /** Open connections by peer (`host:port`, as a call names it), to close one whose call stalled. */
-  const sockets = new Map<string, Socket>();
+  /**
+   * Open connections by peer (`host:port`, as a call names it), to close one whose call stalled
+   * and to tell the connection cap which are idle.
+   */
+  const sockets = new Map<string, Peer>();
   const server = new grpc.Server({
     'grpc.max_receive_message_length': options.maxRequestBytes,
     'grpc.max_connection_idle_ms': idleMs,
@@ -101,9 +106,10 @@ export function startGrpcReceiver(options: ReceiverOptions): Promise<RunningRece
   });
   const injector = server.createConnectionInjector(grpc.ServerCredentials.createInsecure());
   const listener = createServer((socket) => {
-    if (options.connections && !options.connections.admit(socket, 'grpc')) return;
+    const connection = options.connections?.admit(socket, 'grpc');
+    if (options.connections && !connection) return;
     const peer = `${socket.remoteAddress}:${socket.remotePort}`;
-    sockets.set(peer, socket);
+    sockets.set(peer, { socket, ...(connection && { connection }) });
     socket.once('close', () => sockets.delete(peer));
     injector.injectConnection(socket);
   });
@@ -127,26 +133,38 @@ export function startGrpcReceiver(options: ReceiverOptions): Promise<RunningRece
  * `idleMs` after it started: grpc-js answers such a call only when the client sets a deadline,
  * and even then keeps the stream, and so the connection, for as long as the client does.
  */
-function closeStalled(idleMs: number, sockets: ReadonlyMap<string, Socket>): grpc.ServerInterceptor {
-  return (_method, call) =>
-    new grpc.ServerInterceptingCall(call, {
+function closeStalled(idleMs: number, sockets: ReadonlyMap<string, Peer>): grpc.ServerInterceptor {
+  return (_method, call) => {
+    const peer = sockets.get(call.getPeer());
+    // The connection cap sees the call as arriving until its half-close, then as being answered.
+    const progress = peer?.connection?.request();
+    return new grpc.ServerInterceptingCall(call, {
       start: (next) => {
         const timer = setTimeout(() => {
           const details = `the request did not arrive within receivers.idleTimeout (${idleMs} ms)`;
           call.sendStatus({ code: grpc.status.DEADLINE_EXCEEDED, details, metadata: new grpc.Metadata() });
-          sockets.get(call.getPeer())?.destroy();
+          peer?.socket.destroy();
         }, idleMs);
         timer.unref();
         const listener = new grpc.ServerListenerBuilder()
           .withOnReceiveHalfClose((done) => {
             clearTimeout(timer);
+            progress?.received();
             done();
           })
-          .withOnCancel(() => clearTimeout(timer))
+          .withOnCancel(() => {
+            clearTimeout(timer);
+            progress?.done();
+          })
           .build();
         next(listener);
       },
+      sendStatus: (status, next) => {
+        progress?.done();
+        next(status);
+      },
     });
+  };
 }
 
 /** The answer to one Export call: a response, or the error to fail it with. */
@@ -208,12 +226,18 @@ function asBuffer(bytes: Uint8Array): Buffer {
   return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
 }
 
-function closeServer(server: grpc.Server, listener: NetServer, sockets: Map<string, Socket>): Promise<void> {
+/** An open connection: its socket, and its place under the connection cap when there is one. */
+interface Peer {
+  socket: Socket;
+  connection?: AdmittedConnection;
+}
+
+function closeServer(server: grpc.Server, listener: NetServer, sockets: Map<string, Peer>): Promise<void> {
   listener.close();
   return new Promise((resolve) => {
     const force = setTimeout(() => {
       server.forceShutdown();
-      for (const socket of sockets.values()) socket.destroy();
+      for (const { socket } of sockets.values()) socket.destroy();
       resolve();
     }, CLOSE_GRACE_MS);
     force.unref();

@@ -1,6 +1,8 @@
 import http from 'node:http';
+import type { Socket } from 'node:net';
 import zlib from 'node:zlib';
 import { diag } from '@opentelemetry/api';
+import type { AdmittedConnection } from './connection-limit.js';
 import { type DecodeResult, decodeOtlpJsonText } from './otlp-json.js';
 import { decodeExportTraceProtobuf, encodeExportTraceResponse, type PartialSuccess } from './otlp-proto.js';
 import {
@@ -53,7 +55,21 @@ export function startHttpReceiver(options: ReceiverOptions): Promise<RunningRece
   server.keepAliveTimeout = idleMs;
   server.timeout = idleMs;
   const { connections } = options;
-  if (connections) server.on('connection', (socket) => connections.admit(socket, 'http'));
+  if (connections) {
+    const admitted = new WeakMap<Socket, AdmittedConnection>();
+    server.on('connection', (socket: Socket) => {
+      const connection = connections.admit(socket, 'http');
+      if (connection) admitted.set(socket, connection);
+    });
+    // A connection is idle between requests (and while headers dribble in); one whose body is
+    // still arriving is next to be closed for room; one waiting for its answer is not.
+    server.on('request', (req: http.IncomingMessage, res: http.ServerResponse) => {
+      const progress = admitted.get(req.socket)?.request();
+      if (!progress) return;
+      req.once('end', progress.received);
+      res.once('close', progress.done);
+    });
+  }
   return new Promise((resolve, reject) => {
     server.once('error', reject);
     server.listen(options.port, options.host, () => {

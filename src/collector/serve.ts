@@ -28,7 +28,7 @@ import { type Report, scenarioLabel } from '../model/report.js';
 import { parseScenario, type Scenario } from '../scenario/scenario.js';
 import { TraceAdapter } from './adapter.js';
 import type { AdapterConfig } from './config.js';
-import { ConnectionLimit } from './connection-limit.js';
+import { type ConnectionEvents, ConnectionLimit } from './connection-limit.js';
 import { DEFAULT_SCENARIO } from './default-scenario.js';
 import { startGrpcReceiver } from './grpc-receiver.js';
 import { startHttpReceiver } from './http-receiver.js';
@@ -66,7 +66,7 @@ export interface RunningService {
   scenarios: readonly Scenario[];
   /** What could not be delivered or kept (findings, spans, report lines), by what and why. */
   losses: Losses;
-  /** Connections over both receivers, and those refused over `limits.maxConnections`. */
+  /** Connections over both receivers, those closed to make room, and those refused. */
   connections: ConnectionLimit;
   /** Durable mode's folder, when configured. */
   storageDirectory?: string;
@@ -154,10 +154,11 @@ async function startLocked(
   // The ports are bound first and answer "unavailable" until the adapter is made: a second
   // process on the same ports fails before it reads (or judges) anything of the storage folder.
   let adapter: TraceAdapter | undefined;
-  let meteredRefusal: ((receiver: 'http' | 'grpc') => void) | undefined;
-  const connections = new ConnectionLimit(config.limits.maxConnections, (receiver) =>
-    meteredRefusal?.(receiver),
-  );
+  let metered: ConnectionEvents = {};
+  const connections = new ConnectionLimit(config.limits.maxConnections, {
+    onRefused: (receiver) => metered.onRefused?.(receiver),
+    onEvicted: (receiver, state) => metered.onEvicted?.(receiver, state),
+  });
   const gate: TraceIngest = {
     ingest: (decoded, raw) => adapter?.ingest(decoded, raw) ?? STARTING,
     ready: () => adapter?.ready() ?? false,
@@ -240,7 +241,11 @@ async function startLocked(
     throw error;
   }
   const started = adapter;
-  meteredRefusal = (receiver) => started.judge.sinks.metrics.recordRefusedConnection(receiver);
+  const { metrics } = started.judge.sinks;
+  metered = {
+    onRefused: (receiver) => metrics.recordRefusedConnection(receiver),
+    onEvicted: (receiver, state) => metrics.recordEvictedConnection(receiver, state),
+  };
 
   const service: RunningService = {
     adapter: started,

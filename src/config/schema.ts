@@ -136,7 +136,8 @@ const serveLimitsSchema = adapterLimitsSchema.extend({
     .default(20 * MiB)
     .meta({ description: 'An export request larger than this (after decompression) is refused (413).' }),
   maxConnections: count().default(1_000).meta({
-    description: "Open connections over both receivers; keep it below the process's open-file limit.",
+    description:
+      'Open connections over both receivers (fewer if the open-file limit leaves less room); at the cap a new one closes the longest-idle one.',
   }),
 });
 

@@ -34,6 +34,7 @@ export class ToolpathMetrics {
   private readonly sampled: Counter;
   private readonly errors: Counter;
   private readonly refused: Counter;
+  private readonly connectionsEvicted: Counter;
   private readonly conversationsEvicted: Counter;
   private readonly storageDamage: Counter;
 
@@ -81,7 +82,12 @@ export class ToolpathMetrics {
     });
     this.refused = meter.createCounter('toolpath.connections.refused', {
       description:
-        'Connections closed as soon as accepted because limits.maxConnections were open, by receiver.',
+        'Connections closed as soon as accepted: the connection cap was reached and none could be closed to make room, by receiver.',
+      unit: '{connection}',
+    });
+    this.connectionsEvicted = meter.createCounter('toolpath.connections.evicted', {
+      description:
+        'Connections closed, longest idle first, to make room for a new one at the connection cap (limits.maxConnections or the open-file limit), by receiver and state (idle, receiving).',
       unit: '{connection}',
     });
     this.storageDamage = meter.createCounter('toolpath.storage.damaged', {
@@ -99,6 +105,13 @@ export class ToolpathMetrics {
   /** A connection refused over the adapter's connection cap. */
   recordRefusedConnection(receiver: string): void {
     guarded(() => this.refused.add(1, { 'toolpath.receiver': receiver }));
+  }
+
+  /** A connection closed to make room for a new one at the connection cap. */
+  recordEvictedConnection(receiver: string, state: string): void {
+    guarded(() =>
+      this.connectionsEvicted.add(1, { 'toolpath.receiver': receiver, 'toolpath.connection.state': state }),
+    );
   }
 
   /** A conversation let go before it went idle. */

@@ -70,12 +70,12 @@ export interface ServeProcess {
 /**
  * Starts `toolpath serve --config` on `yaml` (receivers on free loopback ports unless it says
  * otherwise), with `files` (scenarios) written beside it first, and resolves once it has said
- * where it listens.
+ * where it listens. `openFiles` runs it under that open-file limit (`prlimit`, Linux).
  */
 export async function startServe(
   yaml: string,
   files: Record<string, string> = {},
-  options: { bundled?: boolean } = {},
+  options: { bundled?: boolean; openFiles?: number } = {},
 ): Promise<ServeProcess> {
   const dir = temporaryDir('toolpath-serve-process-');
   for (const [name, text] of Object.entries(files)) writeFileSync(join(dir, name), text);
@@ -85,9 +85,10 @@ export async function startServe(
     : 'receivers:\n  otlp:\n    http: { endpoint: "127.0.0.1:0" }\n    grpc: { endpoint: "127.0.0.1:0" }\n';
   writeFileSync(config, `${receivers}${yaml}`);
   const command = options.bundled ? [bundledBin()] : ['--import', 'tsx', BIN];
-  const child = spawn(process.execPath, [...command, 'serve', '--config', config], {
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
+  const argv = [process.execPath, ...command, 'serve', '--config', config];
+  // An open-file limit of the test's choosing (soft and hard), as `ulimit -n` would set it.
+  if (options.openFiles !== undefined) argv.unshift('prlimit', `--nofile=${options.openFiles}`, '--');
+  const child = spawn(argv[0] as string, argv.slice(1), { stdio: ['ignore', 'pipe', 'pipe'] });
   running.push(child);
   let out = '';
   let err = '';
