@@ -1,0 +1,99 @@
+/**
+ * Where arguments came from: `grounding` rules for an argument that, in every call of its tool
+ * in every good run, equalled a field of a successful result of a call causally before it (the
+ * same field of the same tool each time).
+ */
+import type { ToolCall, Trajectory } from '../model/trajectory.js';
+import { scalarKey } from '../scenario/json-path.js';
+import { type LeafTally, leavesOf } from './leaves.js';
+import type { SuggestedRule, Supported } from './rules.js';
+import { compareText } from './runs.js';
+
+type GroundingRule = Extract<SuggestedRule, { kind: 'grounding' }>;
+
+/** One field of a result, ready to be matched. */
+interface Held {
+  call: ToolCall;
+  source: string;
+}
+
+/**
+ * The grounding rules every call of every run bears out. Support: the runs that called the tool.
+ * Sorted by tool, path, source tool, source path.
+ */
+export function mineGrounding(trajectories: readonly Trajectory[], tally: LeafTally): Supported<GroundingRule>[] {
+  // Per `tool\0path`, the sources every call so far had; per tool, the runs that called it.
+  const sources = new Map<string, Set<string> | null>();
+  const support = new Map<string, number>();
+  const looked = new Set<string>();
+  for (const trajectory of trajectories) {
+    const held = resultIndex(trajectory, tally);
+    const seen = new Set<string>();
+    for (const call of trajectory.calls) {
+      if (!seen.has(call.tool)) {
+        seen.add(call.tool);
+        support.set(call.tool, (support.get(call.tool) ?? 0) + 1);
+      }
+      const found = new Map<string, Set<string>>();
+      for (const leaf of leavesOf(call.args, tally)) {
+        const holders = held.get(scalarKey(leaf.value) as string) ?? [];
+        const from = new Set<string>();
+        for (const holder of holders) if (trajectory.happensBefore(holder.call, call)) from.add(holder.source);
+        found.set(`${call.tool}\u0000${leaf.path}`, from);
+      }
+      narrow(sources, call.tool, found, !looked.has(call.tool));
+      looked.add(call.tool);
+    }
+  }
+  const rules: Supported<GroundingRule>[] = [];
+  for (const [target, from] of sources) {
+    if (!from) continue;
+    const [tool, path] = target.split('\u0000') as [string, string];
+    for (const source of from) {
+      const [fromTool, fromPath] = source.split('\u0000') as [string, string];
+      rules.push({
+        rule: { kind: 'grounding', tool, path, from: { tool: fromTool, path: fromPath } },
+        support: support.get(tool) ?? 0,
+      });
+    }
+  }
+  return rules.sort((a, b) => compareText(ruleKey(a.rule), ruleKey(b.rule)));
+}
+
+/** Keeps, per argument path of `tool`, the sources this call had too; a path the call lacks is dropped for good. */
+function narrow(
+  sources: Map<string, Set<string> | null>,
+  tool: string,
+  found: Map<string, Set<string>>,
+  first: boolean,
+): void {
+  const prefix = `${tool}\u0000`;
+  for (const [target, from] of sources) {
+    if (!target.startsWith(prefix) || !from) continue;
+    const now = found.get(target);
+    if (!now) sources.set(target, null);
+    else for (const source of from) if (!now.has(source)) from.delete(source);
+  }
+  // A path first seen on a later call was missing from an earlier one.
+  for (const [target, from] of found) if (!sources.has(target)) sources.set(target, first ? from : null);
+}
+
+/** The string and number fields of every successful result, by value. */
+function resultIndex(trajectory: Trajectory, tally: LeafTally): Map<string, Held[]> {
+  const index = new Map<string, Held[]>();
+  for (const call of trajectory.calls) {
+    if (call.outcome.status !== 'ok') continue;
+    for (const leaf of leavesOf(call.result, tally)) {
+      const key = scalarKey(leaf.value) as string;
+      const entry = { call, source: `${call.tool}\u0000${leaf.path}` };
+      const list = index.get(key);
+      if (list) list.push(entry);
+      else index.set(key, [entry]);
+    }
+  }
+  return index;
+}
+
+function ruleKey(rule: GroundingRule): string {
+  return [rule.tool, rule.path, rule.from.tool, rule.from.path].join('\u0000');
+}
