@@ -49,7 +49,7 @@ export function mineGrounding(trajectories: readonly Trajectory[], tally: LeafTa
   for (const [target, from] of sources) {
     if (!from) continue;
     const [tool, path] = target.split('\u0000') as [string, string];
-    for (const source of from) {
+    for (const source of sameNamed(path, from)) {
       const [fromTool, fromPath] = source.split('\u0000') as [string, string];
       rules.push({
         rule: { kind: 'grounding', tool, path, from: { tool: fromTool, path: fromPath } },
@@ -58,6 +58,20 @@ export function mineGrounding(trajectories: readonly Trajectory[], tally: LeafTa
     }
   }
   return rules.sort((a, b) => compareText(ruleKey(a.rule), ruleKey(b.rule)));
+}
+
+/**
+ * The sources whose field has the argument's name (`amount` from `amount`), when some has: a
+ * field of another name that held the same value (a `maxAmount` of 40) is most often chance.
+ */
+function sameNamed(path: string, sources: ReadonlySet<string>): string[] {
+  const name = lastSegment(path);
+  const named = [...sources].filter((source) => lastSegment(source.split('\u0000')[1] as string) === name);
+  return named.length > 0 ? named : [...sources];
+}
+
+function lastSegment(path: string): string {
+  return path.slice(path.lastIndexOf('.') + 1);
 }
 
 /** Keeps, per argument path of `tool`, the sources this call had too; a path the call lacks is dropped for good. */

@@ -77,8 +77,7 @@ export function suggestScenarios(
     // Reduced after the check: only pairs that really held may stand for the pairs they imply.
     const before = new Set(reduceBefore(held.filter(isBefore)));
     const kept = held.filter((supported) => !isBefore(supported) || before.has(supported));
-    const empty = scenarioOf(group, []);
-    const groupBad = bad.filter((run) => appliesTo(empty, run.trajectory));
+    const groupBad = bad.filter((run) => appliesTo(group, run.trajectory));
     for (const run of groupBad) matched.add(run);
     const rules = kept.map((supported): RuleSuggestion => {
       const scenario = scenarioOf(group, [supported.rule]);
