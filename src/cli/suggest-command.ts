@@ -72,7 +72,9 @@ export async function suggestCommand(args: readonly string[], io: CliIO): Promis
   const bad = toRuns(badInputs.inputs);
   if (errors.length > 0) {
     for (const error of errors) io.stderr(`toolpath suggest: ${formatInputError(error)}\n`);
-    io.stderr('toolpath suggest: nothing suggested: a rule mined from part of the runs could fail the others\n');
+    io.stderr(
+      'toolpath suggest: nothing suggested: a rule mined from part of the runs could fail the others\n',
+    );
     return 2;
   }
   if (good.length === 0) {
@@ -91,10 +93,14 @@ export async function suggestCommand(args: readonly string[], io: CliIO): Promis
       `toolpath suggest: ${suggestions.truncatedValues} arguments or results had more fields than are mined; their other fields were not\n`,
     );
   for (const run of suggestions.unmatchedBad)
-    io.stderr(`toolpath suggest: bad run ${name(run)}: no good run of its root agent, so no scenario applies to it\n`);
+    io.stderr(
+      `toolpath suggest: bad run ${name(run)}: no good run of its root agent, so no scenario applies to it\n`,
+    );
   for (const agent of suggestions.agents)
     for (const run of agent.uncaught)
-      io.stderr(`toolpath suggest: bad run ${name(run)}: no suggested rule fails it; write that rule by hand\n`);
+      io.stderr(
+        `toolpath suggest: bad run ${name(run)}: no suggested rule fails it; write that rule by hand\n`,
+      );
   return 0;
 }
 

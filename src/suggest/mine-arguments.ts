@@ -40,7 +40,12 @@ export function mineArguments(
       if (!keys) {
         constant.set(
           call.tool,
-          new Map(Object.keys(args).map((key) => [key, { text: canonicalJson(args[key] as JsonValue), value: args[key] as JsonValue }])),
+          new Map(
+            Object.keys(args).map((key) => [
+              key,
+              { text: canonicalJson(args[key] as JsonValue), value: args[key] as JsonValue },
+            ]),
+          ),
         );
         continue;
       }

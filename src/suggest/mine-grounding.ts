@@ -21,7 +21,10 @@ interface Held {
  * The grounding rules every call of every run bears out. Support: the runs that called the tool.
  * Sorted by tool, path, source tool, source path.
  */
-export function mineGrounding(trajectories: readonly Trajectory[], tally: LeafTally): Supported<GroundingRule>[] {
+export function mineGrounding(
+  trajectories: readonly Trajectory[],
+  tally: LeafTally,
+): Supported<GroundingRule>[] {
   // Per `tool\0path`, the sources every call so far had; per tool, the runs that called it.
   const sources = new Map<string, Set<string> | null>();
   const support = new Map<string, number>();
@@ -38,7 +41,8 @@ export function mineGrounding(trajectories: readonly Trajectory[], tally: LeafTa
       for (const leaf of leavesOf(call.args, tally)) {
         const holders = held.get(scalarKey(leaf.value) as string) ?? [];
         const from = new Set<string>();
-        for (const holder of holders) if (trajectory.happensBefore(holder.call, call)) from.add(holder.source);
+        for (const holder of holders)
+          if (trajectory.happensBefore(holder.call, call)) from.add(holder.source);
         found.set(`${call.tool}\u0000${leaf.path}`, from);
       }
       narrow(sources, call.tool, found, !looked.has(call.tool));

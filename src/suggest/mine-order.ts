@@ -47,7 +47,9 @@ export function mineBefore(trajectories: readonly Trajectory[]): Supported<Befor
 /** Every run that called `after` called `before` too: a run with no `before` call at all breaks the pair. */
 function calledEverywhere(trajectories: readonly Trajectory[], before: string, after: string): boolean {
   return trajectories.every(
-    (trajectory) => !trajectory.calls.some((call) => call.tool === after) || trajectory.calls.some((call) => call.tool === before),
+    (trajectory) =>
+      !trajectory.calls.some((call) => call.tool === after) ||
+      trajectory.calls.some((call) => call.tool === before),
   );
 }
 
@@ -94,7 +96,9 @@ function key(before: string, after: string): string {
 export function mineTerminal(trajectories: readonly Trajectory[]): Supported<SuggestedRule>[] {
   if (trajectories.length === 0) return [];
   const [first, ...rest] = trajectories.map(terminalTools);
-  const common = [...(first ?? [])].filter((tool) => rest.every((tools) => tools.has(tool))).sort(compareText);
+  const common = [...(first ?? [])]
+    .filter((tool) => rest.every((tools) => tools.has(tool)))
+    .sort(compareText);
   return common.map((tool) => ({ rule: { kind: 'order.terminal', tool }, support: trajectories.length }));
 }
 

@@ -36,16 +36,24 @@ export function mineTools(
   const runs = trajectories.length;
   const counts = callCounts(trajectories);
   const rules: Supported<SuggestedRule>[] = [];
-  if (counts.size > 0) rules.push({ rule: { kind: 'tools.allowed', tools: [...counts.keys()] }, support: runs });
+  if (counts.size > 0)
+    rules.push({ rule: { kind: 'tools.allowed', tools: [...counts.keys()] }, support: runs });
   for (const [tool, perRun] of counts)
-    if (perRun.every((count) => count > 0)) rules.push({ rule: { kind: 'tools.required', tool }, support: runs });
+    if (perRun.every((count) => count > 0))
+      rules.push({ rule: { kind: 'tools.required', tool }, support: runs });
   for (const [tool, perRun] of counts) {
     const support = perRun.filter((count) => count > 0).length;
-    rules.push({ rule: { kind: 'tools.counts', tool, max: withMargin(Math.max(...perRun), marginPercent) }, support });
+    rules.push({
+      rule: { kind: 'tools.counts', tool, max: withMargin(Math.max(...perRun), marginPercent) },
+      support,
+    });
   }
   if (runs > 0) {
     const most = Math.max(...trajectories.map((trajectory) => trajectory.calls.length));
-    rules.push({ rule: { kind: 'efficiency.maxCalls', max: withMargin(most, marginPercent) }, support: runs });
+    rules.push({
+      rule: { kind: 'efficiency.maxCalls', max: withMargin(most, marginPercent) },
+      support: runs,
+    });
   }
   return rules;
 }

@@ -35,6 +35,7 @@ export function renderYaml(suggestions: Suggestions, name: RunNamer): string {
 }
 
 function agentYaml(agent: AgentSuggestion, name: RunNamer): string {
+  if (agent.rules.length === 0) return noRules(agent);
   const { document, places } = scenarioDocument(
     agent.group,
     agent.rules.map(({ rule }) => rule),
@@ -47,7 +48,9 @@ function agentYaml(agent: AgentSuggestion, name: RunNamer): string {
     ' Every rule passed on every good run; review each: a habit of these runs is not always a rule.',
   ];
   if (agent.dropped > 0)
-    header.push(` ${agent.dropped} mined ${agent.dropped === 1 ? 'rule' : 'rules'} left out: the evaluator did not pass ${agent.dropped === 1 ? 'it' : 'them'} on every good run.`);
+    header.push(
+      ` ${agent.dropped} mined ${agent.dropped === 1 ? 'rule' : 'rules'} left out: the evaluator did not pass ${agent.dropped === 1 ? 'it' : 'them'} on every good run.`,
+    );
   yaml.commentBefore = header.join('\n');
   agent.rules.forEach((rule, index) => {
     comment(yaml, places[index] as RulePlace, ruleComment(rule, agent, name));
@@ -59,6 +62,13 @@ function agentYaml(agent: AgentSuggestion, name: RunNamer): string {
         : ` No rule above fails these bad runs (write those rules by hand): ${agent.uncaught.map(name).join(', ')}`;
   }
   return yaml.toString({ lineWidth: 0 });
+}
+
+/** An agent with nothing to suggest gets a comment, not a scenario no loader would take. */
+function noRules(agent: AgentSuggestion): string {
+  const runs = agent.group.runs.length;
+  const who = agent.group.key === '' ? 'traces naming no agent' : agent.group.key;
+  return `# toolpath suggest: no rule held on every one of the ${runs} good ${runs === 1 ? 'run' : 'runs'} of ${who} with the support asked for\n`;
 }
 
 /** Puts a rule's comment where it reads best: before its key or list item, after a scalar. */
@@ -82,10 +92,13 @@ export function renderJson(suggestions: Suggestions, name: RunNamer): string {
   const agents = suggestions.agents.map((agent) => ({
     agent: agent.group.key,
     runs: agent.group.runs.length,
-    scenario: scenarioDocument(
-      agent.group,
-      agent.rules.map(({ rule }) => rule),
-    ).document,
+    scenario:
+      agent.rules.length === 0
+        ? null
+        : scenarioDocument(
+            agent.group,
+            agent.rules.map(({ rule }) => rule),
+          ).document,
     rules: agent.rules.map((rule) => ({
       rule: ruleLabel(rule.rule),
       support: rule.support,

@@ -101,7 +101,11 @@ export function suggestScenarios(
 }
 
 /** Every candidate rule, in the order the scenario lists them. */
-function mineRules(trajectories: readonly Trajectory[], marginPercent: number, tally: LeafTally): Supported[] {
+function mineRules(
+  trajectories: readonly Trajectory[],
+  marginPercent: number,
+  tally: LeafTally,
+): Supported[] {
   const tools = mineTools(trajectories, marginPercent);
   const grounding = mineGrounding(trajectories, tally);
   const grounded = new Set(grounding.map(({ rule }) => `${rule.tool}\u0000${rule.path.split('.')[0]}`));
@@ -114,6 +118,8 @@ function mineRules(trajectories: readonly Trajectory[], marginPercent: number, t
   ];
 }
 
-function isBefore(supported: Supported): supported is Supported<Extract<SuggestedRule, { kind: 'order.before' }>> {
+function isBefore(
+  supported: Supported,
+): supported is Supported<Extract<SuggestedRule, { kind: 'order.before' }>> {
   return supported.rule.kind === 'order.before';
 }

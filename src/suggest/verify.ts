@@ -15,7 +15,10 @@ import type { AgentGroup } from './runs.js';
 const SOURCE = 'toolpath suggest';
 
 /** The scenario of these rules for this group, as `toolpath eval` would load it. */
-export function scenarioOf(group: Pick<AgentGroup, 'key' | 'appliesTo'>, rules: readonly SuggestedRule[]): Scenario {
+export function scenarioOf(
+  group: Pick<AgentGroup, 'key' | 'appliesTo'>,
+  rules: readonly SuggestedRule[],
+): Scenario {
   return parseScenario(scenarioDocument(group, rules).document, SOURCE);
 }
 

@@ -79,10 +79,16 @@ export const GOOD_REFUND_FILES = [
 
 /** Each bad run's file, and the kind of rule that must catch it. */
 export const BAD_REFUND_FILES: { file: string; caughtBy: string }[] = [
-  { file: recorded('02-refund-before-policy.otlp.json'), caughtBy: 'order.before: get_refund_policy before issue_refund' },
+  {
+    file: recorded('02-refund-before-policy.otlp.json'),
+    caughtBy: 'order.before: get_refund_policy before issue_refund',
+  },
   { file: own('refund-with-reads'), caughtBy: 'order.before: get_refund_policy before issue_refund' },
   { file: recorded('10-escalates-to-human.otlp.json'), caughtBy: 'tools.allowed' },
-  { file: recorded('03-made-up-confirmation.otlp.json'), caughtBy: 'grounding: send_confirmation.refundId from issue_refund.refundId' },
+  {
+    file: recorded('03-made-up-confirmation.otlp.json'),
+    caughtBy: 'grounding: send_confirmation.refundId from issue_refund.refundId',
+  },
   { file: recorded('09-skips-confirmation.otlp.json'), caughtBy: 'tools.required: send_confirmation' },
   { file: recorded('07-call-after-terminal.otlp.json'), caughtBy: 'order.terminal: send_confirmation' },
 ];
