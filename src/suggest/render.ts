@@ -22,7 +22,9 @@ export function runNamer(runs: readonly SuggestRun[]): RunNamer {
 /** `held in 3 of 3 runs`, and with bad runs which ones it fails. */
 function ruleComment(rule: RuleSuggestion, agent: AgentSuggestion, name: RunNamer): string {
   const runs = agent.group.runs.length;
-  const held = ` held in ${rule.support} of ${runs} ${runs === 1 ? 'run' : 'runs'}`;
+  // It held in every run; in some it may have had nothing to check (its tool was not called).
+  const checked = rule.support === runs ? '' : ` (${rule.support} with something to check)`;
+  const held = ` held in ${runs} of ${runs} ${runs === 1 ? 'run' : 'runs'}${checked}`;
   if (agent.bad.length === 0) return held;
   if (rule.catches.length === 0) return `${held}; fails no bad run`;
   const fails = rule.catches.map((c) => `${name(c.run)}${c.severity === 'warning' ? ' (warning)' : ''}`);
