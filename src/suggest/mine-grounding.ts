@@ -25,10 +25,10 @@ export function mineGrounding(
   trajectories: readonly Trajectory[],
   tally: LeafTally,
 ): Supported<GroundingRule>[] {
-  // Per `tool\0path`, the sources every call so far had; per tool, the runs that called it.
-  const sources = new Map<string, Set<string> | null>();
+  // Per tool and argument path, the sources every call so far had (null: a call lacked the
+  // path); per tool, the runs that called it.
+  const sources = new Map<string, Map<string, Set<string> | null>>();
   const support = new Map<string, number>();
-  const looked = new Set<string>();
   for (const trajectory of trajectories) {
     const held = resultIndex(trajectory, tally);
     const seen = new Set<string>();
@@ -43,24 +43,25 @@ export function mineGrounding(
         const from = new Set<string>();
         for (const holder of holders)
           if (trajectory.happensBefore(holder.call, call)) from.add(holder.source);
-        found.set(`${call.tool}\u0000${leaf.path}`, from);
+        found.set(leaf.path, from);
       }
-      narrow(sources, call.tool, found, !looked.has(call.tool));
-      looked.add(call.tool);
+      const paths = sources.get(call.tool);
+      if (paths) narrow(paths, found);
+      else sources.set(call.tool, found);
     }
   }
   const rules: Supported<GroundingRule>[] = [];
-  for (const [target, from] of sources) {
-    if (!from) continue;
-    const [tool, path] = target.split('\u0000') as [string, string];
-    for (const source of sameNamed(path, from)) {
-      const [fromTool, fromPath] = source.split('\u0000') as [string, string];
-      rules.push({
-        rule: { kind: 'grounding', tool, path, from: { tool: fromTool, path: fromPath } },
-        support: support.get(tool) ?? 0,
-      });
+  for (const [tool, paths] of sources)
+    for (const [path, from] of paths) {
+      if (!from) continue;
+      for (const source of sameNamed(path, from)) {
+        const [fromTool, fromPath] = source.split('\u0000') as [string, string];
+        rules.push({
+          rule: { kind: 'grounding', tool, path, from: { tool: fromTool, path: fromPath } },
+          support: support.get(tool) ?? 0,
+        });
+      }
     }
-  }
   return rules.sort((a, b) => compareText(ruleKey(a.rule), ruleKey(b.rule)));
 }
 
@@ -78,22 +79,18 @@ function lastSegment(path: string): string {
   return path.slice(path.lastIndexOf('.') + 1);
 }
 
-/** Keeps, per argument path of `tool`, the sources this call had too; a path the call lacks is dropped for good. */
-function narrow(
-  sources: Map<string, Set<string> | null>,
-  tool: string,
-  found: Map<string, Set<string>>,
-  first: boolean,
-): void {
-  const prefix = `${tool}\u0000`;
-  for (const [target, from] of sources) {
-    if (!target.startsWith(prefix) || !from) continue;
-    const now = found.get(target);
-    if (!now) sources.set(target, null);
+/**
+ * Keeps, per argument path of a tool, the sources this call had too; a path this call lacks, or
+ * that an earlier call lacked, is dropped for good (null).
+ */
+function narrow(paths: Map<string, Set<string> | null>, found: ReadonlyMap<string, Set<string>>): void {
+  for (const [path, from] of paths) {
+    if (!from) continue;
+    const now = found.get(path);
+    if (!now) paths.set(path, null);
     else for (const source of from) if (!now.has(source)) from.delete(source);
   }
-  // A path first seen on a later call was missing from an earlier one.
-  for (const [target, from] of found) if (!sources.has(target)) sources.set(target, first ? from : null);
+  for (const path of found.keys()) if (!paths.has(path)) paths.set(path, null);
 }
 
 /** The string and number fields of every successful result, by value. */

@@ -79,6 +79,8 @@ describe('toolpath suggest on the refund agent', () => {
     expect(rules).toContain('order.terminal: send_confirmation');
     expect(rules).toContain('grounding: send_confirmation.refundId from issue_refund.refundId');
     expect(rules).toContain('grounding: issue_refund.amount from get_order.amount');
+    // The policy's maxAmount was 40 too, in every run: a field of another name is chance.
+    expect(rules).not.toContain('grounding: issue_refund.amount from get_refund_policy.maxAmount');
     expect(rules).toContain('arguments: get_order.orderId = "O-17"');
     // The refund id came from a result: a grounding rule, not a constant.
     expect(rules.some((label) => label.startsWith('arguments: send_confirmation.refundId'))).toBe(false);
