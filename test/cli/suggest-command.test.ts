@@ -51,6 +51,21 @@ describe('toolpath suggest', () => {
     expect(margin.stdout).toMatch(/maxCalls: 6 # held in 3 of 3 runs/);
   });
 
+  it('reads a dataset: its rows\' traces are the good runs', async () => {
+    const dir = temporaryDir('toolpath-suggest-dataset-');
+    const dataset = join(dir, 'runs.jsonl');
+    const rows = GOOD_REFUND_FILES.map((file, index) =>
+      JSON.stringify({ id: `r${index}`, traces: [file], assertions: { allowed_tools: ['get_order'] } }),
+    );
+    await writeFile(dataset, `${rows.join('\n')}\n`);
+    const fromDataset = await runCli(['suggest', '--dataset', dataset]);
+    expect(fromDataset.stderr).toBe('');
+    expect(fromDataset.stdout).toBe((await runCli(['suggest', ...GOOD_REFUND_FILES])).stdout);
+    const both = await runCli(['suggest', '--dataset', dataset, GOOD_REFUND_FILES[0] as string]);
+    expect(both.code).toBe(2);
+    expect(both.stderr).toContain('--dataset: its rows name their traces');
+  });
+
   it('says which bad run no rule fails, on stderr', async () => {
     const run = await runCli([
       'suggest',
