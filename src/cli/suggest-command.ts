@@ -62,7 +62,12 @@ export async function suggestCommand(args: readonly string[], io: CliIO): Promis
             source,
             message: `no agent or tool spans recognized; run toolpath inspect ${source} to see what was read from each span`,
           });
-        return trajectories.map((trajectory) => ({ source, trajectory }));
+        const typedEvents = read.input.format === 'typed-events';
+        return trajectories.map((trajectory) => ({
+          source,
+          trajectory,
+          ...(typedEvents && { typedEvents }),
+        }));
       } catch (error) {
         errors.push({ source, message: `could not read its trajectory: ${(error as Error).message}` });
         return [];

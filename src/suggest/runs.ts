@@ -10,6 +10,8 @@ export interface SuggestRun {
   /** The input it was read from (a path, or `-`). */
   source: string;
   trajectory: Trajectory;
+  /** Read from a typed-event list: its root is named after its file, which says nothing of the agent. */
+  typedEvents?: boolean;
 }
 
 /** The runs of one agent and the `appliesTo` that picks them out. */
@@ -21,11 +23,13 @@ export interface AgentGroup {
   runs: SuggestRun[];
 }
 
-/** Groups runs by root agent (else root span name), sorted by key so the output never depends on input order. */
+/**
+ * Groups runs by root agent (else root span name; typed-event lists, which name neither, go
+ * together with no `appliesTo`), sorted by key so the output never depends on input order. */
 export function groupByAgent(runs: readonly SuggestRun[]): AgentGroup[] {
   const groups = new Map<string, AgentGroup>();
   for (const run of runs) {
-    const { key, appliesTo } = agentOf(run.trajectory);
+    const { key, appliesTo } = run.typedEvents ? { key: '', appliesTo: undefined } : agentOf(run.trajectory);
     let group = groups.get(key);
     if (!group) {
       group = { key, ...(appliesTo && { appliesTo }), runs: [] };
