@@ -86,8 +86,11 @@ export function scenarioDocument(
         tools.required.push(rule.tool);
         break;
       case 'tools.counts':
-        tools.counts ??= {};
-        tools.counts[rule.tool] = { max: rule.max };
+        // Defined, not assigned: a tool named `__proto__` is a key like any other.
+        tools.counts = Object.fromEntries([
+          ...Object.entries(tools.counts ?? {}),
+          [rule.tool, { max: rule.max }],
+        ]);
         places.push({ at: 'key', path: ['tools', 'counts', rule.tool] });
         break;
       case 'order.before':

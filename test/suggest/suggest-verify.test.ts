@@ -55,3 +55,16 @@ describe('toolpath suggest never trusts the mining alone', () => {
     expect(rules).toContain('order.terminal: c');
   });
 });
+
+describe('toolpath suggest on odd tool names', () => {
+  it('drops a rule the scenario loader cannot hold (a tools.counts key __proto__) instead of suggesting a no-op', () => {
+    const trajectory = buildTrajectory(['__proto__', 'constructor'], { root, traceId: 'odd' });
+    const [agent] = suggestScenarios([{ source: 'odd', trajectory }]).agents;
+    const rules = agent?.rules.map(({ rule }) => ruleLabel(rule)) ?? [];
+    expect(rules).toContain('tools.required: __proto__');
+    expect(rules).toContain('tools.counts: constructor at most 1');
+    // The loaded scenario has no such count to check: no check passed, so the rule is not suggested.
+    expect(rules).not.toContain('tools.counts: __proto__ at most 1');
+    expect(agent?.dropped).toBe(1);
+  });
+});
