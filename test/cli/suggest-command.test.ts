@@ -51,7 +51,7 @@ describe('toolpath suggest', () => {
     expect(margin.stdout).toMatch(/maxCalls: 6 # held in 3 of 3 runs/);
   });
 
-  it('reads a dataset: its rows\' traces are the good runs', async () => {
+  it("reads a dataset: its rows' traces are the good runs", async () => {
     const dir = temporaryDir('toolpath-suggest-dataset-');
     const dataset = join(dir, 'runs.jsonl');
     const rows = GOOD_REFUND_FILES.map((file, index) =>
