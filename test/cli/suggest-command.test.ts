@@ -95,6 +95,12 @@ describe('toolpath suggest', () => {
     expect(unreadable.code).toBe(2);
     expect(unreadable.stdout).toBe('');
     expect(unreadable.stderr).toContain(garbled);
+    const empty = join(dir, 'empty.json');
+    await writeFile(empty, '{"resourceSpans": []}');
+    const nothing = await runCli(['suggest', GOOD_REFUND_FILES[0] as string, empty]);
+    expect(nothing.code).toBe(2);
+    expect(nothing.stdout).toBe('');
+    expect(nothing.stderr).toContain(`${empty}: no spans or events found`);
     const format = await runCli(['suggest', '--format', 'xml', GOOD_REFUND_FILES[0] as string]);
     expect(format.code).toBe(2);
     expect(format.stderr).toContain('--format: expected one of yaml, json; got "xml"');
