@@ -101,6 +101,28 @@ describe('toolpath suggest', () => {
     expect(nothing.code).toBe(2);
     expect(nothing.stdout).toBe('');
     expect(nothing.stderr).toContain(`${empty}: no spans or events found`);
+    const plain = join(dir, 'plain.json');
+    const span = {
+      traceId: '0af7651916cd43dd8448eb211c80319c',
+      spanId: 'b7ad6b7169203331',
+      name: 'GET /health',
+      kind: 2,
+      startTimeUnixNano: '1700000000000000000',
+      endTimeUnixNano: '1700000000100000000',
+    };
+    await writeFile(
+      plain,
+      JSON.stringify({
+        resourceSpans: [
+          { resource: { attributes: [] }, scopeSpans: [{ scope: { name: 'http' }, spans: [span] }] },
+        ],
+      }),
+    );
+    const unrecognized = await runCli(['suggest', plain]);
+    expect(unrecognized.code).toBe(2);
+    expect(unrecognized.stderr).toContain(
+      `${plain}: no agent or tool spans recognized; run toolpath inspect ${plain}`,
+    );
     const format = await runCli(['suggest', '--format', 'xml', GOOD_REFUND_FILES[0] as string]);
     expect(format.code).toBe(2);
     expect(format.stderr).toContain('--format: expected one of yaml, json; got "xml"');
