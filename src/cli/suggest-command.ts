@@ -77,9 +77,8 @@ export async function suggestCommand(args: readonly string[], io: CliIO): Promis
   const bad = toRuns(badInputs.inputs);
   if (errors.length > 0) {
     for (const error of errors) io.stderr(`toolpath suggest: ${formatInputError(error)}\n`);
-    io.stderr(
-      'toolpath suggest: nothing suggested: a rule mined from part of the runs could fail the others\n',
-    );
+    // A rule mined from part of the good runs could fail the others; an unread bad run could go uncaught unseen.
+    io.stderr('toolpath suggest: nothing suggested until every input reads\n');
     return 2;
   }
   if (good.length === 0) {
