@@ -11,6 +11,8 @@ const LAYERS = [
   ['scenario', '^src/scenario/'],
   ['evaluate', '^src/evaluate/'],
   ['run', '^src/run/'],
+  // Rules mined from traces (`toolpath suggest`), checked by the evaluator.
+  ['suggest', '^src/suggest/'],
   ['io', '^src/io/'],
   ['config', '^src/config/'],
   ['judging', '^src/judging/'],

@@ -15,6 +15,7 @@ commands:
   promote turn a stored trace into a minimal, redacted regression fixture
   schema  print the JSON Schema of the native scenario format, for editors
   serve   run the collector adapter: receive OTLP, judge traces, forward findings
+  suggest write a first scenario per agent from traces of good runs (toolpath suggest --help)
   view    draw a trace's causal trajectory as a self-contained HTML page
 
 options:
@@ -60,6 +61,10 @@ const COMMANDS: Record<string, () => Promise<Command>> = {
   serve: async () => {
     const { serveCommand, SERVE_USAGE } = await import('./serve-command.js');
     return { run: serveCommand, usage: SERVE_USAGE };
+  },
+  suggest: async () => {
+    const { suggestCommand, SUGGEST_USAGE } = await import('./suggest-command.js');
+    return { run: suggestCommand, usage: SUGGEST_USAGE };
   },
   view: async () => {
     const { viewCommand, VIEW_USAGE } = await import('./view-command.js');
