@@ -18,7 +18,11 @@ const serverArbitrary: fc.Arbitrary<McpServer | undefined> = fc.oneof(
   fc.record({ name: fc.constantFrom(...NAMES) }),
   fc.record({ address: fc.constantFrom(...HOSTS) }),
   fc.record({ address: fc.constantFrom(...HOSTS), port: fc.constantFrom(...PORTS) }),
-  fc.record({ name: fc.constantFrom(...NAMES), address: fc.constantFrom(...HOSTS), port: fc.constantFrom(...PORTS) }),
+  fc.record({
+    name: fc.constantFrom(...NAMES),
+    address: fc.constantFrom(...HOSTS),
+    port: fc.constantFrom(...PORTS),
+  }),
 );
 /** Every way a scenario may name a server of these. */
 const ENTRIES = [...NAMES, ...HOSTS, ...HOSTS.flatMap((host) => PORTS.map((port) => `${host}:${port}`))];
@@ -50,7 +54,8 @@ function expectedServers(
     );
     if (answersTo.length === 0) unknown = true;
     else if (answersTo.some((entry) => forbidden.includes(entry))) offending.push(index);
-    else if (allowed !== undefined && !answersTo.some((entry) => allowed.includes(entry))) offending.push(index);
+    else if (allowed !== undefined && !answersTo.some((entry) => allowed.includes(entry)))
+      offending.push(index);
   });
   const status = offending.length > 0 ? 'fail' : unknown ? 'inconclusive' : 'pass';
   return { status, offending };
@@ -70,7 +75,9 @@ describe('mcp.servers, against an oracle', () => {
           const expected = expectedServers(servers, allowed, forbidden);
           expect(result.status).toBe(expected.status);
           if (expected.status === 'fail')
-            expect(result.calls.map((call) => call.id)).toEqual(expected.offending.map((index) => `c${index + 1}`));
+            expect(result.calls.map((call) => call.id)).toEqual(
+              expected.offending.map((index) => `c${index + 1}`),
+            );
           if (expected.status === 'pass')
             expect(result.calls.length).toBe(servers.filter((server) => server !== undefined).length);
         },
@@ -81,10 +88,7 @@ describe('mcp.servers, against an oracle', () => {
 });
 
 const annotationsArbitrary: fc.Arbitrary<McpToolAnnotations | undefined> = fc.option(
-  fc.record(
-    { readOnlyHint: fc.boolean(), destructiveHint: fc.boolean() },
-    { requiredKeys: [] },
-  ),
+  fc.record({ readOnlyHint: fc.boolean(), destructiveHint: fc.boolean() }, { requiredKeys: [] }),
   { nil: undefined },
 );
 
@@ -136,7 +140,9 @@ describe('the destructive gate, against an oracle', () => {
           const calls = specs.filter((spec) => spec.tool === tool);
           const kind = destructiveness(calls.some((spec) => spec.mcp) ? hints.get(tool) : undefined);
           const gated = kind === 'destructive' || (kind === 'unknown' && calls.some((spec) => spec.mcp));
-          const result = results.find((candidate) => candidate.name === `mcp.annotations.destructive:${tool}`);
+          const result = results.find(
+            (candidate) => candidate.name === `mcp.annotations.destructive:${tool}`,
+          );
           if (!gated) {
             expect(result).toBeUndefined();
             continue;
