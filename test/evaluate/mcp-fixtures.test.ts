@@ -2,7 +2,9 @@
  * The `mcp` rules on recorded runs: `sdk-genai-mcp-*`, the real MCP TypeScript client against two
  * mock MCP servers on loopback HTTP, its calls recorded in the OTel MCP conventions' shape by a real
  * OTel SDK (test/spans/capture/sdk-genai-mcp.ts); and the shared corpus's OpenAI Agents SDK MCP run
- * (logfire's `mcp_data`) and pydantic-ai's FastMCP call (an MCP span that names no server).
+ * (logfire's `mcp_data`) and pydantic-ai's FastMCP call (an MCP span that names no server);
+ * `openinference-openai-agents-mcp`, the OpenAI Agents SDK's own MCP client against the same mock
+ * server, through the OpenInference bridge (test/spans/capture/openinference/capture-openai-agents-mcp.ts).
  */
 import { describe, expect, it } from 'vitest';
 import { evaluate } from '../../src/evaluate/evaluate.js';
@@ -121,6 +123,32 @@ describe('mcp.annotations.destructive on recorded decisions', () => {
       annotations: { destructive: 'requireApproval', tools: { list_repos: { readOnlyHint: true } } },
     });
     expect(mcp).toEqual([]);
+  });
+});
+
+describe('the OpenAI Agents SDK’s MCP calls through the OpenInference bridge', () => {
+  const trajectory = () => trajectoryOf(fixture('openinference-openai-agents-mcp'));
+
+  it('its mcp_tools listing makes both calls MCP calls; the bridge keeps no server name, so the server rule is inconclusive', () => {
+    const calls = trajectory().calls;
+    expect(calls.map((call) => [call.tool, call.mcpServer])).toEqual([
+      ['list_repos', {}],
+      ['delete_repo', {}],
+    ]);
+    const { report, mcp } = judge(trajectory(), { servers: { allowed: ['repo-tools'] } });
+    expect(report.verdict).toBe('inconclusive');
+    expect(mcp[0]?.message).toContain(
+      'calls call_list, call_delete (list_repos, delete_repo) going to an MCP server',
+    );
+  });
+
+  it('a destructive MCP tool with no approval before it fails once the scenario names the approving tool', () => {
+    const { report, mcp } = judge(trajectory(), { annotations: { ...DESTRUCTIVE, by: 'confirm_with_user' } });
+    expect(report.verdict).toBe('fail');
+    expect(mcp.map((finding) => [finding.assertion, finding.calls])).toEqual([
+      ['mcp.annotations.destructive:delete_repo', ['call_delete']],
+    ]);
+    expect(mcp[0]?.message).toContain('confirm_with_user was never called');
   });
 });
 

@@ -18,10 +18,7 @@
  *
  * Run from the repository root: npx tsx test/spans/capture/sdk-genai-mcp.ts
  */
-import { randomUUID } from 'node:crypto';
 import { writeFileSync } from 'node:fs';
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
@@ -34,6 +31,7 @@ import {
   InMemorySpanExporter,
   SimpleSpanProcessor,
 } from '@opentelemetry/sdk-trace-base';
+import { type Json, listen, mockMcpServer, REPO_TOOLS, SHELL_TOOLS } from './mock-mcp-server.js';
 
 const OUT_DIR = join(dirname(fileURLToPath(import.meta.url)), '..');
 const MODEL = 'mock-model';
@@ -46,96 +44,12 @@ const provider = new BasicTracerProvider({
 });
 const tracer = provider.getTracer('repo-agent-framework', '0.3.0');
 
-type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
 type Decision = 'allow' | 'deny' | 'require_approval';
-
-interface MockTool {
-  name: string;
-  description: string;
-  annotations: { [key: string]: boolean };
-  result: Json;
-}
-
-/** A mock MCP server: JSON-RPC over Streamable HTTP (one JSON response per POST). */
-function mockServer(name: string, tools: MockTool[]): Server {
-  const session = randomUUID();
-  return createServer((request, response) => {
-    const chunks: Buffer[] = [];
-    request.on('data', (chunk: Buffer) => chunks.push(chunk));
-    request.on('end', () => {
-      if (request.method !== 'POST') {
-        response.writeHead(405).end();
-        return;
-      }
-      const message = JSON.parse(Buffer.concat(chunks).toString('utf8')) as {
-        id?: number;
-        method: string;
-        params?: { [key: string]: Json };
-      };
-      if (message.id === undefined) {
-        response.writeHead(202).end();
-        return;
-      }
-      let result: Json;
-      if (message.method === 'initialize') {
-        result = {
-          protocolVersion: message.params?.protocolVersion ?? '2025-06-18',
-          capabilities: { tools: {} },
-          serverInfo: { name, version: '1.0.0' },
-        };
-      } else if (message.method === 'tools/list') {
-        result = {
-          tools: tools.map((tool) => ({
-            name: tool.name,
-            description: tool.description,
-            inputSchema: { type: 'object' },
-            annotations: tool.annotations,
-          })),
-        };
-      } else if (message.method === 'tools/call') {
-        const tool = tools.find((candidate) => candidate.name === message.params?.name);
-        result = { content: [{ type: 'text', text: JSON.stringify(tool?.result ?? null) }], isError: !tool };
-      } else {
-        result = {};
-      }
-      response.writeHead(200, { 'content-type': 'application/json', 'mcp-session-id': session });
-      response.end(JSON.stringify({ jsonrpc: '2.0', id: message.id, result }));
-    });
-  });
-}
-
-const REPO_TOOLS: MockTool[] = [
-  {
-    name: 'list_repos',
-    description: 'List the repositories of an owner.',
-    annotations: { readOnlyHint: true },
-    result: { repos: ['acme/site', 'acme/old-site'] },
-  },
-  {
-    name: 'delete_repo',
-    description: 'Delete a repository.',
-    annotations: { readOnlyHint: false, destructiveHint: true },
-    result: { deleted: 'acme/old-site' },
-  },
-];
-const SHELL_TOOLS: MockTool[] = [
-  {
-    name: 'run_command',
-    description: 'Run a shell command.',
-    annotations: { destructiveHint: true, openWorldHint: true },
-    result: { exitCode: 0, stdout: 'ok' },
-  },
-];
 
 interface Connected {
   client: Client;
   transport: StreamableHTTPClientTransport;
   url: URL;
-}
-
-async function listen(server: Server, host: string): Promise<URL> {
-  await new Promise<void>((resolve) => server.listen(0, host, resolve));
-  return new URL(`http://${host}:${(server.address() as AddressInfo).port}/mcp`);
 }
 
 /** Connects the real MCP client and lists the server's tools, in a `tools/list` span. */
@@ -290,8 +204,8 @@ const CASES: Record<string, Call[][]> = {
   'delete-approved': [[list], [remove(['require_approval', 'allow'])]],
 };
 
-const repoServer = mockServer('repo-tools', REPO_TOOLS);
-const shellServer = mockServer('shell-tools', SHELL_TOOLS);
+const repoServer = mockMcpServer('repo-tools', REPO_TOOLS);
+const shellServer = mockMcpServer('shell-tools', SHELL_TOOLS);
 const urls = { repo: await listen(repoServer, 'localhost'), shell: await listen(shellServer, '127.0.0.1') };
 for (const [name, turns] of Object.entries(CASES)) {
   exporter.reset();
