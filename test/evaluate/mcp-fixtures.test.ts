@@ -188,6 +188,17 @@ describeCorpus('the corpus’s MCP runs', () => {
     expect(mcp[0]?.message).toContain('records no server name or address');
   });
 
+  it('kagent’s ADK agent calls an MCP toolset’s tool (gen_ai.tool.type MCPTool): an MCP call, server unrecorded', () => {
+    const trajectory = trajectoryOf(corpusSpans('adk-python-kagent/helm-list-releases.otlp.json'));
+    expect(callOf(trajectory, 'helm_list_releases').mcpServer).toEqual({});
+    expect(judge(trajectory, { servers: { allowed: ['kagent-tools'] } }).report.verdict).toBe('inconclusive');
+    const readOnly = {
+      destructive: 'requireApproval',
+      tools: { helm_list_releases: { readOnlyHint: true } },
+    };
+    expect(judge(trajectory, { annotations: readOnly }).mcp).toEqual([]);
+  });
+
   it('annotations from the tools/list result in the trace: none recorded, then destructive, then read-only', () => {
     // As recorded, the server gave random_number no annotations (`annotations: null`).
     const recorded = trajectoryOf(agents());
