@@ -90,7 +90,7 @@ export function serverNames(server: McpServer): string[] {
   return names;
 }
 
-/** `MyMCPServer`, `mcp.internal:8080`, `github (api.github.com:443)`: for reasons. */
+/** `MCP server MyMCPServer`, `MCP server github (api.github.com:443)`: for reasons and `toolpath inspect`. */
 export function describeMcpServer(server: McpServer): string {
   const address =
     server.address === undefined
@@ -100,7 +100,8 @@ export function describeMcpServer(server: McpServer): string {
         : `${server.address}:${server.port}`;
   const named =
     server.name !== undefined && address !== undefined ? `${server.name} (${address})` : undefined;
-  return `MCP server ${named ?? server.name ?? address}`;
+  const shown = named ?? server.name ?? address;
+  return shown === undefined ? 'an MCP server the trace does not name' : `MCP server ${shown}`;
 }
 
 /** What a tool's annotations say of it. */
