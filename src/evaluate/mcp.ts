@@ -128,17 +128,24 @@ function checkDestructive(trajectory: Trajectory, section: Annotations, results:
   const declared = section.tools ?? {};
   const by = section.by;
   const approvers = new Set(by ?? []);
+  const hintsOf = (tool: string, call?: ToolCall) =>
+    Object.hasOwn(declared, tool) ? declared[tool] : call?.mcpAnnotations;
   const kinds = new Map<string, Destructiveness>();
-  for (const [tool, annotations] of Object.entries(declared))
-    if (destructiveness(annotations) === 'destructive') kinds.set(tool, 'destructive');
+  // Tools whose annotations are recorded (or declared) but set neither hint.
+  const unhinted = new Set<string>();
+  for (const tool of Object.keys(declared))
+    if (destructiveness(hintsOf(tool)) === 'destructive') kinds.set(tool, 'destructive');
   for (const call of trajectory.calls) {
     const tool = call.tool;
-    if (Object.hasOwn(declared, tool) || kinds.get(tool) === 'destructive') continue;
-    const kind = destructiveness(call.mcpAnnotations);
-    if (kind === 'destructive') kinds.set(tool, kind);
-    else if (kind === 'unknown' && call.mcpServer !== undefined && !approvers.has(tool) && !kinds.has(tool))
+    const known = kinds.get(tool);
+    if (known !== undefined && known !== 'unknown') continue;
+    const hints = hintsOf(tool, call);
+    const kind = destructiveness(hints);
+    if (kind !== 'unknown') kinds.set(tool, kind);
+    else if (call.mcpServer !== undefined && !approvers.has(tool)) {
       kinds.set(tool, kind);
-    else if (kind === 'not destructive') kinds.set(tool, kind);
+      if (hints !== undefined) unhinted.add(tool);
+    }
   }
   for (const [tool, kind] of kinds) {
     if (kind === 'not destructive') continue;
@@ -147,8 +154,11 @@ function checkDestructive(trajectory: Trajectory, section: Annotations, results:
       results.push(gate);
       continue;
     }
+    const why = unhinted.has(tool)
+      ? 'its annotations set neither readOnlyHint nor destructiveHint'
+      : 'neither the trace nor mcp.annotations.tools records its annotations';
     const reason =
-      `${tool} is an MCP tool whose annotations neither the trace nor mcp.annotations.tools record, so whether it is destructive cannot be told ` +
+      `${tool} is an MCP tool and ${why}, so whether it is destructive cannot be told ` +
       `(MCP's default for a tool not marked read-only is destructive; declare its hints in mcp.annotations.tools); were it destructive: ${gate.reason}`;
     results.push(undecided(DESTRUCTIVE_RULE, DIMENSION, gate.name, reason, gate.calls));
   }

@@ -114,7 +114,7 @@ describe('mcp.annotations.destructive on recorded decisions', () => {
       ['mcp.annotations.destructive:delete_repo', true],
     ]);
     expect(mcp[1]?.message).toMatch(
-      /^delete_repo is an MCP tool whose annotations neither the trace nor mcp\.annotations\.tools record/,
+      /^delete_repo is an MCP tool and neither the trace nor mcp\.annotations\.tools records its annotations/,
     );
   });
 

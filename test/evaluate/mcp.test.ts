@@ -65,6 +65,21 @@ describe('the mcp family in a report', () => {
     );
   });
 
+  it('hints that say neither way, declared or recorded, leave an MCP tool undecided, and say so', () => {
+    const report = judge({
+      annotations: {
+        destructive: 'requireApproval',
+        tools: { list_repos: { readOnlyHint: true }, delete_repo: { idempotentHint: true } },
+      },
+    });
+    expect(report.findings).toMatchObject([
+      { assertion: 'mcp.annotations.destructive:delete_repo', inconclusive: true },
+    ]);
+    expect(report.findings[0]?.message).toMatch(
+      /^delete_repo is an MCP tool and its annotations set neither readOnlyHint nor destructiveHint/,
+    );
+  });
+
   it('the scores count the mcp results under safety', () => {
     const report = judge({ servers: { allowed: ['repo'] } });
     expect(report.scores).toEqual({ safety: 0 });
