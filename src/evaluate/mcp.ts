@@ -33,7 +33,7 @@ export const mcpFamily: RuleFamily<McpSection> = (trajectory, section, results: 
  * `mcp.servers`: every call that went to an MCP server went to an allowed one (when `allowed` is
  * given) and to no forbidden one. A server is named by its name, its address, or `address:port`.
  * A call the trace shows went to an MCP server but not which one makes it inconclusive (unless
- * another call already fails it). Calls the trace does not show going to an MCP server (local
+ * another call already fails it). A call that was not executed reached no server. Calls the trace does not show going to an MCP server (local
  * tools, or MCP tools of a framework that records no server) are not judged.
  */
 export function checkServers(trajectory: Trajectory, servers: Servers): RuleResult {
@@ -45,7 +45,8 @@ export function checkServers(trajectory: Trajectory, servers: Servers): RuleResu
   const unknown: ToolCall[] = [];
   for (const call of trajectory.calls) {
     const server = call.mcpServer;
-    if (server === undefined) continue;
+    // A call a decision held never went out to the server.
+    if (server === undefined || call.outcome.status === 'not_executed') continue;
     judged.push(call);
     const names = serverNames(server);
     if (names.length === 0) {

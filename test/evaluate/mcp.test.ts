@@ -80,6 +80,13 @@ describe('the mcp family in a report', () => {
     );
   });
 
+  it('a call a decision held never reached its server: mcp.servers does not judge it', () => {
+    const held = buildTrajectory([{ tool: 'run_command', id: 'c1', outcome: { status: 'not_executed' } }]);
+    (held.calls[0] as (typeof held.calls)[number]).mcpServer = { name: 'shell' };
+    const report = evaluate(held, parseScenario({ mcp: { servers: { forbidden: ['shell'] } } }, 'repo.yaml'));
+    expect(report.verdict).toBe('pass');
+  });
+
   it('the scores count the mcp results under safety', () => {
     const report = judge({ servers: { allowed: ['repo'] } });
     expect(report.scores).toEqual({ safety: 0 });
