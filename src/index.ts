@@ -74,6 +74,8 @@ export {
   type Captured,
   type DecisionOutcome,
   type Handoff,
+  type McpServer,
+  type McpToolAnnotations,
   type ToolCall,
   type ToolCallDecision,
   Trajectory,

@@ -1,4 +1,5 @@
 /** `toolpath inspect --format pretty`: each trace's span tree, with what claimed each span and what it read. */
+import { describeMcpServer } from '../evaluate/mcp.js';
 import type { JsonValue } from '../model/json.js';
 import type { InspectedSpan, InspectedTrace, ShownValue, SpanRead } from './inspect-trace.js';
 
@@ -63,7 +64,7 @@ function readText(span: InspectedSpan): string {
       const recorded = read.recordedArgs
         ? ` (as the model asked; the span recorded ${value(read.recordedArgs)})`
         : '';
-      return `: call ${read.call} ${read.tool} args ${value(read.args)}${recorded} -> ${outcome}, result ${value(read.result)}${by}${read.agent ? `, agent ${read.agent}` : ''}`;
+      return `: call ${read.call} ${read.tool} args ${value(read.args)}${recorded} -> ${outcome}, result ${value(read.result)}${by}${read.agent ? `, agent ${read.agent}` : ''}${read.mcpServer ? `, to ${describeMcpServer(read.mcpServer)}` : ''}`;
     }
     case 'same-call':
       return `: the same ${read.tool} call as span ${read.outerSpanId} (${read.call})`;

@@ -6,7 +6,14 @@
  */
 import type { JsonValue } from '../model/json.js';
 import type { SpanRecord } from '../model/span-record.js';
-import type { Captured, ToolCall, Trajectory, TrajectoryIssue, Turn } from '../model/trajectory.js';
+import type {
+  Captured,
+  McpServer,
+  ToolCall,
+  Trajectory,
+  TrajectoryIssue,
+  Turn,
+} from '../model/trajectory.js';
 import { readTrace } from '../normalizers/assemble.js';
 import type { Assembly } from '../normalizers/assembly-nodes.js';
 import type { SpanReading } from '../normalizers/convention.js';
@@ -34,6 +41,8 @@ export type SpanRead =
       agent?: string;
       /** The turn that asked for it. */
       turn?: string;
+      /** The MCP server it went to, as far as the trace says (see ToolCall.mcpServer). */
+      mcpServer?: McpServer;
     }
   /** A span of a call another (outer) span records: the same call seen again (MCP server, tool body). */
   | { kind: 'same-call'; call: string; tool: string; outerSpanId: string }
@@ -148,6 +157,7 @@ function readOf(
     result: shown(call.result),
     ...(call.agentName !== undefined && { agent: call.agentName }),
     ...(call.turnId !== undefined && { turn: call.turnId }),
+    ...(call.mcpServer !== undefined && { mcpServer: call.mcpServer }),
   };
 }
 

@@ -17,11 +17,14 @@ export interface ApprovalGate {
   by?: readonly string[] | undefined;
 }
 
+const APPROVAL_RULE = 'safety.approval';
+/** What a gate's rule id takes when a call ran past a deny ({@link DENIED_RULE}). */
+const DENIED_SUFFIX = '.denied';
 /**
  * The rule id of a gate's failure when a call ran past a deny: the calls seen prove it, so tool
  * activity the trace shows but toolpath could not read leaves it a failure (see unread-activity.ts).
  */
-export const DENIED_RULE = 'safety.approval.denied';
+export const DENIED_RULE = `${APPROVAL_RULE}${DENIED_SUFFIX}`;
 
 const NO_DECISIONS: readonly ToolCallDecision[] = [];
 
@@ -39,9 +42,10 @@ const UNLINKED_DECISIONS: ReadonlySet<string> = new Set(['decision.unreadable', 
  * Inconclusive where the trace cannot tell: a call that never reported whether it succeeded, a `by`
  * call before it that never reported, decisions the trace holds but that could not be put on a
  * call, and, with no `by` tool, a trace that records no decisions at all.
+ * `rule` is the id results report under (`mcp.annotations.destructive` for MCP's destructive
+ * tools); a deny run past adds `.denied` to it.
  */
-export function checkApproval(trajectory: Trajectory, gate: ApprovalGate): RuleResult {
-  const rule = 'safety.approval';
+export function checkApproval(trajectory: Trajectory, gate: ApprovalGate, rule = APPROVAL_RULE): RuleResult {
   const name = `${rule}:${gate.tool}`;
   const by = gate.by ?? [];
   const approvers = toolSet(by);
@@ -158,7 +162,7 @@ export function checkApproval(trajectory: Trajectory, gate: ApprovalGate): RuleR
   if (violating > 0) {
     const rest = violating > violations.length ? `; and ${violating - violations.length} more` : '';
     const reason = `${gate.tool} needs approval${approvedBy(by)}: ${violations.join('; ')}${rest}`;
-    return fail(denied > 0 ? DENIED_RULE : rule, 'safety', name, reason, about);
+    return fail(denied > 0 ? `${rule}${DENIED_SUFFIX}` : rule, 'safety', name, reason, about);
   }
   if (doubts.length > 0) {
     const reason = `could not decide whether ${gate.tool} was approved${approvedBy(by)}: ${capList(doubts, '; ')}`;

@@ -7,6 +7,7 @@ import { answerFamily } from './answer.js';
 import { argumentsFamily } from './arguments.js';
 import { efficiencyFamily } from './efficiency.js';
 import { groundingFamily } from './grounding.js';
+import { mcpFamily } from './mcp.js';
 import { milestonesFamily } from './milestones.js';
 import { orderFamily } from './order.js';
 import { referenceFamily } from './reference.js';
@@ -26,6 +27,7 @@ export const FAMILIES: { [Section in keyof Rules]?: RuleFamily<NonNullable<Rules
   tools: toolsFamily,
   grounding: groundingFamily,
   safety: safetyFamily,
+  mcp: mcpFamily,
   efficiency: efficiencyFamily,
   milestones: milestonesFamily,
 };

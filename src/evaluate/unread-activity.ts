@@ -21,6 +21,8 @@ const PROVEN_BY_CALLS_SEEN = new Set([
   'safety.failed_result',
   'safety.tenant',
   'safety.approval.denied',
+  'mcp.servers',
+  'mcp.annotations.destructive.denied',
   'efficiency.budget',
   'efficiency.maxCallsPerTurn',
   'efficiency.repeat',

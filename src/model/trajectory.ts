@@ -96,6 +96,38 @@ export interface Handoff {
   targetRunId?: string;
 }
 
+/**
+ * The MCP server a call went to, as the trace records it: an MCP client span's `server.address`,
+ * `server.port`, `network.transport` and `mcp.session.id` (OTel MCP conventions), `mcp.server.name`
+ * where an instrumentation sets it, or the framework's own name for the server (the OpenAI Agents
+ * SDK's `mcp_data.server`). Every field may be missing: `{}` says the call went to an MCP server
+ * (an MCP span, a tool a server listed) but not which one.
+ */
+export interface McpServer {
+  /** The server's name as the client calls it (`mcp_data.server`, `mcp.server.name`). */
+  name?: string;
+  /** `server.address`: a host name, an IP address or a socket path. */
+  address?: string;
+  /** `server.port`. */
+  port?: number;
+  /** `network.transport`: `pipe` (stdio), `tcp`, `quic`. */
+  transport?: string;
+  /** `mcp.session.id`. */
+  sessionId?: string;
+}
+
+/**
+ * The tool's MCP annotations (hints the server gave in its `tools/list` result), as a listing in
+ * the trace recorded them. Hints, not guarantees: the MCP spec leaves them to the server.
+ */
+export interface McpToolAnnotations {
+  title?: string;
+  readOnlyHint?: boolean;
+  destructiveHint?: boolean;
+  idempotentHint?: boolean;
+  openWorldHint?: boolean;
+}
+
 /** One tool invocation and its result. */
 export interface ToolCall {
   /** Stable id of this node inside the trajectory: the call id when known and unique, else `span:<spanId>`. */
@@ -123,6 +155,10 @@ export interface ToolCall {
   decisions?: ToolCallDecision[];
   /** Set when the call is a handoff: it passed control to another agent. */
   handoff?: Handoff;
+  /** Set when the call went to an MCP server: which one, as far as the trace says. */
+  mcpServer?: McpServer;
+  /** The tool's MCP annotations, when a `tools/list` result in the trace recorded them. */
+  mcpAnnotations?: McpToolAnnotations;
 }
 
 /** One LLM generation: the calls it asked for and the results it had been shown. */

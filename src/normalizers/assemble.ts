@@ -35,6 +35,8 @@ import { reportDetachedSpans } from './detached-spans.js';
 import { reportImpossibleTimes } from './impossible-times.js';
 import { linkDecisions } from './link-decisions.js';
 import { addRequestOnlyCalls, linkByCallId, linkByNameAndArguments } from './link-requests.js';
+import { attachMcpListings } from './mcp-listings.js';
+import { mergeMcpServer } from './mcp-server.js';
 import { attachRunsToSpanlessCalls } from './run-parents.js';
 import { foldSameGenerations, mergeSameGeneration } from './same-generation.js';
 import { SpanTree } from './span-tree.js';
@@ -106,6 +108,7 @@ export function readTrace(
   addRequestOnlyCalls(assembly);
   splitConversations(assembly);
   attachRunsToSpanlessCalls(assembly);
+  attachMcpListings(assembly);
   reportArgumentIssues(assembly.calls, assembly.issues);
   const unread = unreadToolActivity(assembly, unclaimed);
   if (unread) assembly.issues.push(unread);
@@ -326,6 +329,7 @@ function mergeInto(node: CallNode, inner: ToolCallDraft, span: SpanRecord): void
   if (!draft.result.captured) draft.result = inner.result;
   if (draft.outcome.status === 'no_result') draft.outcome = inner.outcome;
   if (draft.handoff === undefined && inner.handoff !== undefined) draft.handoff = inner.handoff;
+  if (inner.mcpServer !== undefined) draft.mcpServer = mergeMcpServer(draft.mcpServer, inner.mcpServer);
 }
 
 /** Whether the items are in this order already (then a stable sort would leave them as they are). */

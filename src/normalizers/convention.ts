@@ -4,7 +4,14 @@
  */
 import type { JsonValue } from '../model/json.js';
 import type { SpanRecord } from '../model/span-record.js';
-import type { CallOutcome, Captured, Handoff, TokenUsage } from '../model/trajectory.js';
+import type {
+  CallOutcome,
+  Captured,
+  Handoff,
+  McpServer,
+  McpToolAnnotations,
+  TokenUsage,
+} from '../model/trajectory.js';
 
 /** A tool call as one convention reads it from one tool span, before ids and order are assigned. */
 export interface ToolCallDraft {
@@ -19,6 +26,10 @@ export interface ToolCallDraft {
   convention: string;
   /** Set when the span records a handoff (transfer of control to another agent). */
   handoff?: Omit<Handoff, 'targetRunId'>;
+  /** Set when the span records a call to an MCP server (see McpServer). */
+  mcpServer?: McpServer;
+  /** The tool's MCP annotations, from a `tools/list` result in the trace (see mcp-listings.ts). */
+  mcpAnnotations?: McpToolAnnotations;
 }
 
 /**
@@ -45,6 +56,8 @@ export interface RequestedCall {
    * to have no result.
    */
   ended?: { outcome: CallOutcome; result: Captured<JsonValue> };
+  /** The MCP server of a hosted MCP call (a Responses `mcp_call` item's `server_label`). */
+  mcpServer?: McpServer;
 }
 
 /** A tool result an LLM turn was shown in its input (a `tool_call_response` part or equivalent). */

@@ -24,7 +24,8 @@ export function toToolCall(node: CallNode): ToolCall {
     span?.parentSpanId !== undefined &&
     span.endTimeUnixNano !== undefined &&
     !node.decisions &&
-    !draft.handoff
+    !draft.handoff &&
+    !draft.mcpServer
   ) {
     return {
       id: node.id,
@@ -64,6 +65,8 @@ export function toToolCall(node: CallNode): ToolCall {
     call.handoff = { ...draft.handoff };
     if (node.handoffTarget) call.handoff.targetRunId = node.handoffTarget.id;
   }
+  if (draft.mcpServer) call.mcpServer = draft.mcpServer;
+  if (draft.mcpAnnotations) call.mcpAnnotations = draft.mcpAnnotations;
   return call;
 }
 

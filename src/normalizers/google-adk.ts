@@ -29,6 +29,7 @@ export const ADK = {
   operationName: 'gen_ai.operation.name',
   toolName: 'gen_ai.tool.name',
   toolCallId: 'gen_ai.tool.call.id',
+  toolType: 'gen_ai.tool.type',
   agentName: 'gen_ai.agent.name',
   requestModel: 'gen_ai.request.model',
   /** `gen_ai.system` on `call_llm` spans. */
@@ -39,6 +40,8 @@ export const ADK = {
 export const GOOGLE_ADK = 'google-adk';
 
 const EXECUTE_TOOL_PREFIX = 'execute_tool ';
+/** `gen_ai.tool.type` of a tool from an MCP toolset (ADK writes the tool's class name). */
+const MCP_TOOL_TYPE = 'MCPTool';
 /** ADK's span for a batch of parallel function responses: bookkeeping, not a tool call. */
 const MERGED_TOOLS = '(merged tools)';
 const MERGED_SPAN = 'execute_tool (merged)';
@@ -119,6 +122,8 @@ function readToolCall(span: SpanRecord, annotated: boolean): ToolCallDraft {
     outcome: spanOutcome(span),
     convention: GOOGLE_ADK,
     ...handoffOf(attributes),
+    // ADK's tool class as `gen_ai.tool.type`: an MCP toolset's tool, its server unrecorded on the span.
+    ...(attributes[ADK.toolType] === MCP_TOOL_TYPE && { mcpServer: {} }),
   };
 }
 

@@ -237,6 +237,7 @@ export function addRequestOnlyCalls(assembly: Assembly): void {
       draft.result = request.ended ? request.ended.result : { captured: false };
       draft.outcome = request.ended ? request.ended.outcome : { status: 'no_result' };
       if (turn.run.name) draft.agentName = turn.run.name;
+      if (request.mcpServer) draft.mcpServer = request.mcpServer;
       draft.convention = turn.draft.convention;
       const node = newCall(undefined, -1, draft, turn.run);
       node.issuer = turn;

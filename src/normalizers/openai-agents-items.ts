@@ -186,6 +186,10 @@ function hostedCall(item: JsonObject): RequestedCall | undefined {
   // A custom tool runs in the app (its Function span says how it ended); the others on the server.
   const ended = type === 'custom_tool_call' ? undefined : hostedEnd(item);
   if (ended) call.ended = ended;
+  if (type === 'mcp_call') {
+    const label = typeof item.server_label === 'string' ? item.server_label.trim() : '';
+    call.mcpServer = label === '' ? {} : { name: label };
+  }
   return call;
 }
 

@@ -21,7 +21,7 @@
 import type { JsonValue } from '../model/json.js';
 import { isJsonObject } from '../model/json.js';
 import type { SpanRecord } from '../model/span-record.js';
-import type { CallOutcome, Captured } from '../model/trajectory.js';
+import type { CallOutcome, Captured, McpServer } from '../model/trajectory.js';
 import { jsonAttribute, parsedJson, stringAttribute } from './attributes.js';
 import { contentValue } from './chat-messages.js';
 import type { Convention, SpanReading, ToolCallDraft, TurnDraft } from './convention.js';
@@ -146,7 +146,7 @@ function readFunction(span: SpanRecord): ToolCallDraft {
   const tool =
     stringAttribute(attributes, LOGFIRE_AGENTS_KEYS.name) ??
     (templateOf(span).slice(FUNCTION.length).trim() || span.name);
-  return {
+  const call: ToolCallDraft = {
     tool,
     // The model's arguments, as the JSON text it sent; absent when the SDK keeps tool data out.
     args: jsonAttribute(attributes, LOGFIRE_AGENTS_KEYS.input),
@@ -154,6 +154,21 @@ function readFunction(span: SpanRecord): ToolCallDraft {
     outcome: functionOutcome(span),
     convention: OPENAI_AGENTS_LOGFIRE,
   };
+  const server = mcpServerOf(span);
+  if (server) call.mcpServer = server;
+  return call;
+}
+
+/**
+ * An MCP tool's `mcp_data` (`{"server": "MyMCPServer"}`, the SDK's name for the server): the server
+ * it went to; `{}` when the span has `mcp_data` that names none.
+ */
+function mcpServerOf(span: SpanRecord): McpServer | undefined {
+  const value = span.attributes[LOGFIRE_AGENTS_KEYS.mcpData];
+  if (value === undefined) return undefined;
+  const data = parsedJson(value);
+  const name = isJsonObject(data) ? data.server : undefined;
+  return typeof name === 'string' && name.trim() !== '' ? { name: name.trim() } : {};
 }
 
 /** The tool's output: the SDK records it as the tool returned it, text or JSON. */

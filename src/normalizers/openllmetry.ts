@@ -113,6 +113,8 @@ function readTool(span: SpanRecord): SpanReading {
         : output.result,
       outcome: output.failure ?? spanOutcome(span),
       ...(agentName && { agentName }),
+      // The MCP instrumentation's `{tool_name, arguments}` input: an MCP call, its server unrecorded.
+      ...(input.mcp && { mcpServer: {} }),
       convention: OPENLLMETRY,
     },
   };

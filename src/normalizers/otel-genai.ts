@@ -13,6 +13,7 @@ import { cutAnswer } from './answer-text.js';
 import { jsonAttribute, stringAttribute } from './attributes.js';
 import type { Convention, DecisionDraft, SpanReading, ToolCallDraft, TurnDraft } from './convention.js';
 import { answerText, readHistory, readMessages, requestedCalls, unreadRequests } from './genai-messages.js';
+import { readMcpServer } from './mcp-server.js';
 import { spanOutcome } from './span-outcome.js';
 
 /** Attribute keys of the OTel GenAI and MCP conventions that this normalizer reads. */
@@ -82,7 +83,10 @@ function isMcpToolCall(span: SpanRecord): boolean {
   return span.attributes[GENAI.mcpMethodName] === 'tools/call';
 }
 
-/** Reads the tool call an `execute_tool` (or MCP `tools/call`) span records. */
+/**
+ * Reads the tool call an `execute_tool` (or MCP `tools/call`) span records; an MCP span's call
+ * carries the server it went to (mcp-server.ts).
+ */
 export function readGenAiToolCall(span: SpanRecord): ToolCallDraft {
   const attributes = span.attributes;
   const handoff = transferOf(attributes);
@@ -99,6 +103,7 @@ export function readGenAiToolCall(span: SpanRecord): ToolCallDraft {
     : { tool, args, result, outcome, convention: OTEL_GENAI };
   if (agentName) call.agentName = agentName;
   if (handoff) call.handoff = handoff;
+  if (isMcpToolCall(span)) call.mcpServer = readMcpServer(attributes);
   return call;
 }
 

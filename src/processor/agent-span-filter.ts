@@ -22,8 +22,11 @@ const KEY_PREFIXES = [
 ] as const;
 /** Keys that identify a convention without a prefix (pydantic-ai's older spans). */
 const BARE_KEYS = new Set(['tool_arguments', 'tool_response', 'agent_name', 'model_request_parameters']);
-/** Instrumentation scopes whose every span is read by a convention. */
-const SCOPES = new Set(['pydantic-ai', 'gcp.vertex.agent', 'logfire.openai_agents']);
+/**
+ * Instrumentation scopes whose every span is read by a convention, or by the reading of MCP tool
+ * listings (logfire's MCP spans: their `tools/list` results give the tools' annotations).
+ */
+const SCOPES = new Set(['pydantic-ai', 'gcp.vertex.agent', 'logfire.openai_agents', 'logfire.mcp']);
 /** Span names that mark an agent span even without attributes. */
 const NAME_PREFIXES = [
   'ai.',

@@ -15,6 +15,7 @@ import {
   severitySchema,
   toolSet,
 } from './native-matching.js';
+import { mcpSectionSchema } from './native-mcp.js';
 import { gateSchema, outcomeSectionSchema } from './native-run.js';
 import { suggestion } from './suggestion.js';
 
@@ -336,6 +337,10 @@ export const rulesSchema = z.strictObject({
     description:
       'Outcome hooks: external checks of the real final state (a ledger, an outbox), each a command or a function supplied in code, reported under the outcome dimension apart from the trajectory. Hard by default.',
   }),
+  mcp: mcpSectionSchema.optional().meta({
+    description:
+      'MCP rules, always hard: the servers calls may go to (allowed, forbidden), and approval before tools whose MCP annotations say destructiveHint: true.',
+  }),
   answer: answerSectionSchema.optional().meta({
     description:
       'Checks of the final answer, warnings by default: texts it contains or not, patterns, values grounded in what the tools returned, values it mentions.',
@@ -388,6 +393,7 @@ export type GroundingRule = NonNullable<Rules['grounding']>[number];
 export type SafetySection = NonNullable<Rules['safety']>;
 export type EfficiencySection = NonNullable<Rules['efficiency']>;
 export type MilestonesSection = NonNullable<Rules['milestones']>;
+export type { McpSection } from './native-mcp.js';
 export type OutcomeSection = NonNullable<Rules['outcome']>;
 export type OutcomeHook = OutcomeSection[number];
 /** A scenario's run gate, whichever format it was written in. */

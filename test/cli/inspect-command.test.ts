@@ -166,6 +166,28 @@ describe('toolpath inspect, otherwise', () => {
     },
   );
 
+  it('shows the MCP server each call went to, and when the trace does not name it', async () => {
+    const fixture = (name: string) => new URL(`../spans/${name}.otlp.json`, import.meta.url).pathname;
+    const run = await runCli([
+      'inspect',
+      fixture('sdk-genai-mcp-two-servers'),
+      fixture('openinference-openai-agents-mcp'),
+    ]);
+    expect(run.code).toBe(0);
+    const lines = run.stdout.split('\n');
+    expect(lines.find((line) => line.includes(': call call_cmd run_command'))).toMatch(
+      /, to MCP server 127\.0\.0\.1:\d+$/,
+    );
+    expect(lines.find((line) => line.includes(': call call_delete delete_repo'))).toMatch(
+      /, to an MCP server the trace does not name$/,
+    );
+    const [trace] = await inspectJson(fixture('sdk-genai-mcp-two-servers'));
+    const read = trace?.spans.find(
+      (span) => span.read?.kind === 'call' && span.read.tool === 'list_repos',
+    )?.read;
+    expect(read).toMatchObject({ mcpServer: { address: 'localhost', transport: 'tcp' } });
+  });
+
   itCorpus(`reads several inputs and stdin${CORPUS_NOTE}`, async () => {
     const strands = 'strands-python/strands-1.14-get-user-location.otlp.json';
     const claude = 'claude-agent-sdk-logfire/bash-ls.otlp.json';

@@ -331,7 +331,14 @@ describe('openai-agents-logfire spans', () => {
         ended: { ...ok, result: { captured: false } },
       },
       { tool: 'get_order', callId: 'call_1', args: captured({ id: 'A-1' }) },
-      { tool: 'roll', callId: 'mcp_1', args: captured({ sides: 6 }), ended: { ...ok, result: captured(4) } },
+      {
+        tool: 'roll',
+        callId: 'mcp_1',
+        args: captured({ sides: 6 }),
+        ended: { ...ok, result: captured(4) },
+        // A hosted MCP call names its server by label.
+        mcpServer: { name: 'dice' },
+      },
     ]);
     expect(turn.model).toBe('gpt-4o');
   });

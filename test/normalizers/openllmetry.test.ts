@@ -260,7 +260,12 @@ describe('OpenLLMetry entity input and output', () => {
       tool: 'get_weather',
       args: { captured: true, value: { city: 'Oslo' } },
       result: { captured: true, value: { temp: 3 } },
+      // An MCP call whose server the instrumentation does not record.
+      mcpServer: {},
     });
+    expect(
+      trajectoryOf([decoratedTool('t', { 'traceloop.entity.input': '{"a":1}' })]).calls[0]?.mcpServer,
+    ).toBeUndefined();
   });
 
   it('GenAI keys on the span (the Vercel AI SDK transform) win over the entity keys', () => {

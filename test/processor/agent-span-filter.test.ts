@@ -23,6 +23,16 @@ describe('mayBeAgentSpan (the fast path)', () => {
     expect(claimed).toBeGreaterThan(200);
   });
 
+  it('keeps the MCP tool listings whose results give tools their annotations', () => {
+    const listing = { 'rpc.method': 'tools/list', response: '{"tools":[]}' };
+    expect(mayBeAgentSpan('MCP request: tools/list', 'logfire.mcp', listing)).toBe(true);
+    expect(
+      mayBeAgentSpan('mcp_tools', '@arizeai/openinference-instrumentation-openai-agents', {
+        'openinference.span.kind': 'TOOL',
+      }),
+    ).toBe(true);
+  });
+
   it('passes ordinary HTTP, database and messaging spans straight on', () => {
     const ordinary: [string, string, Record<string, unknown>][] = [
       [

@@ -1,0 +1,221 @@
+/**
+ * Captures agent runs whose tools are on MCP servers, from a real OpenTelemetry SDK
+ * (sdk-trace-base 2.x, JsonTraceSerializer) and the real MCP TypeScript client
+ * (`@modelcontextprotocol/client`, Streamable HTTP transport) talking to two mock MCP servers on
+ * loopback HTTP: `repo-tools` at `localhost` (list_repos, read-only; delete_repo, destructive) and
+ * `shell-tools` at `127.0.0.1` (run_command). The MCP SDK records no spans of its own, so the
+ * agent loop records them in the OTel MCP conventions' shape: a CLIENT span
+ * `tools/call {tool}` per call with `mcp.method.name`, `gen_ai.operation.name=execute_tool`,
+ * `gen_ai.tool.name`, `server.address` / `server.port` (the URL the client connected to),
+ * `network.transport=tcp`, `mcp.session.id` (the session the server gave) and `jsonrpc.request.id`,
+ * inside the framework's `execute_tool` span; a `tools/list` span per server (the conventions
+ * record no result, so the tools' annotations are not in the trace). Decisions are
+ * `gen_ai.tool.call.decision` events on the agent span, as in sdk-genai-decisions.ts:
+ *
+ *   sdk-genai-mcp-two-servers.otlp.json          list_repos on repo-tools, run_command on shell-tools
+ *   sdk-genai-mcp-delete-unapproved.otlp.json    delete_repo: require_approval never answered, run anyway
+ *   sdk-genai-mcp-delete-approved.otlp.json      delete_repo: require_approval, then allow
+ *
+ * Run from the repository root: npx tsx test/spans/capture/sdk-genai-mcp.ts
+ */
+import { writeFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
+import { context, type Span, SpanKind } from '@opentelemetry/api';
+import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-hooks';
+import { JsonTraceSerializer } from '@opentelemetry/otlp-transformer';
+import { resourceFromAttributes } from '@opentelemetry/resources';
+import {
+  BasicTracerProvider,
+  InMemorySpanExporter,
+  SimpleSpanProcessor,
+} from '@opentelemetry/sdk-trace-base';
+import { type Json, listen, mockMcpServer, REPO_TOOLS, SHELL_TOOLS } from './mock-mcp-server.js';
+
+const OUT_DIR = join(dirname(fileURLToPath(import.meta.url)), '..');
+const MODEL = 'mock-model';
+
+context.setGlobalContextManager(new AsyncLocalStorageContextManager().enable());
+const exporter = new InMemorySpanExporter();
+const provider = new BasicTracerProvider({
+  resource: resourceFromAttributes({ 'service.name': 'repo-agent-service' }),
+  spanProcessors: [new SimpleSpanProcessor(exporter)],
+});
+const tracer = provider.getTracer('repo-agent-framework', '0.3.0');
+
+type Decision = 'allow' | 'deny' | 'require_approval';
+
+interface Connected {
+  client: Client;
+  transport: StreamableHTTPClientTransport;
+  url: URL;
+}
+
+/** Connects the real MCP client and lists the server's tools, in a `tools/list` span. */
+async function connect(url: URL, host: string): Promise<Connected> {
+  const transport = new StreamableHTTPClientTransport(url);
+  const client = new Client({ name: 'repo-agent', version: '0.3.0' });
+  await client.connect(transport);
+  await tracer.startActiveSpan('tools/list', { kind: SpanKind.CLIENT }, async (span) => {
+    span.setAttributes({ 'mcp.method.name': 'tools/list', ...serverAttributes(transport, url, host) });
+    await client.listTools();
+    span.end();
+  });
+  return { client, transport, url };
+}
+
+function serverAttributes(transport: StreamableHTTPClientTransport, url: URL, host: string) {
+  const attributes: { [key: string]: string | number } = {
+    'server.address': host,
+    'server.port': Number(url.port),
+    'network.transport': 'tcp',
+    'network.protocol.name': 'http',
+  };
+  if (transport.sessionId) attributes['mcp.session.id'] = transport.sessionId;
+  return attributes;
+}
+
+interface Call {
+  id: string;
+  name: string;
+  arguments: { [key: string]: Json };
+  server: 'repo' | 'shell';
+  decisions?: Decision[];
+}
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+let requestId = 10;
+
+async function execute(agent: Span, call: Call, servers: Record<Call['server'], Connected>): Promise<Json> {
+  for (const outcome of call.decisions ?? []) {
+    agent.addEvent('gen_ai.tool.call.decision', {
+      'gen_ai.tool.call.decision.outcome': outcome,
+      'gen_ai.tool.call.id': call.id,
+      'gen_ai.tool.name': call.name,
+    });
+    await sleep(1);
+  }
+  const { client, transport, url } = servers[call.server];
+  const host = url.hostname;
+  return tracer.startActiveSpan(`execute_tool ${call.name}`, { kind: SpanKind.INTERNAL }, async (tool) => {
+    tool.setAttributes({
+      'gen_ai.operation.name': 'execute_tool',
+      'gen_ai.tool.name': call.name,
+      'gen_ai.tool.call.id': call.id,
+      'gen_ai.tool.type': 'extension',
+    });
+    const result = await tracer.startActiveSpan(
+      `tools/call ${call.name}`,
+      { kind: SpanKind.CLIENT },
+      async (span) => {
+        span.setAttributes({
+          'mcp.method.name': 'tools/call',
+          'gen_ai.operation.name': 'execute_tool',
+          'gen_ai.tool.name': call.name,
+          'jsonrpc.request.id': String(requestId++),
+          ...serverAttributes(transport, url, host),
+        });
+        const called = await client.callTool({ name: call.name, arguments: call.arguments });
+        span.end();
+        return called;
+      },
+    );
+    const text = (result.content as { type: string; text?: string }[])[0]?.text ?? 'null';
+    const value = JSON.parse(text) as Json;
+    tool.setAttributes({
+      'gen_ai.tool.call.arguments': JSON.stringify(call.arguments),
+      'gen_ai.tool.call.result': text,
+    });
+    tool.end();
+    return { type: 'tool_call_response', id: call.id, response: value };
+  });
+}
+
+async function chat(messages: Json[], parts: Json[], finishReason: string): Promise<Json> {
+  const output = { role: 'assistant', parts };
+  return tracer.startActiveSpan(`chat ${MODEL}`, { kind: SpanKind.CLIENT }, async (span) => {
+    span.setAttributes({
+      'gen_ai.operation.name': 'chat',
+      'gen_ai.provider.name': 'mock',
+      'gen_ai.request.model': MODEL,
+      'gen_ai.input.messages': JSON.stringify(messages),
+      'gen_ai.output.messages': JSON.stringify([{ ...output, finish_reason: finishReason }]),
+    });
+    await sleep(2);
+    span.end();
+    return output;
+  });
+}
+
+/** One agent run: connect to both servers, each turn's calls, then a final answer. */
+async function run(turns: Call[][], urls: Record<Call['server'], URL>): Promise<void> {
+  const attributes = {
+    'gen_ai.operation.name': 'invoke_agent',
+    'gen_ai.provider.name': 'mock',
+    'gen_ai.agent.name': 'repo-agent',
+    'gen_ai.request.model': MODEL,
+  };
+  await tracer.startActiveSpan('invoke_agent repo-agent', { attributes }, async (agent) => {
+    const servers = {
+      repo: await connect(urls.repo, urls.repo.hostname),
+      shell: await connect(urls.shell, urls.shell.hostname),
+    };
+    const messages: Json[] = [
+      { role: 'user', parts: [{ type: 'text', content: 'Clean up acme/old-site.' }] },
+    ];
+    for (const calls of turns) {
+      const parts = calls.map((call) => ({
+        type: 'tool_call',
+        id: call.id,
+        name: call.name,
+        arguments: call.arguments,
+      }));
+      messages.push(await chat(messages, parts, 'tool_call'));
+      const results: Json[] = [];
+      for (const call of calls) results.push(await execute(agent, call, servers));
+      messages.push({ role: 'tool', parts: results });
+    }
+    messages.push(await chat(messages, [{ type: 'text', content: 'Done.' }], 'stop'));
+    await servers.repo.client.close();
+    await servers.shell.client.close();
+    agent.end();
+  });
+}
+
+const list: Call = { id: 'call_list', name: 'list_repos', arguments: { owner: 'acme' }, server: 'repo' };
+const command: Call = {
+  id: 'call_cmd',
+  name: 'run_command',
+  arguments: { command: 'git gc' },
+  server: 'shell',
+};
+const remove = (decisions: Decision[]): Call => ({
+  id: 'call_delete',
+  name: 'delete_repo',
+  arguments: { repo: 'acme/old-site' },
+  server: 'repo',
+  decisions,
+});
+
+const CASES: Record<string, Call[][]> = {
+  'two-servers': [[list], [command]],
+  'delete-unapproved': [[list], [remove(['require_approval'])]],
+  'delete-approved': [[list], [remove(['require_approval', 'allow'])]],
+};
+
+const repoServer = mockMcpServer('repo-tools', REPO_TOOLS);
+const shellServer = mockMcpServer('shell-tools', SHELL_TOOLS);
+const urls = { repo: await listen(repoServer, 'localhost'), shell: await listen(shellServer, '127.0.0.1') };
+for (const [name, turns] of Object.entries(CASES)) {
+  exporter.reset();
+  await run(turns, urls);
+  await provider.forceFlush();
+  const spans = exporter.getFinishedSpans();
+  const file = join(OUT_DIR, `sdk-genai-mcp-${name}.otlp.json`);
+  writeFileSync(file, Buffer.from(JsonTraceSerializer.serializeRequest(spans) as Uint8Array));
+  console.log(`${file}: ${spans.length} spans`);
+}
+await provider.shutdown();
+repoServer.close();
+shellServer.close();
