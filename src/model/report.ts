@@ -119,7 +119,8 @@ export interface Report {
    * Set on a provisional report of a long conversation cut to fit its bound (under 16 KiB as a
    * line): how much it left out. `traceIds`: the earliest trace ids (the latest are kept);
    * `findings`: whole findings (hard ones are kept first); `calls`: entries of findings' `calls`;
-   * `assertions`: whole assertions; `characters`: of messages and reasons cut short.
+   * `assertions`: whole assertions; `characters`: of messages and reasons cut short. A final
+   * report made from a provisional one (a judging worker exited) keeps its `traceIds` count.
    */
   cut?: ReportCut;
 }

@@ -118,6 +118,9 @@ export class WorkerConversations {
  */
 function lostReport(provisional: Report): Report {
   const reason = `the judging worker exited, and the state of conversation ${provisional.conversationId} with it`;
+  // A long conversation's provisional report keeps only its latest trace ids (provisional-bounds.ts).
+  const cutIds = provisional.cut?.traceIds ?? 0;
+  const traces = (provisional.traceIds?.length ?? 1) + cutIds;
   const report: Report = {
     traceId: provisional.traceId,
     final: true,
@@ -130,7 +133,7 @@ function lostReport(provisional: Report): Report {
       {
         rule: 'conversation.lost',
         severity: 'hard',
-        message: `${reason}, so it cannot be judged whole: the provisional reports after each of its ${provisional.traceIds?.length ?? 1} traces so far are all there is`,
+        message: `${reason}, so it cannot be judged whole: the provisional reports after each of its ${traces} traces so far are all there is`,
         calls: [],
         spans: [],
         inconclusive: true,
@@ -143,5 +146,6 @@ function lostReport(provisional: Report): Report {
   };
   if (provisional.conversationId !== undefined) report.conversationId = provisional.conversationId;
   if (provisional.traceIds !== undefined) report.traceIds = provisional.traceIds;
+  if (cutIds > 0) report.cut = { traceIds: cutIds };
   return report;
 }

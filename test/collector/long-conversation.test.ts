@@ -135,7 +135,10 @@ describe('one long conversation', () => {
     const skipped = provisional.filter(coalesced);
     expect(skipped.length).toBe(traces - judged.length);
     for (const report of skipped) expect(report).toMatchObject({ verdict: 'inconclusive', final: false });
-    expect(running.adapter.stats()).toMatchObject({ judgedTraces: traces + 1 });
+    expect(running.adapter.stats()).toMatchObject({
+      judgedTraces: traces + 1,
+      conversationsCoalesced: skipped.length,
+    });
   }, 120_000);
 
   it('keeps every provisional line under its bound, saying what it left out, and the final line whole', async () => {
