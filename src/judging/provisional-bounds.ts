@@ -22,6 +22,8 @@ export const ALWAYS_JUDGED_SIZE = 1_000;
 export const GROWTH = 16;
 
 const MAX_TRACE_IDS = 64;
+/** A coalesced report's trace ids: the latest few (it judged none). */
+const COALESCED_TRACE_IDS = 8;
 const MAX_FINDINGS = 32;
 const MAX_CALLS_PER_FINDING = 32;
 const MAX_TEXT = 1_000;
@@ -69,7 +71,7 @@ export function coalescedReport(
     traceIds: [],
   };
   const traces = held.traces;
-  const kept = traces.slice(Math.max(0, traces.length - MAX_TRACE_IDS)).map((trace) => trace.traceId);
+  const kept = traces.slice(Math.max(0, traces.length - COALESCED_TRACE_IDS)).map((trace) => trace.traceId);
   const report: Report = {
     traceId,
     conversationId,
@@ -82,7 +84,11 @@ export function coalescedReport(
     pass: false,
     scores: {},
     findings: [finding],
-    assertions: (last?.assertions ?? []).map((name) => ({ name, status: 'inconclusive', reason })),
+    assertions: (last?.assertions ?? []).map((name) => ({
+      name,
+      status: 'inconclusive',
+      reason: 'coalesced into a later provisional judgement (conversation.coalesced)',
+    })),
     stats: last ? { ...last.stats } : { calls: 0, turns: 0, errors: 0, durationMs: 0 },
   };
   if (traces.length > kept.length) report.cut = { traceIds: traces.length - kept.length };
