@@ -3,8 +3,8 @@
  * calls each (20,000 by default: 40,000 calls, under the default `maxCalls`), all in one
  * conversation, then one trace of no conversation; against the same N traces with no
  * conversation id, measured in the same run. Prints, for each: the time from the first request
- * to the trace of no conversation judged (wall and process CPU), the reports file's size and its
- * longest line, and the peak RSS after each; then the ratios. The machine is shared and noisy:
+ * to the trace of no conversation judged (wall and process CPU), the reports file's size, its
+ * longest line and longest provisional line, and the process's peak RSS after each; then the ratios. The machine is shared and noisy:
  * compare ratios, not absolute times.
  *
  *   npx tsx bench/long-conversation.ts          (N=5000 for a quick run)
@@ -104,6 +104,7 @@ interface Run {
   cpuMs: number;
   reportBytes: number;
   longestLine: number;
+  longestProvisional: number;
   rssMiB: number;
 }
 
@@ -151,6 +152,10 @@ async function run(conversationId: string | undefined): Promise<Run> {
     cpuMs: (used.user + used.system) / 1000,
     reportBytes: lines.reduce((sum, line) => sum + Buffer.byteLength(line) + 1, 0),
     longestLine: Math.max(...lines.map((line) => Buffer.byteLength(line))),
+    longestProvisional: Math.max(
+      0,
+      ...lines.filter((line) => line.includes('"final":false')).map((line) => Buffer.byteLength(line)),
+    ),
     rssMiB: process.resourceUsage().maxRSS / 1024,
   };
   rmSync(dir, { recursive: true, force: true });
@@ -162,7 +167,7 @@ const together = await run('long');
 const show = (name: string, r: Run) =>
   console.log(
     `${name}: ${r.wallMs.toFixed(0)} ms wall, ${r.cpuMs.toFixed(0)} ms CPU to the trace of no conversation judged; ` +
-      `reports ${(r.reportBytes / 1024 / 1024).toFixed(1)} MiB, longest line ${r.longestLine} B; peak RSS ${r.rssMiB.toFixed(0)} MiB`,
+      `reports ${(r.reportBytes / 1024 / 1024).toFixed(1)} MiB, longest line ${r.longestLine} B (provisional ${r.longestProvisional} B); peak RSS ${r.rssMiB.toFixed(0)} MiB`,
   );
 console.log(`${N} traces of 2 calls, then one trace of no conversation`);
 show('no conversation  ', alone);
