@@ -96,17 +96,22 @@ async function sendConversation(url: string, id: string, from: number, to: numbe
 }
 
 describe('one long conversation', () => {
-  it('is judged in work linear in its calls, and a trace of no conversation after it is judged before it ends', async () => {
+  it('is judged in work linear in its calls, and traces of no conversation or another one after it are judged before it ends', async () => {
     const dir = temporaryDir('toolpath-long-');
     const running = await start(dir);
     const traces = 2_000;
     await sendConversation(running.url, 'long', 0, traces);
     const alone = chatTrace(traces, undefined);
-    expect((await postSpans(running.url, alone)).status).toBe(200);
+    const other = chatTrace(traces + 1, 'short');
+    expect((await postSpans(running.url, [...alone, ...other])).status).toBe(200);
     const aloneId = alone[0]?.traceId;
+    const otherId = other[0]?.traceId;
     await eventually(
-      () => parsed(running.lines()).some((report) => report.traceId === aloneId),
-      'the trace of no conversation judged',
+      () => {
+        const judged = parsed(running.lines());
+        return [aloneId, otherId].every((id) => judged.some((report) => report.traceId === id));
+      },
+      'the traces of no conversation and of another conversation judged',
       60_000,
     );
     const reports = parsed(running.lines());
@@ -114,6 +119,13 @@ describe('one long conversation', () => {
     const own = reports.find((report) => report.traceId === aloneId);
     expect(own).toMatchObject({ verdict: 'pass' });
     expect(own?.conversationId).toBeUndefined();
+    // The other conversation is judged on its own trace, not coalesced with the long one.
+    expect(reports.find((report) => report.traceId === otherId)).toMatchObject({
+      conversationId: 'short',
+      traceIds: [otherId],
+      verdict: 'pass',
+      final: false,
+    });
     expect(reports.some((report) => report.final === true)).toBe(false);
     const provisional = reports.filter((report) => report.conversationId === 'long');
     // One provisional report per trace of the conversation, each judged or saying it was coalesced.
@@ -136,7 +148,7 @@ describe('one long conversation', () => {
     expect(skipped.length).toBe(traces - judged.length);
     for (const report of skipped) expect(report).toMatchObject({ verdict: 'inconclusive', final: false });
     expect(running.adapter.stats()).toMatchObject({
-      judgedTraces: traces + 1,
+      judgedTraces: traces + 2,
       conversationsCoalesced: skipped.length,
     });
   }, 120_000);
