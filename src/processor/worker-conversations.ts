@@ -29,6 +29,8 @@ export class WorkerConversations {
   dueAt: number | undefined;
   /** Conversations lost with a worker that exited. */
   lost = 0;
+  /** Traces whose provisional judgement the worker coalesced into a later one (a long conversation). */
+  coalesced = 0;
 
   constructor(private readonly capacity: number) {}
 
@@ -87,6 +89,7 @@ export class WorkerConversations {
 
   #remember(judgement: Judgement): void {
     let latest: { id: string; known: Known } | undefined;
+    let coalesced = false;
     for (const report of judgement.reports) {
       const id = report.conversationId;
       if (id === undefined || report.final !== false) continue;
@@ -101,7 +104,9 @@ export class WorkerConversations {
         this.#byId.set(id, latest.known);
       }
       latest.known.ifLost.push(lostReport(report));
+      if (report.findings.some((finding) => finding.rule === 'conversation.coalesced')) coalesced = true;
     }
+    if (coalesced) this.coalesced++;
   }
 
   #tell(id: string): void {
