@@ -59,8 +59,9 @@ export function coalescedReport(
   const last = mark.last.get(index);
   const reason =
     `the provisional judgement of conversation ${conversationId} after this trace was coalesced into a later one: ` +
-    `it holds ${held.traces.length} traces and ${held.calls} calls, and a conversation that long is judged again once it has grown ` +
-    `by 1/${GROWTH} since it was last judged (after trace ${mark.judgedAfter}; ${mark.coalesced} traces coalesced since), and final when idle`;
+    `it holds ${held.traces.length} traces and ${held.calls} calls, and a conversation past ${ALWAYS_JUDGED_SIZE} traces, calls and turns ` +
+    `is judged again once it has grown by 1/${GROWTH} since it was last judged (after trace ${mark.judgedAfter}, whose stats this report ` +
+    `repeats; ${mark.coalesced} traces coalesced since), and final when idle`;
   const finding: Finding = {
     rule: 'conversation.coalesced',
     severity: 'warning',
