@@ -60,6 +60,8 @@ export interface AdapterStats {
   lateSpans: number;
   /** Judged trace ids forgotten before `decision.lateWindow` to stay under `limits.maxJudgedTraceIds`. */
   decisionsForgottenEarly: number;
+  /** Provisional judgements of long conversations coalesced into a later one (docs/conversations.md). */
+  conversationsCoalesced: number;
   dropped: ReturnType<TraceBuffer<unknown>['droppedCounts']>;
   forward?: ReturnType<ForwardQueue['counts']>;
   storage?: StorageStats;

@@ -227,6 +227,7 @@ export class TraceAdapter implements TraceIngest {
       judgedTraces: this.judged,
       lateSpans: this.intake.late,
       decisionsForgottenEarly: decisions.forgottenEarly,
+      conversationsCoalesced: this.judge.conversations?.coalesced ?? 0,
       dropped: buffer.droppedCounts(),
       ...(this.queue && { forward: this.queue.counts() }),
       ...(this.storage && { storage: this.storage.stats() }),

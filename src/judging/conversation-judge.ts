@@ -21,6 +21,7 @@ import {
   type LostHistory,
 } from './conversation-state.js';
 import { type EvaluationEvent, reportEvents } from './evaluation-events.js';
+import { boundProvisional, coalescedReport, judgedNow, lastOf } from './provisional-bounds.js';
 import type { Redactor } from './redact.js';
 
 /**
@@ -67,6 +68,8 @@ export class ConversationJudge {
   readonly state: ConversationState;
   /** Traces judged into their conversation before a restart and judged again for their output. */
   readonly #judgedBefore = new Set<string>();
+  /** Provisional judgements coalesced into a later one (a long conversation; provisional-bounds.ts). */
+  coalesced = 0;
 
   constructor(
     private readonly scenarios: readonly Scenario[],
@@ -92,23 +95,80 @@ export class ConversationJudge {
    */
   afterTrace(trajectory: Trajectory, evaluatedSpanId: string | undefined, now: number): ProvisionalJudgement {
     const id = trajectory.conversationId as string;
-    let held: HeldConversation | undefined;
+    let found: HeldConversation | undefined;
     let closed: ClosedConversation[] = [];
     if (this.#judgedBefore.size > 0 && this.#judgedBefore.delete(trajectory.traceId)) {
-      held = this.state.holding(id, trajectory.traceId);
-      if (!held) return { reports: [], closed: [] };
-    } else ({ held, closed } = this.state.add(id, trajectory, evaluatedSpanId, now));
+      found = this.state.holding(id, trajectory.traceId);
+      if (!found) return { reports: [], closed: [] };
+    } else ({ held: found, closed } = this.state.add(id, trajectory, evaluatedSpanId, now));
+    const held = found;
+    const newScenario = this.checkApplies(held);
+    const applicable: [number, Scenario][] = [];
+    for (const index of held.mark.applies) applicable.push([index, this.scenarios[index] as Scenario]);
+    applicable.sort((a, b) => a[0] - b[0]);
+    const reports = judgedNow(held, newScenario)
+      ? this.provisional(held, trajectory, applicable)
+      : this.coalesce(held, trajectory, applicable);
+    return { reports, closed: closed.map((conversation) => this.judgeFinal(conversation)) };
+  }
+
+  /** The provisional reports after `trajectory`, judged on every trace held. */
+  private provisional(
+    held: HeldConversation,
+    trajectory: Trajectory,
+    applicable: readonly [number, Scenario][],
+  ): Report[] {
+    const id = trajectory.conversationId as string;
     const traces = held.traces.map((trace) => (trace.traceId === trajectory.traceId ? trajectory : trace));
     const joined = joinConversation(id, traces);
     const reports: Report[] = [];
-    for (const scenario of this.applicable(traces)) {
+    for (const [index, scenario] of applicable) {
       const report = evaluate(joined, scenario, { provisional: true });
       report.final = false;
       if (held.lost) markLost(report, held.lost, this.state.limits.maxCalls);
-      reports.push(this.redactor.redact(report, joined));
+      held.mark.last.set(index, lastOf(report));
+      reports.push(boundProvisional(this.redactor.redact(report, joined)));
     }
     this.redactor.release();
-    return { reports, closed: closed.map((conversation) => this.judgeFinal(conversation)) };
+    held.mark.judgedSize = held.size;
+    held.mark.judgedAfter = trajectory.traceId;
+    held.mark.coalesced = 0;
+    return reports;
+  }
+
+  /** The short reports of a trace whose provisional judgement is coalesced into a later one. */
+  private coalesce(
+    held: HeldConversation,
+    trajectory: Trajectory,
+    applicable: readonly [number, Scenario][],
+  ): Report[] {
+    held.mark.coalesced++;
+    this.coalesced++;
+    const id = trajectory.conversationId as string;
+    return applicable.map(([index, scenario]) => {
+      const report = coalescedReport(id, trajectory.traceId, held, scenario, index);
+      if (held.lost) markLost(report, held.lost, this.state.limits.maxCalls);
+      return report;
+    });
+  }
+
+  /**
+   * Which scenarios apply to the conversation, checked on the traces it gained since (held again
+   * after a restart too); whether one applies now that did not before.
+   */
+  private checkApplies(held: HeldConversation): boolean {
+    const { mark, traces } = held;
+    let grew = false;
+    for (; mark.checked < traces.length; mark.checked++) {
+      const trace = traces[mark.checked] as Trajectory;
+      for (const [index, scenario] of this.scenarios.entries()) {
+        if (scenario.scope !== 'conversation' || mark.applies.has(index) || !appliesTo(scenario, trace))
+          continue;
+        mark.applies.add(index);
+        grew = true;
+      }
+    }
+    return grew;
   }
 
   /**

@@ -7,6 +7,7 @@
 
 import { defaultConversationLimits } from '../config/options.js';
 import type { JsonValue } from '../model/json.js';
+import type { ReportStats } from '../model/report.js';
 import type { Captured } from '../model/trajectory.js';
 import { type ToolCall, Trajectory, type Turn } from '../model/trajectory.js';
 
@@ -47,17 +48,42 @@ export interface ClosedConversation {
   lost?: LostHistory;
 }
 
+/**
+ * What the judge keeps of a conversation's provisional judgements, so that a long one is not
+ * judged again on everything after every trace (conversation-judge.ts, provisional-bounds.ts).
+ */
+export interface ProvisionalMark {
+  /** The conversation's {@link HeldConversation.size} when it was last judged provisionally; 0 before. */
+  judgedSize: number;
+  /** Traces since then whose provisional judgement was coalesced into a later one. */
+  coalesced: number;
+  /** The trace it was last judged after. */
+  judgedAfter: string | undefined;
+  /** Which of the judge's scenarios apply to any of its traces (by index), over the first `checked` traces. */
+  applies: Set<number>;
+  checked: number;
+  /** The last provisional reports, by scenario index: what a coalesced report keeps of them. */
+  last: Map<number, { assertions: string[]; stats: ReportStats }>;
+}
+
 /** A conversation in progress as the caller may read it. */
 export interface HeldConversation {
   /** Its traces, earliest judged first. */
   readonly traces: readonly Trajectory[];
   readonly lost: LostHistory | undefined;
+  /** Calls held. */
+  readonly calls: number;
+  /** What joining and judging it visits: its traces, calls and turns. */
+  readonly size: number;
+  readonly mark: ProvisionalMark;
 }
 
 interface Held {
   id: string;
   traces: Trajectory[];
   calls: number;
+  size: number;
+  mark: ProvisionalMark;
   lastActive: number;
   latest: ClosedConversation['latest'];
   lost: LostHistory | undefined;
@@ -144,6 +170,15 @@ export class ConversationState {
         id,
         traces: [],
         calls: 0,
+        size: 0,
+        mark: {
+          judgedSize: 0,
+          coalesced: 0,
+          judgedAfter: undefined,
+          applies: new Set(),
+          checked: 0,
+          last: new Map(),
+        },
         lastActive: now,
         latest: { traceId: trajectory.traceId, evaluatedSpanId },
         lost,
@@ -152,6 +187,7 @@ export class ConversationState {
     if (restoredLost) held.lost = restoredLost;
     held.traces.push(stored);
     held.calls += stored.calls.length;
+    held.size += 1 + stored.calls.length + stored.turns.length;
     held.lastActive = now;
     held.latest = { traceId: trajectory.traceId, evaluatedSpanId };
     // Re-set: the map's order is by last activity.

@@ -115,6 +115,23 @@ export interface Report {
    * it): why, e.g. `timeout: 2 spans still open`. What is missing may explain a finding.
    */
   incomplete?: string;
+  /**
+   * Set on a provisional report of a long conversation cut to fit its bound (under 16 KiB as a
+   * line): how much it left out. `traceIds`: the earliest trace ids (the latest are kept);
+   * `findings`: whole findings (hard ones are kept first); `calls`: entries of findings' `calls`;
+   * `assertions`: whole assertions; `characters`: of messages and reasons cut short. A final
+   * report made from a provisional one (a judging worker exited) keeps its `traceIds` count.
+   */
+  cut?: ReportCut;
+}
+
+/** What a provisional report cut to its bound left out: see {@link Report.cut}. */
+export interface ReportCut {
+  traceIds?: number;
+  findings?: number;
+  calls?: number;
+  assertions?: number;
+  characters?: number;
 }
 
 /** What a judge returns: a score, a label (`good`, `hallucinated`) and why. */

@@ -39,6 +39,10 @@ export class AppThreadDrain implements TraceDrain {
     this.sinks = this.judge.sinks;
   }
 
+  get conversationsCoalesced(): number {
+    return this.judge.conversations?.coalesced ?? 0;
+  }
+
   schedule(): void {
     this.later.schedule();
   }

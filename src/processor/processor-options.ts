@@ -70,6 +70,8 @@ export interface ProcessorStats {
    * judged final as inconclusive (`conversation.lost`), its later traces as truncated.
    */
   conversationsLost: number;
+  /** Provisional judgements of long conversations coalesced into a later one (docs/conversations.md). */
+  conversationsCoalesced: number;
   /** The heap the held spans take, as estimated for `limits.maxBufferedBytes`. */
   bufferedBytes: number;
   /** Judged trace ids forgotten before `lateWindowMs` to stay under `maxJudgedTraceIds`. */

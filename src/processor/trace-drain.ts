@@ -10,6 +10,8 @@ export interface TraceDrain {
   readonly restarts: number;
   /** Conversations whose state was lost with a judging worker that exited (0 on the app's thread). */
   readonly conversationsLost: number;
+  /** Provisional judgements of long conversations coalesced into a later one. */
+  readonly conversationsCoalesced: number;
   /** A trace was added to `waiting`: judge it soon. */
   schedule(): void;
   /** Judges (or posts to the worker) every trace waiting now. */

@@ -299,6 +299,7 @@ export class TrajectoryProcessor implements SpanProcessor {
       bufferedBytes: this.held.total,
       workerRestarts: this.drain.restarts,
       conversationsLost: this.drain.conversationsLost,
+      conversationsCoalesced: this.drain.conversationsCoalesced,
       decisionsForgottenEarly: this.decisions.forgottenEarly,
       dropped: this.buffer.droppedCounts(),
     };

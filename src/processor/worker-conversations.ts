@@ -29,6 +29,8 @@ export class WorkerConversations {
   dueAt: number | undefined;
   /** Conversations lost with a worker that exited. */
   lost = 0;
+  /** Traces whose provisional judgement the worker coalesced into a later one (a long conversation). */
+  coalesced = 0;
 
   constructor(private readonly capacity: number) {}
 
@@ -87,6 +89,7 @@ export class WorkerConversations {
 
   #remember(judgement: Judgement): void {
     let latest: { id: string; known: Known } | undefined;
+    let coalesced = false;
     for (const report of judgement.reports) {
       const id = report.conversationId;
       if (id === undefined || report.final !== false) continue;
@@ -101,7 +104,9 @@ export class WorkerConversations {
         this.#byId.set(id, latest.known);
       }
       latest.known.ifLost.push(lostReport(report));
+      if (report.findings.some((finding) => finding.rule === 'conversation.coalesced')) coalesced = true;
     }
+    if (coalesced) this.coalesced++;
   }
 
   #tell(id: string): void {
@@ -118,6 +123,9 @@ export class WorkerConversations {
  */
 function lostReport(provisional: Report): Report {
   const reason = `the judging worker exited, and the state of conversation ${provisional.conversationId} with it`;
+  // A long conversation's provisional report keeps only its latest trace ids (provisional-bounds.ts).
+  const cutIds = provisional.cut?.traceIds ?? 0;
+  const traces = (provisional.traceIds?.length ?? 1) + cutIds;
   const report: Report = {
     traceId: provisional.traceId,
     final: true,
@@ -130,7 +138,7 @@ function lostReport(provisional: Report): Report {
       {
         rule: 'conversation.lost',
         severity: 'hard',
-        message: `${reason}, so it cannot be judged whole: the provisional reports after each of its ${provisional.traceIds?.length ?? 1} traces so far are all there is`,
+        message: `${reason}, so it cannot be judged whole: the provisional reports after each of its ${traces} traces so far are all there is`,
         calls: [],
         spans: [],
         inconclusive: true,
@@ -143,5 +151,6 @@ function lostReport(provisional: Report): Report {
   };
   if (provisional.conversationId !== undefined) report.conversationId = provisional.conversationId;
   if (provisional.traceIds !== undefined) report.traceIds = provisional.traceIds;
+  if (cutIds > 0) report.cut = { traceIds: cutIds };
   return report;
 }

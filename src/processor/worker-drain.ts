@@ -72,6 +72,10 @@ export class WorkerDrain implements TraceDrain {
     return this.conversations?.lost ?? 0;
   }
 
+  get conversationsCoalesced(): number {
+    return this.conversations?.coalesced ?? 0;
+  }
+
   schedule(): void {
     this.later.schedule();
   }

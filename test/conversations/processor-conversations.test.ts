@@ -7,6 +7,7 @@
  * conversation state lives on the worker (worker-conversations.test.ts: when the worker exits).
  */
 import { afterEach, describe, expect, it } from 'vitest';
+import type { Report } from '../../src/model/report.js';
 import { type ChatPipeline, chatPipeline, finalOf, until } from '../helpers/chat-conversation.js';
 import { eventsNamed, type Pipeline } from '../processor/harness.js';
 
@@ -142,4 +143,26 @@ describe.each([
     const [joined] = await send('chat-ok', 'lookup');
     expect(joined).toMatchObject({ conversationId: 'chat-ok', final: false });
   });
+
+  it('coalesces the provisional judgements of a long conversation, counted, and judges another conversation on its own', async () => {
+    const { pipeline: p, send } = await start({ conversationIdleMs: 60_000 });
+    const coalesced: Report[] = [];
+    let last: Report | undefined;
+    for (let n = 0; n < 320; n++) {
+      const [report] = await send('long', 'lookup');
+      if (report?.findings.some((finding) => finding.rule === 'conversation.coalesced'))
+        coalesced.push(report);
+      else last = report;
+    }
+    // Past its small start it is judged again only as it grows: the traces between say so.
+    expect(coalesced.length).toBeGreaterThan(0);
+    expect(coalesced[0]).toMatchObject({ final: false, verdict: 'inconclusive', conversationId: 'long' });
+    expect(p.processor.stats().conversationsCoalesced).toBe(coalesced.length);
+    // The latest judged one keeps the latest trace ids and counts those it left out.
+    expect(last?.traceIds).toHaveLength(64);
+    expect((last?.traceIds?.length ?? 0) + (last?.cut?.traceIds ?? 0)).toBeGreaterThan(250);
+    const [other] = await send('short', 'lookup');
+    expect(other).toMatchObject({ conversationId: 'short', final: false });
+    expect(other?.traceIds).toHaveLength(1);
+  }, 120_000);
 });
