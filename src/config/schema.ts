@@ -20,7 +20,7 @@ const computedDefault = (description: string, defaultText: string) => ({ descrip
 export const conversationsSchema = z.strictObject({
   idleTimeout: positiveDuration.default(300_000).meta({
     description:
-      'A conversation with no new trace for this long is judged final and let go; until then it is judged provisionally after each trace.',
+      'A conversation with no new trace for this long is judged final and let go; until then each trace gets a provisional report (a long one is judged again at sizes growing by a sixteenth).',
   }),
   maxConversations: count().default(10_000).meta({
     description: 'Conversations held at once; past it the one idle longest is judged final early (counted).',
