@@ -86,6 +86,10 @@ export interface StorageStats {
   forgottenTraces: number;
   /** Times a new segment could not be started (records went on in the open one). */
   segmentFailures: number;
+  /** Writes of the log that failed, each tried again a second later (requests refused meanwhile). */
+  writeFailures: number;
+  /** Traces not judged at shutdown because the log could not write their spans (their clients were answered 503). */
+  unwrittenAtStop: number;
   /** Damaged log tails cut at start: segments, bytes. */
   cutSegments: number;
   cutBytes: number;

@@ -29,6 +29,7 @@ export class AdapterStorage {
     keptForRestart: 0,
     keptConversations: 0,
     refusedFull: 0,
+    unwrittenAtStop: 0,
   };
 
   private constructor(readonly traces: DurableTraces) {}

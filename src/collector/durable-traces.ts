@@ -264,9 +264,9 @@ export class DurableTraces {
     return trace === undefined || this.log.written(trace.lastSeq);
   }
 
-  /** Resolves once everything appended so far is on disk (or writing it failed). */
+  /** Resolves once everything appended so far is on disk, or an attempt to write it failed. */
   settled(): Promise<void> {
-    return this.log.commit().catch(() => undefined);
+    return this.log.settled();
   }
 
   /** Whether the trace's report lines are known written (replayed traces). */
@@ -284,6 +284,7 @@ export class DurableTraces {
     | 'forgottenTraces'
     | 'compactions'
     | 'segmentFailures'
+    | 'writeFailures'
   > {
     let members = 0;
     for (const [, trace] of this.live.entries()) if (trace.member) members++;
@@ -295,6 +296,7 @@ export class DurableTraces {
       forgottenTraces: this.forgotten,
       compactions: this.needed.compactions,
       segmentFailures: this.log.segmentFailures,
+      writeFailures: this.log.writeFailures,
     };
   }
 

@@ -3,7 +3,9 @@
  * commit (every record appended while one write-and-fsync runs goes out in the next one, so a
  * burst of requests costs one fsync, not one each). A frame is its payload's length and CRC-32,
  * then the payload; a frame failing its CRC (a bad disk) is skipped when whole frames follow it,
- * and a tail cut short or bad (a crash mid-write) is cut off the file; both are counted. What records mean is the
+ * and a tail cut short or bad (a crash mid-write) is cut off the file; both are counted. A write
+ * that fails (a file-size limit, a full disk, an I/O error) is kept and tried again every second,
+ * at the same offsets, until it lands: the log is `failed` meanwhile. What records mean is the
  * caller's (durable-traces.ts); this module only keeps them.
  */
 import {
@@ -86,7 +88,13 @@ export class SpanLog {
   private active: Segment;
   private batch: Batch = newBatch();
   private writing = false;
+  /** The last write's error, until a write lands. */
   private failure: Error | undefined;
+  /** The next attempt after a failed write. */
+  private retryTimer: ReturnType<typeof setTimeout> | undefined;
+  private failedWrites = 0;
+  /** Told once the write running (or the next) has ended, landed or not. */
+  private attemptWaiters: (() => void)[] = [];
   private readonly segmentBytes: number;
   private appended = 0;
   private onDisk = 0;
@@ -164,14 +172,27 @@ export class SpanLog {
     return [...this.segments.values()].map(({ id, bytes }) => ({ id, bytes }));
   }
 
-  /** Whether the record appended as `seq` is on disk (or can never be: the log failed). */
+  /** Whether the record appended as `seq` is on disk. */
   written(seq: number): boolean {
-    return seq <= this.onDisk || this.failure !== undefined;
+    return seq <= this.onDisk;
   }
 
-  /** Set once a write or fsync failed: nothing appended after it can be promised durable. */
+  /**
+   * Set while the last write or fsync failed, until a retry lands: nothing appended meanwhile can
+   * be promised durable.
+   */
   get failed(): Error | undefined {
     return this.failure;
+  }
+
+  /** Writes that failed (each was tried again). */
+  get writeFailures(): number {
+    return this.failedWrites;
+  }
+
+  /** Records appended and not on disk yet. */
+  get unwritten(): number {
+    return this.appended - this.onDisk;
   }
 
   /**
@@ -205,7 +226,10 @@ export class SpanLog {
     return at;
   }
 
-  /** Resolves once every record appended so far is on disk (rejects if writing it failed). */
+  /**
+   * Resolves once every record appended so far is on disk; rejects if writing it failed (the
+   * records stay, and are written by a later attempt), at once while the log is failed.
+   */
   commit(): Promise<void> {
     if (this.failure) return Promise.reject(this.failure);
     const batch = this.batch;
@@ -217,6 +241,16 @@ export class SpanLog {
   /** Writes what is appended soon, with nobody waiting (marks that only need to get there). */
   flushSoon(): void {
     if (this.batch.writes.length > 0) this.schedule();
+  }
+
+  /**
+   * Resolves once what is appended so far is on disk or an attempt to write it failed: while the
+   * log is failed, at the next retry.
+   */
+  settled(): Promise<void> {
+    if (this.failure === undefined) return this.commit().catch(() => undefined);
+    if (!this.writing && this.batch.writes.length === 0) return Promise.resolve();
+    return new Promise((resolve) => this.attemptWaiters.push(resolve));
   }
 
   /** The payload of the record at `at`, read back (compaction). */
@@ -251,9 +285,17 @@ export class SpanLog {
     }
   }
 
-  /** Writes what is appended and waits for it; closes the files. */
+  /**
+   * Writes what is appended and waits for it (one last attempt when the log is failed: what it
+   * cannot write is said and left out); closes the files.
+   */
   async close(): Promise<void> {
-    if (this.batch.writes.length > 0 || this.writing) await this.commit().catch(() => undefined);
+    while (this.writing) await new Promise<void>((resolve) => this.attemptWaiters.push(resolve));
+    if (this.batch.writes.length > 0) await this.write();
+    clearTimeout(this.retryTimer);
+    this.retryTimer = undefined;
+    if (this.failure)
+      diag.error(`toolpath: ${this.unwritten} records of the span log in ${this.dir} could not be written`);
     for (const segment of this.segments.values()) {
       if (segment.fd !== undefined) closeSync(segment.fd);
       segment.fd = undefined;
@@ -300,18 +342,22 @@ export class SpanLog {
   }
 
   private schedule(): void {
-    if (this.batch.scheduled || this.writing) return;
+    // While failed, the retry timer writes next.
+    if (this.batch.scheduled || this.writing || this.retryTimer !== undefined) return;
     this.batch.scheduled = true;
     // Requests answered in the same turn of the event loop share the write.
-    setImmediate(() => void this.write());
+    setImmediate(() => {
+      // Not when close() wrote the batch first.
+      if (this.batch.scheduled) void this.write();
+    });
   }
 
   private async write(): Promise<void> {
     const batch = this.batch;
     this.batch = newBatch();
     this.writing = true;
+    let landed = 0;
     try {
-      if (this.failure) throw this.failure;
       await this.options.beforeWrite?.();
       for (const write of batch.writes) {
         const fd = write.segment.fd ?? openSync(write.segment.path, 'r+');
@@ -320,16 +366,40 @@ export class SpanLog {
         await new Promise<void>((resolve, reject) =>
           fdatasync(fd, (error) => (error ? reject(error) : resolve())),
         );
+        landed++;
       }
       this.onDisk = Math.max(this.onDisk, batch.last);
+      if (this.failure) diag.warn(`toolpath: the span log in ${this.dir} is written again`);
+      this.failure = undefined;
       for (const waiter of batch.waiters) waiter.resolve();
     } catch (error) {
-      this.failure ??= error instanceof Error ? error : new Error(String(error));
-      diag.error('toolpath: the span log could not be written; durable mode refuses spans', error);
-      for (const waiter of batch.waiters) waiter.reject(this.failure);
+      const first = this.failure === undefined;
+      this.failure = error instanceof Error ? error : new Error(String(error));
+      this.failedWrites++;
+      if (first)
+        diag.error(
+          'toolpath: the span log could not be written; durable mode refuses spans (503) and tries again every second',
+          error,
+        );
+      // What did not land goes first next time, at the offsets it was given; who waits for it
+      // and for what came after it is told now (the client retries).
+      const after = this.batch;
+      this.batch = {
+        writes: [...batch.writes.slice(landed), ...after.writes],
+        waiters: [],
+        scheduled: false,
+        last: Math.max(batch.last, after.last),
+      };
+      for (const waiter of [...batch.waiters, ...after.waiters]) waiter.reject(this.failure);
+      this.retryTimer = setTimeout(() => {
+        this.retryTimer = undefined;
+        this.schedule();
+      }, WRITE_RETRY_MS);
+      this.retryTimer.unref?.();
     } finally {
       this.writing = false;
     }
+    for (const resolve of this.attemptWaiters.splice(0)) resolve();
     for (const write of batch.writes) {
       // A sealed segment keeps no descriptor: it is only read back, rarely.
       if (write.segment !== this.active && write.segment.fd !== undefined) {
@@ -351,6 +421,8 @@ function newBatch(): Batch {
 
 /** How long after a failed segment start the next is tried. */
 const ROLLOVER_RETRY_MS = 1_000;
+/** How long after a failed write it is tried again. */
+const WRITE_RETRY_MS = 1_000;
 
 function segmentName(id: number): string {
   return `${String(id).padStart(10, '0')}.log`;
