@@ -120,6 +120,41 @@ describe.skipIf(!canLimitFileSize())('toolpath serve when the span log cannot be
     expect([...counts.values()].every((count) => count === 1)).toBe(true);
   }, 90_000);
 
+  it('does not judge spans the log could not write: not while it fails, nor at a stop while it still does', async () => {
+    const dir = temporaryDir('toolpath-log-failure-');
+    const storage = join(dir, 'storage');
+    const reports = join(dir, 'reports.jsonl');
+    const yaml = config(dir, '{ waitAfterRoot: 300ms, wait: 10m }');
+    const first = await startServe(yaml, {}, { bundled: true });
+    const pid = first.child.pid as number;
+    for (let n = 0; n < 3; n++) expect((await postSpans(first.httpUrl, paddedTrace(n))).status).toBe(200);
+    await eventually(() => reportCounts(reports).size === 3, 'the first traces judged');
+    // Their marks written before the limit: the next request is taken, and its write fails.
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    const refused = paddedTrace(3)[0]?.traceId as string;
+    limitFileSize(pid, statSync(activeSegment(storage)).size);
+    try {
+      expect((await postSpans(first.httpUrl, paddedTrace(3))).status).toBe(503);
+      // Well past its wait, and past a retry: not judged, its spans are not on disk.
+      await new Promise((resolve) => setTimeout(resolve, 1_500));
+      expect(reportCounts(reports).has(refused)).toBe(false);
+      expect(await first.stop()).toBe(0);
+    } finally {
+      if (first.child.exitCode === null) liftFileSizeLimit(pid);
+    }
+    expect(first.stdout() + first.stderr()).toMatch(
+      /1 trace not judged: the span log could not write their spans/,
+    );
+    expect(reportCounts(reports).has(refused)).toBe(false);
+    // Its client sends it again: judged once.
+    const second = await startServe(yaml, {}, { bundled: true });
+    expect((await postSpans(second.httpUrl, paddedTrace(3))).status).toBe(200);
+    await eventually(() => reportCounts(reports).has(refused), 'the trace judged');
+    expect(await second.stop()).toBe(0);
+    expect(reportCounts(reports).get(refused)).toBe(1);
+    expect([...reportCounts(reports).values()]).toEqual([1, 1, 1, 1]);
+  }, 90_000);
+
   it('writes the marks of traces judged while the log failed once it can: a restart judges none of them again', async () => {
     const dir = temporaryDir('toolpath-log-failure-');
     const storage = join(dir, 'storage');
