@@ -104,4 +104,9 @@ export interface StorageStats {
   keptConversations: number;
   /** Requests refused because the log held storage.maxBytes. */
   refusedFull: number;
+  /** Judged traces whose output for the next hop waited in the log for room in the forward queue, in all. */
+  parkedOutputs: number;
+  /** Outputs waiting in the log for room in the forward queue now, and their spans. */
+  waitingOutputs: number;
+  waitingSpans: number;
 }

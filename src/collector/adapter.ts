@@ -212,6 +212,8 @@ export class TraceAdapter implements TraceIngest {
     if (this.storage) this.storage.counts.keptConversations = kept;
     await this.judge.sinks.judgesSettled();
     this.stopGauges();
+    // What still waits in the log is sent after the next start.
+    if (this.storage) this.storage.counts.keptForRestart += this.output.waiting().spans;
     await this.queue?.shutdown();
     await this.durable?.close();
   }
@@ -233,7 +235,9 @@ export class TraceAdapter implements TraceIngest {
       decisionsForgottenEarly: decisions.forgottenEarly,
       dropped: buffer.droppedCounts(),
       ...(this.queue && { forward: this.queue.counts() }),
-      ...(this.storage && { storage: this.storage.stats() }),
+      ...(this.storage && {
+        storage: this.storage.stats({ parked: this.output.parkedTotal, ...this.output.waiting() }),
+      }),
     };
   }
 
@@ -244,6 +248,7 @@ export class TraceAdapter implements TraceIngest {
       this.wait(buffer.takeDue(now, waitMs, waitAfterRootMs));
       decisions.expire(now);
       this.drain(JUDGE_SLICE_MS);
+      this.output.sendParked();
       this.conversations.sweep(now);
     } catch (error) {
       diag.error('toolpath: judging failed', error);

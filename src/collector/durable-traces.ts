@@ -31,7 +31,11 @@ import {
   lostMark,
   type Membership,
   memberMark,
+  OUTPUT,
+  outputMark,
+  type ParkedOutput,
   RELEASED,
+  readOutput,
   readRecord,
   requestHead,
   traceMark,
@@ -168,6 +172,34 @@ export class DurableTraces {
     if (!trace || trace.done || trace.judged) return;
     trace.judged = this.needed.place(traceMark(JUDGED, this.reportsEnd(), traceId));
     this.log.flushSoon();
+  }
+
+  /**
+   * Keeps a judged trace's output in the log until the forward queue has room for it; returns
+   * its record, or undefined for a trace the log holds nothing of.
+   */
+  park(output: ParkedOutput): Mark | undefined {
+    const trace = this.live.get(output.traceId);
+    if (!trace || trace.done) return undefined;
+    this.needed.unplace(trace.output);
+    trace.output = this.needed.place(outputMark(this.reportsEnd(), output));
+    this.log.flushSoon();
+    return trace.output;
+  }
+
+  /** The output parked as `mark`, once its record is on disk (undefined before). */
+  readParked(mark: Mark): ParkedOutput | undefined {
+    if (!this.log.written(mark.at.seq)) return undefined;
+    const payload = this.log.read(mark.at);
+    return payload[0] === OUTPUT ? readOutput(payload) : undefined;
+  }
+
+  /** The trace's parked output is in the forward queue: its record is not needed any more. */
+  unparked(traceId: string): void {
+    const trace = this.live.get(traceId);
+    if (!trace) return;
+    this.needed.unplace(trace.output);
+    trace.output = undefined;
   }
 
   /** Nothing more is owed for the trace's own output; it stays while its conversation needs it. */
