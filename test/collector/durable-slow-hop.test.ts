@@ -116,6 +116,43 @@ describe('durable mode with a slow next hop', () => {
     expect(last.scope).toEqual(first.scope);
   }, 90_000);
 
+  it('refuses requests (429) once what waits for the hop fills storage.maxBytes, dropping nothing', async () => {
+    const dir = temporaryDir('toolpath-slow-hop-');
+    // Slower than the exporter waits: every export times out and is retried.
+    const hop = await startSlowHop(60_000);
+    const running = await start(dir, hop.url, {
+      decision: { waitMs: 1e9, waitAfterRootMs: 5 },
+      exporter: new OTLPTraceExporter({ url: `${hop.url}/v1/traces`, timeoutMillis: 1_000 }),
+      storage: {
+        directory: join(dir, 'storage'),
+        maxBytes: 2 ** 20,
+        segmentBytes: 64 * 1024,
+      },
+    });
+    const padded = (n: number) => [
+      { ...agentRoot(n), attributes: { ...agentRoot(n).attributes, 'app.padding': 'p'.repeat(2_000) } },
+      toolSpan(n, 1, 'get_order', '{"orderId":"A1"}'),
+    ];
+    let refused = 0;
+    let accepted = 0;
+    for (let n = 0; n < 2_000 && refused === 0; n++) {
+      const { status } = await postSpans(running.url, padded(n));
+      if (status === 429) refused++;
+      else expect(status).toBe(200);
+      if (status === 200) accepted++;
+      // Judged, and its output parked, before the next few.
+      if (n % 20 === 19)
+        await eventually(() => running.adapter.stats().bufferedTraces === 0, 'judged', 5_000);
+    }
+    expect(refused).toBe(1);
+    const stats = running.adapter.stats();
+    expect(stats.storage?.refusedFull).toBeGreaterThan(0);
+    expect(stats.dropped.forward_queue_full).toBe(0);
+    expect(stats.storage?.waitingOutputs).toBeGreaterThan(0);
+    expect(stats.storage?.waitingOutputs).toBeLessThan(accepted);
+    expect(running.adapter.losses.describe()).toBe('');
+  }, 90_000);
+
   it('sends what waited in the log after a restart when stopped first, each once', async () => {
     const dir = temporaryDir('toolpath-slow-hop-');
     const hop = await startSlowHop(1_000);
