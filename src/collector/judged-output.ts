@@ -95,13 +95,24 @@ export class JudgedOutput {
     for (let head = this.parked[0]; head !== undefined; head = this.parked[0]) {
       // One larger than the whole queue goes once it is empty (and what does not fit is counted).
       if (queue.room < head.spans && queue.size > 0) return;
-      const output = durable.readParked(head.mark);
-      if (output === undefined) return; // its record is not on disk yet
+      let output: ReturnType<DurableTraces['readParked']>;
+      let spans: ReadableSpan[];
+      try {
+        output = durable.readParked(head.mark);
+        if (output === undefined) return; // its record is not on disk yet
+        spans = decodeOtlpJsonText(output.body.toString('utf8')).spans.map((span) => toReadableSpan(span));
+      } catch (error) {
+        // Left not done: judged again for its output at the next start.
+        diag.error(
+          `toolpath: the output of trace ${head.traceId} could not be read back from the log`,
+          error,
+        );
+        this.parked.shift();
+        durable.unparked(head.traceId);
+        continue;
+      }
       this.parked.shift();
       durable.unparked(head.traceId);
-      const spans = decodeOtlpJsonText(output.body.toString('utf8')).spans.map((span) =>
-        toReadableSpan(span),
-      );
       const findings = spans.filter(
         (span) => span.name === EVALUATION_SPAN_NAME && span.spanContext().spanId === output.evaluationSpanId,
       );
