@@ -89,6 +89,11 @@ export class ForwardQueue {
     return this.queue.length;
   }
 
+  /** Spans held at most. */
+  get capacity(): number {
+    return this.options.maxQueueSize;
+  }
+
   /** Spans that can be pushed now without any being dropped, the export in flight counted. */
   get room(): number {
     return Math.max(0, this.options.maxQueueSize - this.queue.length - this.inFlight);

@@ -34,6 +34,14 @@ export interface OutputRoutes {
   onJudged?: AdapterOptions['onJudged'];
 }
 
+/**
+ * The queue's room for traces' outputs: a tenth is left for what cannot wait in the log
+ * (conversations' final findings, late spans).
+ */
+function roomFor(queue: ForwardQueue): number {
+  return queue.room - Math.floor(queue.capacity / 10);
+}
+
 /** See the module comment. */
 export class JudgedOutput {
   /** Outputs waiting in the log for room in the forward queue, oldest first. */
@@ -81,7 +89,7 @@ export class JudgedOutput {
     }
     durable.judged(trace.traceId);
     // Behind what waits already, or no room for it now: it waits in the log.
-    if (this.parked.length > 0 || queue.room < out.length) {
+    if (this.parked.length > 0 || roomFor(queue) < out.length) {
       const evaluationSpanId = evaluation?.spanContext().spanId;
       if (this.park(trace.traceId, out, evaluationSpanId, decision.keep)) return;
     }
@@ -94,7 +102,7 @@ export class JudgedOutput {
     if (!queue || !durable) return;
     for (let head = this.parked[0]; head !== undefined; head = this.parked[0]) {
       // One larger than the whole queue goes once it is empty (and what does not fit is counted).
-      if (queue.room < head.spans && queue.size > 0) return;
+      if (roomFor(queue) < head.spans && queue.size > 0) return;
       let output: ReturnType<DurableTraces['readParked']>;
       let spans: ReadableSpan[];
       try {
