@@ -116,6 +116,29 @@ describe('durable mode with a slow next hop', () => {
     expect(last.scope).toEqual(first.scope);
   }, 90_000);
 
+  it('without storage, counts each finding the full queue drops (forward_queue_full), as the losses say', async () => {
+    const hop = await startSlowHop(200);
+    const adapter = new TraceAdapter({
+      scenarios: [{ id: 'refund', tools: { allowed: ['get_order', 'issue_refund'] } }],
+      decision: { waitMs: 1e9, waitAfterRootMs: 1e9 },
+      exporter: new OTLPTraceExporter({ url: `${hop.url}/v1/traces`, timeoutMillis: 10_000 }),
+      queue: { maxQueueSize: 20, maxBatchSize: 10, flushDelayMs: 5 },
+    });
+    cleanup.push(() => adapter.shutdown());
+    const receiver = await startHttpReceiver({
+      host: '127.0.0.1',
+      port: 0,
+      ingest: adapter,
+      maxRequestBytes: 1 << 20,
+    });
+    cleanup.push(() => receiver.close());
+    for (let n = 0; n < 100; n++) expect((await postSpans(receiver.url, agentTrace(n))).status).toBe(200);
+    adapter.judgeAllNow();
+    const dropped = adapter.stats().dropped.forward_queue_full;
+    expect(dropped).toBe(80);
+    expect(adapter.losses.describe()).toContain('80 findings');
+  }, 60_000);
+
   it('refuses requests (429) once what waits for the hop fills storage.maxBytes, dropping nothing', async () => {
     const dir = temporaryDir('toolpath-slow-hop-');
     // Slower than the exporter waits: every export times out and is retried.
