@@ -184,6 +184,12 @@ export function stopLine(service: RunningService): string {
     parts.push(`refused ${service.connections.refused} connections over limits.maxConnections`);
   if (stats.storage && stats.storage.keptForRestart > 0)
     parts.push(`${stats.storage.keptForRestart} spans for the next hop kept in storage for the next start`);
+  if (stats.storage && stats.storage.writeFailures > 0)
+    parts.push(`${plural(stats.storage.writeFailures, 'write')} of the span log failed and tried again`);
+  if (stats.storage && stats.storage.unwrittenAtStop > 0)
+    parts.push(
+      `${plural(stats.storage.unwrittenAtStop, 'trace')} not judged: the span log could not write their spans (answered 503)`,
+    );
   if (stats.storage && stats.storage.keptConversations > 0)
     parts.push(
       `${plural(stats.storage.keptConversations, 'conversation')} not final kept in storage for the next start`,

@@ -88,6 +88,10 @@ export interface StorageStats {
   forgottenTraces: number;
   /** Times a new segment could not be started (records went on in the open one). */
   segmentFailures: number;
+  /** Writes of the log that failed, each tried again a second later (requests refused meanwhile). */
+  writeFailures: number;
+  /** Traces not judged at shutdown because the log could not write their spans (their clients were answered 503). */
+  unwrittenAtStop: number;
   /** Damaged log tails cut at start: segments, bytes. */
   cutSegments: number;
   cutBytes: number;
@@ -102,4 +106,9 @@ export interface StorageStats {
   keptConversations: number;
   /** Requests refused because the log held storage.maxBytes. */
   refusedFull: number;
+  /** Judged traces whose output for the next hop waited in the log for room in the forward queue, in all. */
+  parkedOutputs: number;
+  /** Outputs waiting in the log for room in the forward queue now, and their spans. */
+  waitingOutputs: number;
+  waitingSpans: number;
 }

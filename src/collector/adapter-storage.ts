@@ -10,7 +10,10 @@ import { DurableTraces, type RawRequest, type Replay, type StorageSettings } fro
 import type { IngestResult } from './ingest.js';
 
 /** The counts kept here, beside the log's own. */
-type Counts = Omit<StorageStats, keyof ReturnType<DurableTraces['stats']>>;
+type Counts = Omit<
+  StorageStats,
+  keyof ReturnType<DurableTraces['stats']> | 'parkedOutputs' | 'waitingOutputs' | 'waitingSpans'
+>;
 
 /** See the module comment. */
 export class AdapterStorage {
@@ -29,6 +32,7 @@ export class AdapterStorage {
     keptForRestart: 0,
     keptConversations: 0,
     refusedFull: 0,
+    unwrittenAtStop: 0,
   };
 
   private constructor(readonly traces: DurableTraces) {}
@@ -76,7 +80,14 @@ export class AdapterStorage {
     };
   }
 
-  stats(): StorageStats {
-    return { ...this.traces.stats(), ...this.counts };
+  /** `output`: the outputs that waited in the log (judged-output.ts). */
+  stats(output: { parked: number; outputs: number; spans: number }): StorageStats {
+    return {
+      ...this.traces.stats(),
+      ...this.counts,
+      parkedOutputs: output.parked,
+      waitingOutputs: output.outputs,
+      waitingSpans: output.spans,
+    };
   }
 }

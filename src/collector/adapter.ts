@@ -51,6 +51,8 @@ export class TraceAdapter implements TraceIngest {
   private readonly laterDrain = new LaterOnce(() => this.drain(JUDGE_SLICE_MS), 'toolpath: judging failed');
   /** Judging waits for the log's next fsync (durable mode). */
   private waitingForDisk = false;
+  /** Stopping, the log's last attempt made: traces it could not write are not judged. */
+  private lastWriteTried = false;
   private closing = false;
   private stopped: Promise<void> | undefined;
   private readonly stopGauges: () => void;
@@ -133,8 +135,9 @@ export class TraceAdapter implements TraceIngest {
     for (const trace of replay.traces) this.intake.restore(trace, now);
   }
 
+  /** False while stopping, and while the span log cannot be written (durable mode refuses spans then). */
   ready(): boolean {
-    return !this.closing;
+    return !this.closing && this.durable?.log.failed === undefined;
   }
 
   ingest(decoded: DecodeResult, raw?: RawRequest): IngestResult {
@@ -200,6 +203,7 @@ export class TraceAdapter implements TraceIngest {
       pending.add(trace);
     }
     await this.durable?.settled();
+    this.lastWriteTried = true;
     while (pending.size > 0) {
       this.drain(JUDGE_SLICE_MS);
       await new Promise((resolve) => setImmediate(resolve));
@@ -208,6 +212,8 @@ export class TraceAdapter implements TraceIngest {
     if (this.storage) this.storage.counts.keptConversations = kept;
     await this.judge.sinks.judgesSettled();
     this.stopGauges();
+    // What still waits in the log is sent after the next start.
+    if (this.storage) this.storage.counts.keptForRestart += this.output.waiting().spans;
     await this.queue?.shutdown();
     await this.durable?.close();
   }
@@ -230,7 +236,9 @@ export class TraceAdapter implements TraceIngest {
       conversationsCoalesced: this.judge.conversations?.coalesced ?? 0,
       dropped: buffer.droppedCounts(),
       ...(this.queue && { forward: this.queue.counts() }),
-      ...(this.storage && { storage: this.storage.stats() }),
+      ...(this.storage && {
+        storage: this.storage.stats({ parked: this.output.parkedTotal, ...this.output.waiting() }),
+      }),
     };
   }
 
@@ -241,6 +249,7 @@ export class TraceAdapter implements TraceIngest {
       this.wait(buffer.takeDue(now, waitMs, waitAfterRootMs));
       decisions.expire(now);
       this.drain(JUDGE_SLICE_MS);
+      this.output.sendParked();
       this.conversations.sweep(now);
     } catch (error) {
       diag.error('toolpath: judging failed', error);
@@ -259,7 +268,14 @@ export class TraceAdapter implements TraceIngest {
       const next = pending.peekOldest();
       if (next === undefined) return;
       if (this.durable && !this.durable.onDisk(next.traceId)) {
-        // Judged once its spans are on disk: the next fsync is at most one batch away.
+        if (this.lastWriteTried && this.durable.log.failed) {
+          // Its clients were answered 503 and send it again; what the log has of it is replayed.
+          held.release((pending.takeOldest() as Buffered).state);
+          if (this.storage) this.storage.counts.unwrittenAtStop++;
+          continue;
+        }
+        // Judged once its spans are on disk: the next fsync is at most one batch away (while the
+        // log is failed, the next attempt a second away).
         if (!this.waitingForDisk) {
           this.waitingForDisk = true;
           void this.durable.settled().then(() => {

@@ -15,6 +15,7 @@ export const MEMBER = 4;
 export const FINAL = 5;
 export const FINAL_DONE = 6;
 export const LOST = 7;
+export const OUTPUT = 8;
 export const FORMATS = ['json', 'protobuf'] as const;
 
 /** A member record's flags: its request records were let go at the cap; its conversation was judged final. */
@@ -58,7 +59,19 @@ export type LogRecord =
       traceIds: string[];
       evicted: ConversationEviction | undefined;
     }
-  | { type: typeof LOST; reportsEnd: number; conversationId: string; lost: LostHistory };
+  | { type: typeof LOST; reportsEnd: number; conversationId: string; lost: LostHistory }
+  | { type: typeof OUTPUT; reportsEnd: number; traceId: string };
+
+/** A trace's output for the next hop, waiting in the log for room in the forward queue. */
+export interface ParkedOutput {
+  traceId: string;
+  /** What sampling decided (its `done` record says it). */
+  keep: boolean;
+  /** The span among `body`'s that carries the findings, if any. */
+  evaluationSpanId: string | undefined;
+  /** The spans, OTLP JSON. */
+  body: Buffer;
+}
 
 /** A request record's head: its type and format, the trace ids; the body follows. */
 export function requestHead(format: (typeof FORMATS)[number], traceIds: Iterable<string>): Buffer[] {
@@ -110,6 +123,21 @@ export function finalMark(
   return [head, encodeIds(traceIds), encodeText(conversationId)];
 }
 
+/** An `output` record: `[ids: trace, evaluation span]` then the spans as OTLP JSON. */
+export function outputMark(reportsEnd: number, output: ParkedOutput): Buffer[] {
+  const ids =
+    output.evaluationSpanId === undefined ? [output.traceId] : [output.traceId, output.evaluationSpanId];
+  return [markHead(OUTPUT, output.keep ? 1 : 0, reportsEnd), encodeIds(ids), output.body];
+}
+
+/** What an `output` record holds. */
+export function readOutput(payload: Buffer): ParkedOutput {
+  const { ids, end } = readIds(payload, 10);
+  const traceId = ids[0];
+  if (payload[0] !== OUTPUT || traceId === undefined) throw new RangeError('not an output record');
+  return { traceId, keep: payload[1] === 1, evaluationSpanId: ids[1], body: payload.subarray(end) };
+}
+
 export function lostMark(reportsEnd: number, conversationId: string, lost: LostHistory): Buffer[] {
   return [markHead(LOST, LOST_CODES.indexOf(lost), reportsEnd), encodeText(conversationId)];
 }
@@ -151,6 +179,7 @@ export function readRecord(payload: Buffer): LogRecord | undefined {
     if (lost === undefined) throw new RangeError(`a lost record with code ${flag}`);
     return { type, reportsEnd, conversationId: readText(payload, 10), lost };
   }
+  if (type === OUTPUT) return { type, reportsEnd, traceId: readIds(payload, 10).ids[0] as string };
   return undefined;
 }
 

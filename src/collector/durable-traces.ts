@@ -31,7 +31,11 @@ import {
   lostMark,
   type Membership,
   memberMark,
+  OUTPUT,
+  outputMark,
+  type ParkedOutput,
   RELEASED,
+  readOutput,
   readRecord,
   requestHead,
   traceMark,
@@ -170,6 +174,34 @@ export class DurableTraces {
     this.log.flushSoon();
   }
 
+  /**
+   * Keeps a judged trace's output in the log until the forward queue has room for it; returns
+   * its record, or undefined for a trace the log holds nothing of.
+   */
+  park(output: ParkedOutput): Mark | undefined {
+    const trace = this.live.get(output.traceId);
+    if (!trace || trace.done) return undefined;
+    this.needed.unplace(trace.output);
+    trace.output = this.needed.place(outputMark(this.reportsEnd(), output));
+    this.log.flushSoon();
+    return trace.output;
+  }
+
+  /** The output parked as `mark`, once its record is on disk (undefined before). */
+  readParked(mark: Mark): ParkedOutput | undefined {
+    if (!this.log.written(mark.at.seq)) return undefined;
+    const payload = this.log.read(mark.at);
+    return payload[0] === OUTPUT ? readOutput(payload) : undefined;
+  }
+
+  /** The trace's parked output is in the forward queue: its record is not needed any more. */
+  unparked(traceId: string): void {
+    const trace = this.live.get(traceId);
+    if (!trace) return;
+    this.needed.unplace(trace.output);
+    trace.output = undefined;
+  }
+
   /** Nothing more is owed for the trace's own output; it stays while its conversation needs it. */
   done(traceId: string, keep: boolean): void {
     const at = this.log.append(traceMark(DONE, this.reportsEnd(), traceId, keep));
@@ -264,9 +296,9 @@ export class DurableTraces {
     return trace === undefined || this.log.written(trace.lastSeq);
   }
 
-  /** Resolves once everything appended so far is on disk (or writing it failed). */
+  /** Resolves once everything appended so far is on disk, or an attempt to write it failed. */
   settled(): Promise<void> {
-    return this.log.commit().catch(() => undefined);
+    return this.log.settled();
   }
 
   /** Whether the trace's report lines are known written (replayed traces). */
@@ -284,6 +316,7 @@ export class DurableTraces {
     | 'forgottenTraces'
     | 'compactions'
     | 'segmentFailures'
+    | 'writeFailures'
   > {
     let members = 0;
     for (const [, trace] of this.live.entries()) if (trace.member) members++;
@@ -295,6 +328,7 @@ export class DurableTraces {
       forgottenTraces: this.forgotten,
       compactions: this.needed.compactions,
       segmentFailures: this.log.segmentFailures,
+      writeFailures: this.log.writeFailures,
     };
   }
 

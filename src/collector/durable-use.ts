@@ -234,6 +234,8 @@ export interface LiveTrace {
   done: boolean;
   judged?: Mark;
   doneMark?: Mark;
+  /** Its output for the next hop, waiting in the log for room in the forward queue. */
+  output?: Mark;
   member?: { conversationId: string; flags: number; mark: Mark; membership: Membership };
 }
 
@@ -294,6 +296,7 @@ export class LiveTraces {
     this.needed.unplace(trace.judged);
     this.needed.unplace(trace.doneMark);
     this.needed.unplace(trace.member?.mark);
+    this.needed.unplace(trace.output);
   }
 
   /** Compacts the log, the traces' records following their copies. */

@@ -48,6 +48,8 @@ export class ForwardQueue {
   private attempts = 0;
   private droppedSpans = 0;
   private exportedSpans = 0;
+  /** Spans of the export in flight (back in the queue if it fails). */
+  private inFlight = 0;
   private closed = false;
 
   constructor(
@@ -85,6 +87,16 @@ export class ForwardQueue {
   /** Spans waiting. */
   get size(): number {
     return this.queue.length;
+  }
+
+  /** Spans held at most. */
+  get capacity(): number {
+    return this.options.maxQueueSize;
+  }
+
+  /** Spans that can be pushed now without any being dropped, the export in flight counted. */
+  get room(): number {
+    return Math.max(0, this.options.maxQueueSize - this.queue.length - this.inFlight);
   }
 
   /** Totals so far. */
@@ -156,6 +168,7 @@ export class ForwardQueue {
   private async exportBatch(): Promise<boolean> {
     const batch = this.queue.splice(0, this.options.maxBatchSize);
     if (batch.length === 0) return true;
+    this.inFlight = batch.length;
     const ok = await new Promise<boolean>((resolve) => {
       try {
         this.exporter.export(batch, (result) => {
@@ -168,6 +181,7 @@ export class ForwardQueue {
         resolve(false);
       }
     });
+    this.inFlight = 0;
     if (ok) {
       this.exportedSpans += batch.length;
       this.through(batch);

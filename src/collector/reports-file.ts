@@ -111,7 +111,13 @@ export class ReportsFile implements DurableReports {
     const fd = this.fd;
     if (fd === undefined || !this.unsynced) return Promise.resolve();
     this.unsynced = false;
-    return new Promise((resolve, reject) => fdatasync(fd, (error) => (error ? reject(error) : resolve())));
+    return new Promise((resolve, reject) =>
+      fdatasync(fd, (error) => {
+        // Synced again by the log's next attempt.
+        if (error) this.unsynced = true;
+        return error ? reject(error) : resolve();
+      }),
+    );
   }
 
   /**

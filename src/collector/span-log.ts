@@ -3,18 +3,18 @@
  * commit (every record appended while one write-and-fsync runs goes out in the next one, so a
  * burst of requests costs one fsync, not one each). A frame is its payload's length and CRC-32,
  * then the payload; a frame failing its CRC (a bad disk) is skipped when whole frames follow it,
- * and a tail cut short or bad (a crash mid-write) is cut off the file; both are counted. What records mean is the
+ * and a tail cut short or bad (a crash mid-write) is cut off the file; both are counted. A write
+ * that fails (a file-size limit, a full disk, an I/O error) is kept and tried again every second,
+ * at the same offsets, until it lands: the log is `failed` meanwhile. What records mean is the
  * caller's (durable-traces.ts); this module only keeps them.
  */
 import {
   closeSync,
   fdatasync,
   fsyncSync,
-  ftruncateSync,
   mkdirSync,
   openSync,
   readdirSync,
-  readFileSync,
   readSync,
   unlinkSync,
   writeSync,
@@ -23,35 +23,12 @@ import {
 import { join } from 'node:path';
 import { crc32 } from 'node:zlib';
 import { diag } from '@opentelemetry/api';
+import { HEADER_BYTES, type LogDamage, type LogPosition, MAGIC, readSegment } from './span-log-frames.js';
 import { lockStorage, type StorageLock } from './storage-lock.js';
 
-/** Every segment starts with this, so a file that is not ours is never read as records. */
-const MAGIC = Buffer.from('TPLOG001');
-const HEADER_BYTES = 8;
-/** A length past this is a corrupt header, not a record (requests are capped far below it). */
-const MAX_PAYLOAD_BYTES = 1 << 30;
+export type { LogDamage, LogPosition } from './span-log-frames.js';
+
 const SEGMENT_NAME = /^(\d{10})\.log$/;
-
-/** Where a record is: its segment, and its frame's offset and size in it. */
-export interface LogPosition {
-  /** Records appended by this log before it, plus one (0: read back at open). */
-  readonly seq: number;
-  readonly segment: number;
-  readonly offset: number;
-  readonly bytes: number;
-}
-
-/** What reading the log at start found wrong and cut. */
-export interface LogDamage {
-  /** Segments whose tail was cut (a frame cut short or with a wrong CRC, or a bad file header). */
-  segments: number;
-  /** Bytes cut off. */
-  bytes: number;
-  /** Bad frames skipped with whole records after them (their length readable, their CRC wrong). */
-  frames: number;
-  /** Bytes of those frames. */
-  skippedBytes: number;
-}
 
 /** Settings of a {@link SpanLog}. */
 export interface SpanLogOptions {
@@ -86,7 +63,14 @@ export class SpanLog {
   private active: Segment;
   private batch: Batch = newBatch();
   private writing = false;
+  /** The last write's error, until a write lands. */
   private failure: Error | undefined;
+  /** The next attempt after a failed write. */
+  private retryTimer: ReturnType<typeof setTimeout> | undefined;
+  private failedWrites = 0;
+  private closed = false;
+  /** Told once the write running (or the next) has ended, landed or not. */
+  private attemptWaiters: (() => void)[] = [];
   private readonly segmentBytes: number;
   private appended = 0;
   private onDisk = 0;
@@ -164,14 +148,27 @@ export class SpanLog {
     return [...this.segments.values()].map(({ id, bytes }) => ({ id, bytes }));
   }
 
-  /** Whether the record appended as `seq` is on disk (or can never be: the log failed). */
+  /** Whether the record appended as `seq` is on disk. */
   written(seq: number): boolean {
-    return seq <= this.onDisk || this.failure !== undefined;
+    return seq <= this.onDisk;
   }
 
-  /** Set once a write or fsync failed: nothing appended after it can be promised durable. */
+  /**
+   * Set while the last write or fsync failed, until a retry lands: nothing appended meanwhile can
+   * be promised durable.
+   */
   get failed(): Error | undefined {
     return this.failure;
+  }
+
+  /** Writes that failed (each was tried again). */
+  get writeFailures(): number {
+    return this.failedWrites;
+  }
+
+  /** Records appended and not on disk yet. */
+  get unwritten(): number {
+    return this.appended - this.onDisk;
   }
 
   /**
@@ -205,9 +202,13 @@ export class SpanLog {
     return at;
   }
 
-  /** Resolves once every record appended so far is on disk (rejects if writing it failed). */
+  /**
+   * Resolves once every record appended so far is on disk; rejects if writing it failed (the
+   * records stay, and are written by a later attempt), at once while the log is failed.
+   */
   commit(): Promise<void> {
     if (this.failure) return Promise.reject(this.failure);
+    if (this.closed) return Promise.reject(new Error(`span log: ${this.dir} is closed`));
     const batch = this.batch;
     const done = new Promise<void>((resolve, reject) => batch.waiters.push({ resolve, reject }));
     this.schedule();
@@ -217,6 +218,16 @@ export class SpanLog {
   /** Writes what is appended soon, with nobody waiting (marks that only need to get there). */
   flushSoon(): void {
     if (this.batch.writes.length > 0) this.schedule();
+  }
+
+  /**
+   * Resolves once what is appended so far is on disk or an attempt to write it failed: while the
+   * log is failed, at the next retry.
+   */
+  settled(): Promise<void> {
+    if (this.failure === undefined) return this.commit().catch(() => undefined);
+    if (!this.writing && this.batch.writes.length === 0) return Promise.resolve();
+    return new Promise((resolve) => this.attemptWaiters.push(resolve));
   }
 
   /** The payload of the record at `at`, read back (compaction). */
@@ -251,9 +262,18 @@ export class SpanLog {
     }
   }
 
-  /** Writes what is appended and waits for it; closes the files. */
+  /**
+   * Writes what is appended and waits for it (one last attempt when the log is failed: what it
+   * cannot write is said and left out); closes the files.
+   */
   async close(): Promise<void> {
-    if (this.batch.writes.length > 0 || this.writing) await this.commit().catch(() => undefined);
+    while (this.writing) await new Promise<void>((resolve) => this.attemptWaiters.push(resolve));
+    if (this.batch.writes.length > 0 || this.batch.waiters.length > 0) await this.write();
+    this.closed = true;
+    clearTimeout(this.retryTimer);
+    this.retryTimer = undefined;
+    if (this.failure)
+      diag.error(`toolpath: ${this.unwritten} records of the span log in ${this.dir} could not be written`);
     for (const segment of this.segments.values()) {
       if (segment.fd !== undefined) closeSync(segment.fd);
       segment.fd = undefined;
@@ -300,18 +320,22 @@ export class SpanLog {
   }
 
   private schedule(): void {
-    if (this.batch.scheduled || this.writing) return;
+    // While failed, the retry timer writes next.
+    if (this.batch.scheduled || this.writing || this.retryTimer !== undefined || this.closed) return;
     this.batch.scheduled = true;
     // Requests answered in the same turn of the event loop share the write.
-    setImmediate(() => void this.write());
+    setImmediate(() => {
+      // Not when close() wrote the batch first.
+      if (this.batch.scheduled) void this.write();
+    });
   }
 
   private async write(): Promise<void> {
     const batch = this.batch;
     this.batch = newBatch();
     this.writing = true;
+    let landed = 0;
     try {
-      if (this.failure) throw this.failure;
       await this.options.beforeWrite?.();
       for (const write of batch.writes) {
         const fd = write.segment.fd ?? openSync(write.segment.path, 'r+');
@@ -320,16 +344,40 @@ export class SpanLog {
         await new Promise<void>((resolve, reject) =>
           fdatasync(fd, (error) => (error ? reject(error) : resolve())),
         );
+        landed++;
       }
       this.onDisk = Math.max(this.onDisk, batch.last);
+      if (this.failure) diag.warn(`toolpath: the span log in ${this.dir} is written again`);
+      this.failure = undefined;
       for (const waiter of batch.waiters) waiter.resolve();
     } catch (error) {
-      this.failure ??= error instanceof Error ? error : new Error(String(error));
-      diag.error('toolpath: the span log could not be written; durable mode refuses spans', error);
-      for (const waiter of batch.waiters) waiter.reject(this.failure);
+      const first = this.failure === undefined;
+      this.failure = error instanceof Error ? error : new Error(String(error));
+      this.failedWrites++;
+      if (first)
+        diag.error(
+          'toolpath: the span log could not be written; durable mode refuses spans (503) and tries again every second',
+          error,
+        );
+      // What did not land goes first next time, at the offsets it was given; who waits for it
+      // and for what came after it is told now (the client retries).
+      const after = this.batch;
+      this.batch = {
+        writes: [...batch.writes.slice(landed), ...after.writes],
+        waiters: [],
+        scheduled: false,
+        last: Math.max(batch.last, after.last),
+      };
+      for (const waiter of [...batch.waiters, ...after.waiters]) waiter.reject(this.failure);
+      this.retryTimer = setTimeout(() => {
+        this.retryTimer = undefined;
+        this.schedule();
+      }, WRITE_RETRY_MS);
+      this.retryTimer.unref?.();
     } finally {
       this.writing = false;
     }
+    for (const resolve of this.attemptWaiters.splice(0)) resolve();
     for (const write of batch.writes) {
       // A sealed segment keeps no descriptor: it is only read back, rarely.
       if (write.segment !== this.active && write.segment.fd !== undefined) {
@@ -351,6 +399,8 @@ function newBatch(): Batch {
 
 /** How long after a failed segment start the next is tried. */
 const ROLLOVER_RETRY_MS = 1_000;
+/** How long after a failed write it is tried again. */
+const WRITE_RETRY_MS = 1_000;
 
 function segmentName(id: number): string {
   return `${String(id).padStart(10, '0')}.log`;
@@ -388,91 +438,4 @@ function syncDir(dir: string): void {
   } finally {
     if (fd !== undefined) closeSync(fd);
   }
-}
-
-/**
- * Reads one segment, giving each whole record to `visit`; returns the bytes kept. A frame whose
- * length is readable but whose payload fails its CRC (a flipped byte) is skipped alone when a
- * whole frame (or the file's end) follows it, or when one is found within `RESYNC_BYTES` after
- * it: counted, told to `onDamage`, and what follows read on. A bad file header, a frame past the
- * end of the file, or a bad one with nothing whole after it ends the segment: the file is cut
- * there and the damage counted.
- */
-function readSegment(
-  path: string,
-  id: number,
-  visit: (payload: Buffer, at: LogPosition) => void,
-  damage: LogDamage,
-  onDamage: (() => void) | undefined,
-): number {
-  const data = readFileSync(path);
-  let offset = 0;
-  if (data.length >= MAGIC.length && data.subarray(0, MAGIC.length).equals(MAGIC)) offset = MAGIC.length;
-  else if (data.length > 0) {
-    throw new Error(
-      `storage: ${path} is not a toolpath log segment (it does not start with ${MAGIC.toString()}); move it out of storage.directory`,
-    );
-  }
-  while (offset < data.length) {
-    const frame = frameAt(data, offset);
-    if (frame === undefined) {
-      const next = nextWholeFrame(data, offset);
-      if (next === undefined) break;
-      damage.frames++;
-      damage.skippedBytes += next - offset;
-      onDamage?.();
-      offset = next;
-      continue;
-    }
-    visit(frame, { seq: 0, segment: id, offset, bytes: HEADER_BYTES + frame.length });
-    offset += HEADER_BYTES + frame.length;
-  }
-  const kept = data.length === 0 ? 0 : offset;
-  if (kept < data.length) {
-    damage.segments++;
-    damage.bytes += data.length - kept;
-    onDamage?.();
-    const fd = openSync(path, 'r+');
-    try {
-      ftruncateSync(fd, kept);
-      fsyncSync(fd);
-    } finally {
-      closeSync(fd);
-    }
-  }
-  return kept;
-}
-
-/** How far past a bad frame a whole one is looked for (a length that is itself damaged). */
-const RESYNC_BYTES = 1 << 20;
-
-/**
- * Where reading goes on after the bad frame at `offset`: past it, when its length leads to a
- * whole frame or to the end of the file; else the first offset within RESYNC_BYTES where a whole
- * frame starts; undefined when there is none (a torn tail: cut).
- */
-function nextWholeFrame(data: Buffer, offset: number): number | undefined {
-  if (offset + HEADER_BYTES <= data.length) {
-    const length = data.readUInt32LE(offset);
-    const after = offset + HEADER_BYTES + length;
-    if (length <= MAX_PAYLOAD_BYTES && after <= data.length) {
-      if (after === data.length) return after;
-      if (frameAt(data, after) !== undefined) return after;
-    }
-  }
-  const end = Math.min(data.length - HEADER_BYTES, offset + RESYNC_BYTES);
-  // An empty frame is all zeros, which damaged bytes often are: not taken as a place to go on.
-  for (let at = offset + 1; at <= end; at++)
-    if (data.readUInt32LE(at) !== 0 && frameAt(data, at) !== undefined) return at;
-  return undefined;
-}
-
-/** The payload of the frame at `offset`, or undefined when it is cut short or fails its CRC. */
-function frameAt(data: Buffer, offset: number): Buffer | undefined {
-  if (offset + HEADER_BYTES > data.length) return undefined;
-  const length = data.readUInt32LE(offset);
-  const crc = data.readUInt32LE(offset + 4);
-  if (length > MAX_PAYLOAD_BYTES || offset + HEADER_BYTES + length > data.length) return undefined;
-  const payload = data.subarray(offset + HEADER_BYTES, offset + HEADER_BYTES + length);
-  return crc32(payload) >>> 0 === crc ? payload : undefined;
 }

@@ -14,9 +14,11 @@ import {
   writeFileSync,
 } from 'node:fs';
 import { join } from 'node:path';
+import { isMainThread } from 'node:worker_threads';
 import fc from 'fast-check';
 import { describe, expect, it, vi } from 'vitest';
 import { type LogDamage, type LogPosition, SpanLog } from '../../src/collector/span-log.js';
+import { canLimitFileSize, liftFileSizeLimit, limitFileSize } from '../helpers/file-size-limit.js';
 import { temporaryDir } from '../helpers/temporary-dir.js';
 
 function reopen(dir: string): {
@@ -77,6 +79,48 @@ describe('span log', () => {
     expect(records).toEqual(written);
     expect(damage).toEqual({ segments: 0, bytes: 0, frames: 0, skippedBytes: 0 });
   });
+
+  // The limit is the whole process's: only where this file has a process to itself (Vitest's
+  // forks pool), not in a worker thread beside other files.
+  it.skipIf(!canLimitFileSize() || !isMainThread)(
+    'keeps a write that fails (a file-size limit), tries it again every second, and writes it once the limit is lifted',
+    async () => {
+      const dir = temporaryDir('toolpath-span-log-');
+      const { log } = SpanLog.open(dir, () => undefined);
+      const written = Array.from({ length: 60 }, (_, n) => `record ${n} ${'z'.repeat(200)}`);
+      for (const text of written.slice(0, 20)) log.append([Buffer.from(text)]);
+      await log.commit();
+      const file = join(dir, segments(dir)[0] as string);
+      // This process's files may not grow past the segment's size: the next write gets EFBIG.
+      limitFileSize(process.pid, statSync(file).size);
+      try {
+        for (const text of written.slice(20, 40)) log.append([Buffer.from(text)]);
+        await expect(log.commit()).rejects.toThrow(/EFBIG|too large/);
+        expect(log.failed?.message).toMatch(/EFBIG|too large/);
+        // Refused at once while failed; what is appended meanwhile waits with what failed.
+        await expect(log.commit()).rejects.toThrow();
+        for (const text of written.slice(40, 50)) log.append([Buffer.from(text)]);
+        expect(log.unwritten).toBe(30);
+        // Tried again a second later: still over the limit.
+        const before = log.writeFailures;
+        await log.settled();
+        expect(log.writeFailures).toBe(before + 1);
+        expect(log.failed).toBeDefined();
+      } finally {
+        liftFileSizeLimit(process.pid);
+      }
+      // The next retry lands: nothing to restart.
+      for (let tries = 0; log.failed !== undefined && tries < 5; tries++) await log.settled();
+      expect(log.failed).toBeUndefined();
+      expect(log.unwritten).toBe(0);
+      for (const text of written.slice(50)) log.append([Buffer.from(text)]);
+      await log.commit();
+      await log.close();
+      const { records, damage } = reopen(dir);
+      expect(records).toEqual(written);
+      expect(damage).toEqual({ segments: 0, bytes: 0, frames: 0, skippedBytes: 0 });
+    },
+  );
 
   it('commits a burst of 200 requests with a handful of fsyncs, each answered only once written', async () => {
     const dir = temporaryDir('toolpath-span-log-');
