@@ -52,6 +52,7 @@ export type {
   Dimension,
   Finding,
   Report,
+  ReportCut,
   ReportStats,
   ReportSummary,
   Severity,

@@ -151,7 +151,9 @@ describe('toolpath serve under a connection flood', () => {
   }, 120_000);
 
   it.skipIf(!hasPrlimit)(
-    `answers real exporters within ${PROMISE_MS} ms with more idle connections than open files (prlimit)`,
+    `answers real exporters within ${PROMISE_MS} ms with more idle connections than open files (prlimit)${
+      hasPrlimit ? '' : ' (skipped: util-linux prlimit is not installed here)'
+    }`,
     async () => {
       // maxConnections at its default (1,000), over the open-file limit: the limit is what binds.
       serve = await startServe(config(), {}, { bundled: true, openFiles: SIZE.files });

@@ -18,7 +18,12 @@ import { isMainThread } from 'node:worker_threads';
 import fc from 'fast-check';
 import { describe, expect, it, vi } from 'vitest';
 import { type LogDamage, type LogPosition, SpanLog } from '../../src/collector/span-log.js';
-import { canLimitFileSize, liftFileSizeLimit, limitFileSize } from '../helpers/file-size-limit.js';
+import {
+  canLimitFileSize,
+  fileSizeLimitNote,
+  liftFileSizeLimit,
+  limitFileSize,
+} from '../helpers/file-size-limit.js';
 import { temporaryDir } from '../helpers/temporary-dir.js';
 
 function reopen(dir: string): {
@@ -83,7 +88,11 @@ describe('span log', () => {
   // The limit is the whole process's: only where this file has a process to itself (Vitest's
   // forks pool), not in a worker thread beside other files.
   it.skipIf(!canLimitFileSize() || !isMainThread)(
-    'keeps a write that fails (a file-size limit), tries it again every second, and writes it once the limit is lifted',
+    `keeps a write that fails (a file-size limit), tries it again every second, and writes it once the limit is lifted${
+      isMainThread
+        ? fileSizeLimitNote()
+        : " (skipped: the limit is the whole process's, and this file runs in a worker thread)"
+    }`,
     async () => {
       const dir = temporaryDir('toolpath-span-log-');
       const { log } = SpanLog.open(dir, () => undefined);

@@ -15,6 +15,11 @@ export function canLimitFileSize(): boolean {
   }
 }
 
+/** Appended to the name of a test that needs {@link canLimitFileSize}: why it was skipped, when it is. */
+export function fileSizeLimitNote(): string {
+  return canLimitFileSize() ? '' : ' (skipped: util-linux prlimit cannot set RLIMIT_FSIZE here)';
+}
+
 /** Limits files written by process `pid` to `bytes` (the soft limit; the hard one is left as it is). */
 export function limitFileSize(pid: number, bytes: number): void {
   execFileSync('prlimit', ['--pid', String(pid), `--fsize=${bytes}:`]);
