@@ -10,7 +10,7 @@ import { type CliIO, parseCommandLine, UsageError } from './io.js';
 import type { StoredText } from './run-eval.js';
 
 /** Usage text of `toolpath suggest`. */
-export const SUGGEST_USAGE = `usage: toolpath suggest [--bad FILE ...] [--format yaml|json] [--min-support N] [--margin PCT] INPUT...
+export const SUGGEST_USAGE = `usage: toolpath suggest [--bad FILE ...] [--format yaml|json] [--out DIR] [--min-support N] [--margin PCT] INPUT...
        toolpath suggest --dataset FILE [options]
 
   INPUT            traces of runs known to be good, in any format toolpath eval reads; - reads stdin
@@ -19,6 +19,8 @@ export const SUGGEST_USAGE = `usage: toolpath suggest [--bad FILE ...] [--format
                    runs it fails, and the bad runs no rule fails are listed
   --format, -f     yaml (default: one scenario per agent, each rule commented with its support)
                    or json
+  --out DIR        write each agent's scenario to DIR/AGENT.scenario.yaml (or .json), a file
+                   toolpath eval -s loads, and print the files written
   --min-support N  suggest only rules that had something to check in at least N runs (default 1)
   --margin PCT     call limits at the most seen plus PCT percent, rounded up (default 0)
 
@@ -35,6 +37,7 @@ interface SuggestOptions {
   dataset?: string;
   bad: string[];
   format: Format;
+  out?: string;
   minSupport: number;
   marginPercent: number;
 }
@@ -85,13 +88,16 @@ export async function suggestCommand(args: readonly string[], io: CliIO): Promis
     io.stderr('toolpath suggest: the inputs hold no trace to learn from\n');
     return 2;
   }
-  const [{ suggestScenarios }, { renderJson, renderYaml, runNamer }] = await Promise.all([
+  const [{ suggestScenarios }, { renderJson, renderYaml, runNamer, scenarioFiles }] = await Promise.all([
     import('../suggest/suggest.js'),
     import('../suggest/render.js'),
   ]);
   const suggestions = suggestScenarios(good, bad, options);
   const name = runNamer([...good, ...bad]);
-  io.stdout(options.format === 'json' ? renderJson(suggestions, name) : renderYaml(suggestions, name));
+  if (options.out === undefined)
+    io.stdout(options.format === 'json' ? renderJson(suggestions, name) : renderYaml(suggestions, name));
+  else if (!(await writeScenarioFiles(options.out, scenarioFiles(suggestions, name, options.format), io)))
+    return 2;
   if (suggestions.truncatedValues > 0)
     io.stderr(
       `toolpath suggest: ${suggestions.truncatedValues} arguments or results had more fields than are mined; their other fields were not\n`,
@@ -119,6 +125,7 @@ function parseSuggestArgs(args: readonly string[]): SuggestOptions {
       format: { type: 'string', short: 'f' },
       'min-support': { type: 'string' },
       margin: { type: 'string' },
+      out: { type: 'string', short: 'o' },
     },
   });
   if (values.dataset !== undefined && positionals.length > 0)
@@ -136,9 +143,41 @@ function parseSuggestArgs(args: readonly string[]): SuggestOptions {
     ...(values.dataset !== undefined && { dataset: values.dataset }),
     bad,
     format: format as Format,
+    ...(values.out !== undefined && { out: values.out }),
     minSupport: count(values['min-support'], '--min-support', 1, 1),
     marginPercent: count(values.margin, '--margin', 0, 0),
   };
+}
+
+/**
+ * Writes the scenario files into `dir` (made when missing) and names each on stdout; false, having
+ * said why, when one cannot be written. An existing file is not overwritten: it may be one edited by hand.
+ */
+async function writeScenarioFiles(
+  dir: string,
+  files: readonly { file: string; text: string }[],
+  io: CliIO,
+): Promise<boolean> {
+  const { mkdir, writeFile } = await import('node:fs/promises');
+  const { join } = await import('node:path');
+  try {
+    await mkdir(dir, { recursive: true });
+    for (const { file, text } of files) {
+      const path = join(dir, file);
+      await writeFile(path, text, { flag: 'wx' });
+      io.stdout(`${path}\n`);
+    }
+  } catch (error) {
+    const { code, path } = error as NodeJS.ErrnoException;
+    const why =
+      code === 'EEXIST'
+        ? 'exists already (not overwritten; move it or pick another --out)'
+        : (error as Error).message;
+    io.stderr(`toolpath suggest: --out ${dir}: ${path ?? dir} ${why}\n`);
+    return false;
+  }
+  if (files.length === 0) io.stderr('toolpath suggest: no agent had a rule to write\n');
+  return true;
 }
 
 /** A whole number option of at least `least`. */

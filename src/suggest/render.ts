@@ -36,6 +36,54 @@ export function renderYaml(suggestions: Suggestions, name: RunNamer): string {
   return suggestions.agents.map((agent) => agentYaml(agent, name)).join('---\n');
 }
 
+/** One scenario file to write per agent with rules: a file name made from the agent's name, and its text. */
+export interface ScenarioFile {
+  file: string;
+  text: string;
+}
+
+/**
+ * Each agent's scenario as a file `toolpath eval -s` loads: YAML with its comments, or the bare
+ * scenario as JSON. Names are the agent's, made safe for any file system and unique.
+ */
+export function scenarioFiles(
+  suggestions: Suggestions,
+  name: RunNamer,
+  format: 'yaml' | 'json',
+): ScenarioFile[] {
+  const taken = new Set<string>();
+  const files: ScenarioFile[] = [];
+  for (const agent of suggestions.agents) {
+    if (agent.rules.length === 0) continue;
+    const stem = safeStem(agent.group.key);
+    let file = `${stem}.scenario.${format}`;
+    for (let n = 2; taken.has(file.toLowerCase()); n++) file = `${stem}-${n}.scenario.${format}`;
+    taken.add(file.toLowerCase());
+    const text =
+      format === 'yaml'
+        ? agentYaml(agent, name)
+        : `${JSON.stringify(
+            scenarioDocument(
+              agent.group,
+              agent.rules.map(({ rule }) => rule),
+            ).document,
+            null,
+            2,
+          )}\n`;
+    files.push({ file, text });
+  }
+  return files;
+}
+
+/** `billing agent/v2` as `billing-agent-v2`; traces naming no agent as `no-agent`. */
+function safeStem(agent: string): string {
+  const stem = agent
+    .replace(/[^A-Za-z0-9._-]+/g, '-')
+    .replace(/^[-.]+|-+$/g, '')
+    .slice(0, 80);
+  return stem === '' ? 'no-agent' : stem;
+}
+
 function agentYaml(agent: AgentSuggestion, name: RunNamer): string {
   if (agent.rules.length === 0) return noRules(agent);
   const { document, places } = scenarioDocument(

@@ -1,4 +1,4 @@
-import { writeFile } from 'node:fs/promises';
+import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { runCli } from '../helpers/cli.js';
@@ -41,6 +41,32 @@ describe('toolpath suggest', () => {
       fails: [{ run: BAD_REFUND_FILES[5]?.file, severity: 'hard' }],
     });
     expect(parsed.agents[0].uncaught).toEqual([]);
+  });
+
+  it('--out writes one scenario file per agent, which toolpath eval loads, and never overwrites one', async () => {
+    const other = new URL('../spans/sdk-genai-mcp-two-servers.otlp.json', import.meta.url).pathname;
+    const dir = join(temporaryDir('toolpath-suggest-out-'), 'scenarios');
+    const run = await runCli(['suggest', '--out', dir, ...GOOD_REFUND_FILES, other]);
+    expect(run.stderr).toBe('');
+    expect(run.code).toBe(0);
+    const written = run.stdout.trim().split('\n');
+    expect(written.map((path) => path.slice(dir.length + 1)).sort()).toEqual([
+      'repo-agent.scenario.yaml',
+      'support-agent.scenario.yaml',
+    ]);
+    const scenarios = written.flatMap((path) => ['-s', path]);
+    const good = await runCli(['eval', ...scenarios, ...GOOD_REFUND_FILES, other]);
+    expect(good.code, good.stdout + good.stderr).toBe(0);
+    const bad = await runCli(['eval', ...scenarios, BAD_REFUND_FILES[0]?.file as string]);
+    expect(bad.code).toBe(1);
+    const json = await runCli(['suggest', '--format', 'json', '--out', dir, other]);
+    expect(json.code).toBe(0);
+    expect(JSON.parse(await readFile(join(dir, 'repo-agent.scenario.json'), 'utf8')).appliesTo).toEqual({
+      agent: 'repo-agent',
+    });
+    const again = await runCli(['suggest', '--out', dir, other]);
+    expect(again.code).toBe(2);
+    expect(again.stderr).toContain('repo-agent.scenario.yaml exists already (not overwritten');
   });
 
   it('--min-support leaves out what fewer runs showed; --margin raises the limits', async () => {
