@@ -7,6 +7,7 @@ import { answerFamily } from './answer.js';
 import { argumentsFamily } from './arguments.js';
 import { efficiencyFamily } from './efficiency.js';
 import { groundingFamily } from './grounding.js';
+import { handoffsFamily } from './handoffs.js';
 import { milestonesFamily } from './milestones.js';
 import { orderFamily } from './order.js';
 import { referenceFamily } from './reference.js';
@@ -28,4 +29,5 @@ export const FAMILIES: { [Section in keyof Rules]?: RuleFamily<NonNullable<Rules
   safety: safetyFamily,
   efficiency: efficiencyFamily,
   milestones: milestonesFamily,
+  handoffs: handoffsFamily,
 };
