@@ -28,11 +28,13 @@ export const handoffsFamily: RuleFamily<HandoffsSection> = (
   results: RuleResult[] = [],
 ) => {
   const handoffs = trajectory.calls.filter((call) => call.handoff !== undefined);
-  if (section.allowed) results.push(alwaysHard(allowed(handoffs, section.allowed)));
-  if (section.forbidden) results.push(alwaysHard(forbidden(handoffs, section.forbidden)));
+  const names = new Map<string, string>();
+  for (const run of trajectory.agents) if (run.name !== undefined) names.set(run.id, run.name);
+  if (section.allowed) results.push(alwaysHard(allowed(handoffs, section.allowed, names)));
+  if (section.forbidden) results.push(alwaysHard(forbidden(handoffs, section.forbidden, names)));
   if (section.required)
     section.required.forEach((pair, index) => {
-      results.push(required(handoffs, pair, index));
+      results.push(required(handoffs, pair, index, names));
     });
   if (section.max !== undefined) results.push(max(handoffs, section.max));
   results.push(notMade(handoffs));
@@ -48,9 +50,21 @@ function targetOf(call: ToolCall): string {
   return (call.handoff as NonNullable<ToolCall['handoff']>).targetName;
 }
 
+/**
+ * The trajectory's run names by run id: a handoff's target is also known by its run's name (a
+ * transfer tool may spell it otherwise).
+ */
+type RunNames = ReadonlyMap<string, string>;
+
+function targetIs(call: ToolCall, name: string, names: RunNames): boolean {
+  const handoff = call.handoff as NonNullable<ToolCall['handoff']>;
+  if (handoff.targetName === name) return true;
+  return handoff.targetRunId !== undefined && names.get(handoff.targetRunId) === name;
+}
+
 /** Whether the pair covers the handoff: yes, no, or unknown (the pair names a caller, the trace none). */
-function covers(pair: Pair, call: ToolCall): 'yes' | 'no' | 'unknown' {
-  if (pair.to !== ANY_AGENT && pair.to !== targetOf(call)) return 'no';
+function covers(pair: Pair, call: ToolCall, names: RunNames): 'yes' | 'no' | 'unknown' {
+  if (pair.to !== ANY_AGENT && !targetIs(call, pair.to, names)) return 'no';
   if (pair.from === ANY_AGENT) return 'yes';
   if (call.agentName === undefined) return 'unknown';
   return pair.from === call.agentName ? 'yes' : 'no';
@@ -60,12 +74,12 @@ function pairText(pair: Pair): string {
   return `${pair.from} -> ${pair.to}`;
 }
 
-function allowed(handoffs: readonly ToolCall[], pairs: readonly Pair[]): RuleResult {
+function allowed(handoffs: readonly ToolCall[], pairs: readonly Pair[], names: RunNames): RuleResult {
   const rule = 'handoffs.allowed';
   const denied: ToolCall[] = [];
   const unsure: ToolCall[] = [];
   for (const call of handoffs) {
-    const answers = pairs.map((pair) => covers(pair, call));
+    const answers = pairs.map((pair) => covers(pair, call, names));
     if (answers.includes('yes')) continue;
     (answers.includes('unknown') ? unsure : denied).push(call);
   }
@@ -89,12 +103,12 @@ function allowed(handoffs: readonly ToolCall[], pairs: readonly Pair[]): RuleRes
   return pass(rule, 'safety', rule, handoffs);
 }
 
-function forbidden(handoffs: readonly ToolCall[], pairs: readonly Pair[]): RuleResult {
+function forbidden(handoffs: readonly ToolCall[], pairs: readonly Pair[], names: RunNames): RuleResult {
   const rule = 'handoffs.forbidden';
   const offending: ToolCall[] = [];
   const unsure: ToolCall[] = [];
   for (const call of handoffs) {
-    const answers = pairs.map((pair) => covers(pair, call));
+    const answers = pairs.map((pair) => covers(pair, call, names));
     if (answers.includes('yes')) offending.push(call);
     else if (answers.includes('unknown')) unsure.push(call);
   }
@@ -111,10 +125,10 @@ function forbidden(handoffs: readonly ToolCall[], pairs: readonly Pair[]): RuleR
   return pass(rule, 'safety', rule);
 }
 
-function required(handoffs: readonly ToolCall[], pair: Pair, index: number): RuleResult {
+function required(handoffs: readonly ToolCall[], pair: Pair, index: number, names: RunNames): RuleResult {
   const rule = 'handoffs.required';
   const name = `${rule}[${index}]`;
-  const matching = handoffs.filter((call) => covers(pair, call) === 'yes');
+  const matching = handoffs.filter((call) => covers(pair, call, names) === 'yes');
   const made = matching.filter((call) => call.handoff?.targetRunId !== undefined);
   if (made.length > 0) return pass(rule, 'structure', name, made);
   if (matching.length > 0)
@@ -127,7 +141,7 @@ function required(handoffs: readonly ToolCall[], pair: Pair, index: number): Rul
         matching,
       ),
     );
-  const unsure = handoffs.filter((call) => covers(pair, call) === 'unknown');
+  const unsure = handoffs.filter((call) => covers(pair, call, names) === 'unknown');
   if (unsure.length > 0)
     return undecided(
       rule,
@@ -155,7 +169,9 @@ function max(handoffs: readonly ToolCall[], limit: number): RuleResult {
 
 /**
  * `handoffs.not_made`: a transfer asked for whose target never ran after it. A call a decision
- * held back (not executed) was not to be made; one that never reported may still be under way.
+ * held back (not executed) was not to be made; one whose span is still open may yet hand off. A
+ * request no span records reports no result, as a handoff the SDK made does: what says it was
+ * made is the target's run.
  */
 function notMade(handoffs: readonly ToolCall[]): RuleResult {
   const rule = 'handoffs.not_made';
@@ -163,7 +179,7 @@ function notMade(handoffs: readonly ToolCall[]): RuleResult {
   const open: ToolCall[] = [];
   for (const call of handoffs) {
     if (call.handoff?.targetRunId !== undefined || call.outcome.status === 'not_executed') continue;
-    (call.outcome.status === 'no_result' ? open : missing).push(call);
+    (call.spanId !== undefined && call.endTimeUnixNano === undefined ? open : missing).push(call);
   }
   if (missing.length > 0) {
     const listed = capList(
@@ -173,14 +189,17 @@ function notMade(handoffs: readonly ToolCall[]): RuleResult {
       ),
       '; ',
     );
-    return fail(rule, 'structure', rule, `handoffs asked for but never made: ${listed}`, missing);
+    // A conversation's next trace may hold the target's run.
+    return untilMoreCalls(
+      fail(rule, 'structure', rule, `handoffs asked for but never made: ${listed}`, missing),
+    );
   }
   if (open.length > 0)
     return undecided(
       rule,
       'structure',
       rule,
-      `${capList(open.map(described))} never reported back and no run of the target follows: whether control passed is unknown`,
+      `${capList(open.map(described))} ${open.length === 1 ? 'is' : 'are'} still open (no end recorded) and no run of the target follows: whether control passed is unknown`,
       open,
     );
   return pass(rule, 'structure', rule, handoffs);

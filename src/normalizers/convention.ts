@@ -45,6 +45,8 @@ export interface RequestedCall {
    * to have no result.
    */
   ended?: { outcome: CallOutcome; result: Captured<JsonValue> };
+  /** Set when the request is a handoff (a framework's transfer tool), its target as the request names it. */
+  handoff?: Omit<Handoff, 'targetRunId'>;
 }
 
 /** A tool result an LLM turn was shown in its input (a `tool_call_response` part or equivalent). */
