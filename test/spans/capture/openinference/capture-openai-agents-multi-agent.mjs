@@ -5,8 +5,8 @@
 // capture-openai-agents.mjs's "custom" set-up).
 //
 //  - openinference-openai-agents-handoff-refund.otlp.json: triage hands off
-//    to billing (the SDK's handoff: `transfer_to_billing`), billing looks the
-//    order up and issues the refund.
+//    to billing (the SDK's handoff: `transfer_to_billing`), billing issues the
+//    refund.
 //  - openinference-openai-agents-triage-refunds.otlp.json: triage issues the
 //    refund itself (it has the tool too) and never hands off.
 //  - openinference-openai-agents-handoff-ignored.otlp.json: triage asks for
@@ -14,7 +14,8 @@
 //    first and answers the second "Multiple handoffs detected, ignoring this
 //    one.": sales never runs.
 //  - openinference-openai-agents-agent-as-tool.otlp.json: triage calls billing
-//    as a tool (`billing.asTool()`): billing's run nests inside the call.
+//    as a tool (`billing.asTool()`): billing's run, which looks the order up
+//    and refunds, nests inside the call.
 //
 // Run from the repository root (the root's devDependencies hold the pinned
 // packages of ./package.json): node test/spans/capture/openinference/capture-openai-agents-multi-agent.mjs
@@ -114,7 +115,9 @@ class ScriptedModel {
 async function capture(fileName, workflowName, agent, { check } = {}) {
   const runner = new Runner({ workflowName });
   const result = await runner.run(agent, USER_PROMPT, { maxTurns: 10 });
-  console.log(`${fileName}: last agent ${result.lastAgent?.name}, output ${JSON.stringify(result.finalOutput)}`);
+  console.log(
+    `${fileName}: last agent ${result.lastAgent?.name}, output ${JSON.stringify(result.finalOutput)}`,
+  );
   if (!result.finalOutput) throw new Error(`${fileName}: run produced no final output`);
   check?.(result);
   // Trace end is reported through an async processor callback; let it settle.
@@ -134,7 +137,7 @@ const lastAgentIs = (name) => (result) => {
 };
 
 {
-  const billing = billingAgent([{ calls: [LOOKUP] }, { calls: [REFUND] }, DONE]);
+  const billing = billingAgent([{ calls: [REFUND] }, DONE]);
   const triage = new Agent({
     name: 'triage',
     instructions: 'Route the customer to the right agent.',
