@@ -107,7 +107,7 @@ class ScriptedModel {
     });
   }
 
-  async *getStreamedResponse() {
+  getStreamedResponse() {
     throw new Error('the captures run non-streamed');
   }
 }
