@@ -67,18 +67,12 @@ function notRun(
 ): void {
   const from = results.length;
   const ran = seen.length === 0 ? 'no agent is named in the trace' : `agents that ran: ${seen.join(', ')}`;
-  const who = name === ANY_AGENT ? 'no agent' : `agent ${name}`;
-  const reason = `${who} ran in this trace (no run or call of it), so its rules have nothing to judge; ${ran}`;
+  const who = name === ANY_AGENT ? 'no agent ran in this trace' : `agent ${name} never ran in this trace`;
+  const reason = `${who} (no run or call of it), so its rules have nothing to judge; ${ran}`;
   if (body.required === true)
     results.push(
       alwaysHard(
-        fail(
-          'required',
-          'structure',
-          'required',
-          `${who} ran in this trace, but the scenario requires it; ${ran}`,
-          [],
-        ),
+        fail('required', 'structure', 'required', `${who}, but the scenario requires it; ${ran}`, []),
       ),
     );
   const judged = results.length;
