@@ -5,7 +5,7 @@
  * a call the trace records as one (`ToolCall.handoff`: the GenAI transfer refinement, the
  * frameworks' own), from the agent that made the call to the target it names.
  */
-import type { ToolCall } from '../model/trajectory.js';
+import type { AgentRun, ToolCall } from '../model/trajectory.js';
 import type { HandoffsSection } from '../scenario/native.js';
 import { ANY_AGENT } from '../scenario/native-agents.js';
 import { callIds, capList } from './outcome.js';
@@ -16,6 +16,7 @@ import {
   type RuleFamily,
   type RuleResult,
   undecided,
+  undecidedInstead,
   untilMoreCalls,
 } from './rule.js';
 
@@ -30,16 +31,56 @@ export const handoffsFamily: RuleFamily<HandoffsSection> = (
   const handoffs = trajectory.calls.filter((call) => call.handoff !== undefined);
   const names = new Map<string, string>();
   for (const run of trajectory.agents) if (run.name !== undefined) names.set(run.id, run.name);
-  if (section.allowed) results.push(alwaysHard(allowed(handoffs, section.allowed, names)));
-  if (section.forbidden) results.push(alwaysHard(forbidden(handoffs, section.forbidden, names)));
+  // Runs control reached with no handoff recorded: each may have been one.
+  const unstarted = trajectory.unstartedRuns();
+  const { allowed: allowedPairs, forbidden: forbiddenPairs } = section;
+  if (allowedPairs) {
+    const unknown = unstarted.filter(
+      (run) => !allowedPairs.some((pair) => pair.from === ANY_AGENT && reaches(pair, run)),
+    );
+    results.push(alwaysHard(unlessUnrecorded(allowed(handoffs, allowedPairs, names), unknown, 'allowed')));
+  }
+  if (forbiddenPairs) {
+    const unknown = unstarted.filter((run) => forbiddenPairs.some((pair) => reaches(pair, run)));
+    results.push(
+      alwaysHard(unlessUnrecorded(forbidden(handoffs, forbiddenPairs, names), unknown, 'forbidden')),
+    );
+  }
   if (section.required)
     section.required.forEach((pair, index) => {
       results.push(required(handoffs, pair, index, names));
     });
-  if (section.max !== undefined) results.push(max(handoffs, section.max));
+  if (section.max !== undefined) {
+    const result = max(handoffs, section.max);
+    results.push(
+      handoffs.length + unstarted.length > section.max
+        ? unlessUnrecorded(result, unstarted, 'counted')
+        : result,
+    );
+  }
   results.push(notMade(handoffs));
   return results;
 };
+
+/** Whether the pair's target is the run's agent. */
+function reaches(pair: Pair, run: AgentRun): boolean {
+  return pair.to === ANY_AGENT || pair.to === run.name;
+}
+
+/**
+ * A passing result undecided when control reached runs no recorded handoff or call started
+ * (`Trajectory.unstartedRuns`): each may have been a handoff the rule would judge.
+ */
+function unlessUnrecorded(result: RuleResult, runs: readonly AgentRun[], what: string): RuleResult {
+  if (result.status !== 'pass' || runs.length === 0) return result;
+  const listed = capList(
+    runs.map((run) => `${run.name}${run.spanId === undefined ? '' : ` (span ${run.spanId})`}`),
+  );
+  return undecidedInstead(
+    result,
+    `control reached ${listed} with no handoff or call recorded as starting ${runs.length === 1 ? 'it' : 'them'}: a handoff that would be ${what} may be missing from the trace`,
+  );
+}
 
 /** `from -> to` of a handoff call, as reasons name it. */
 function described(call: ToolCall): string {

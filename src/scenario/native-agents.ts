@@ -25,7 +25,10 @@ export function agentsSectionSchema<Sections extends z.ZodObject>(sections: Sect
         'The agent must have run: without a run or call of it, a failing finding (otherwise its rules are only inconclusive).',
     }),
   });
-  return z.record(z.string().min(1), body).meta({
+  const someRule = body.refine((rules) => Object.values(rules).some((rule) => rule !== undefined), {
+    message: 'no rules for this agent: give at least one rule section, or required: true',
+  });
+  return z.record(z.string().min(1), someRule).meta({
     description: `Rules per agent (gen_ai.agent.name and each convention's own), judged on the calls and turns of that agent's runs only; "${ANY_AGENT}" applies to every agent that ran. An agent that never ran makes its rules inconclusive, or fails with required: true.`,
   });
 }
