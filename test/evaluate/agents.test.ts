@@ -27,7 +27,7 @@ const AGENTS = {
 };
 
 describe.each([
-  ['OpenAI Agents JS handoff', 'openinference-openai-agents-handoff-refund', 'call_issue_refund_1'],
+  ['OpenAI Agents JS handoff', 'openinference-openai-agents-handoff-to-billing', 'call_issue_refund_1'],
   ['GenAI transfer', 'sdk-genai-agents-transfer', 'call_refund'],
 ])('%s: triage hands off to billing, billing refunds', (_, file) => {
   it('agents.billing.tools.allowed: [issue_refund] passes; triage made no call of its own but the handoff', () => {

@@ -4,7 +4,7 @@
 // hand-written `Model`, getResponse wrapped in withGenerationSpan, as
 // capture-openai-agents.mjs's "custom" set-up).
 //
-//  - openinference-openai-agents-handoff-refund.otlp.json: triage hands off
+//  - openinference-openai-agents-handoff-to-billing.otlp.json: triage hands off
 //    to billing (the SDK's handoff: `transfer_to_billing`), billing issues the
 //    refund.
 //  - openinference-openai-agents-triage-refunds.otlp.json: triage issues the
@@ -144,7 +144,7 @@ const lastAgentIs = (name) => (result) => {
     model: new ScriptedModel('triage', [{ calls: [call('call_transfer_1', 'transfer_to_billing', {})] }]),
     handoffs: [billing],
   });
-  await capture('openinference-openai-agents-handoff-refund.otlp.json', 'support (handoff)', triage, {
+  await capture('openinference-openai-agents-handoff-to-billing.otlp.json', 'support (handoff)', triage, {
     check: lastAgentIs('billing'),
   });
 }
