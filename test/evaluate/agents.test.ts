@@ -7,6 +7,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { evaluate } from '../../src/evaluate/evaluate.js';
+import { FINDING_EVENT, reportEvents } from '../../src/judging/evaluation-events.js';
 import type { Report } from '../../src/model/report.js';
 import { parseScenario } from '../../src/scenario/scenario.js';
 import { fixture, trajectoryOf } from '../helpers/fixtures.js';
@@ -90,6 +91,9 @@ describe.each([
       assertion: 'agents.triage.tools.forbidden',
     });
     expect(finding?.message).toContain('called forbidden tools: issue_refund');
+    // The finding event back into OTel names the agent too.
+    const events = reportEvents(report).filter((event) => event.name === FINDING_EVENT);
+    expect(events.map((event) => event.attributes['toolpath.finding.agent'])).toEqual(['triage', 'billing']);
     const [billing] = findingsOf(report, 'agents.billing.tools.allowed');
     expect(billing).toMatchObject({ agent: 'billing', inconclusive: true });
     expect(billing?.message).toBe(
