@@ -93,7 +93,7 @@ describe.each([
     expect(finding?.message).toContain('called forbidden tools: issue_refund');
     // The finding event back into OTel names the agent too.
     const events = reportEvents(report).filter((event) => event.name === FINDING_EVENT);
-    expect(events.map((event) => event.attributes['toolpath.finding.agent'])).toEqual(['triage', 'billing']);
+    expect(events.map((event) => event.attributes['toolpath.finding.agent'])).toEqual(['billing', 'triage']);
     const [billing] = findingsOf(report, 'agents.billing.tools.allowed');
     expect(billing).toMatchObject({ agent: 'billing', inconclusive: true });
     expect(billing?.message).toBe(
