@@ -18,7 +18,9 @@ const agentName = z
  * (a sub-agent's calls are its own; the call that started it is its caller's). Built from the
  * sections' object, which native.ts owns.
  */
-export function agentsSectionSchema<Sections extends z.ZodObject>(sections: Sections) {
+export function agentsSectionSchema<Shape extends z.ZodRawShape>(
+  sections: z.ZodObject<Shape, z.core.$strict>,
+) {
   const body = sections.extend({
     required: z.boolean().optional().meta({
       description:
