@@ -9,7 +9,15 @@ import { agentNames, agentView } from '../model/agent-view.js';
 import type { Trajectory } from '../model/trajectory.js';
 import type { AgentsSection, Rules } from '../scenario/native.js';
 import { ANY_AGENT } from '../scenario/native-agents.js';
-import { alwaysHard, fail, pass, type RuleFamily, type RuleResult, undecidedInstead } from './rule.js';
+import {
+  alwaysHard,
+  fail,
+  pass,
+  type RuleFamily,
+  type RuleResult,
+  undecidedInstead,
+  untilMoreCalls,
+} from './rule.js';
 import { releaseIndex } from './trajectory-index.js';
 
 type AgentBody = AgentsSection[string];
@@ -69,10 +77,13 @@ function notRun(
   const ran = seen.length === 0 ? 'no agent is named in the trace' : `agents that ran: ${seen.join(', ')}`;
   const who = name === ANY_AGENT ? 'no agent ran in this trace' : `agent ${name} never ran in this trace`;
   const reason = `${who} (no run or call of it), so its rules have nothing to judge; ${ran}`;
+  // A conversation's later traces may yet hold the agent's run.
   if (body.required === true)
     results.push(
-      alwaysHard(
-        fail('required', 'structure', 'required', `${who}, but the scenario requires it; ${ran}`, []),
+      untilMoreCalls(
+        alwaysHard(
+          fail('required', 'structure', 'required', `${who}, but the scenario requires it; ${ran}`, []),
+        ),
       ),
     );
   const judged = results.length;

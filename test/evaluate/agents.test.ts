@@ -111,6 +111,14 @@ describe.each([
       severity: 'hard',
     });
     expect(findingsOf(report, 'agents.billing.tools.allowed')[0]?.inconclusive).toBe(true);
+    // While a conversation may go on, billing may still run: pending, not failed.
+    const scenario = parseScenario(
+      { id: 'support', agents: { billing: { required: true } } },
+      'support.yaml',
+    );
+    const provisional = evaluate(trajectoryOf(fixture(file)), scenario, { provisional: true });
+    expect(provisional.verdict).toBe('inconclusive');
+    expect(findingsOf(provisional, 'agents.billing.required')[0]?.pending).toBe(true);
   });
 
   it('a required handoff that never happened fails', () => {
