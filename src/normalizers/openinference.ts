@@ -31,6 +31,7 @@ import {
 } from './openinference-messages.js';
 import { toolsOf } from './openinference-tools.js';
 import { spanOutcome } from './span-outcome.js';
+import { markTransferRequests } from './transfer-requests.js';
 import { unwrapArguments } from './wrapped-arguments.js';
 
 /** Attribute keys of the OpenInference conventions that this normalizer reads. */
@@ -72,8 +73,6 @@ const TURN_CHAIN = 'turn';
 /** That bridge's handoff span: named `handoff to {agent}`, `tool.name` = `handoff_to_{agent}`. */
 const HANDOFF_SPAN = /^handoff( to |$)/;
 const HANDOFF_TOOL_PREFIX = 'handoff_to_';
-/** The SDK's default handoff tool: `transfer_to_` and the agent's name in function style. */
-const AGENTS_TRANSFER_PREFIX = 'transfer_to_';
 /** The type of a Responses message item's text part, as it appears in the item's JSON. */
 const RESPONSES_TEXT_PART = '"output_text"';
 
@@ -144,24 +143,6 @@ function readAgent(span: SpanRecord): SpanReading {
     stringAttribute(attributes, OPENINFERENCE.graphNodeId) ??
     (span.name.trim() || undefined);
   return { kind: 'agent', ...(name && { name }), convention: OPENINFERENCE_CONVENTION };
-}
-
-/**
- * The `@openai/agents` bridge's handoffs: the model asks for the SDK's transfer tool
- * (`transfer_to_{agent}`); the bridge's `handoff to` span (read as structure) is written only for
- * the handoff the SDK makes, so the request is what says a transfer was asked for.
- */
-function markHandoffRequests(requested: RequestedCall[]): void {
-  for (const request of requested)
-    if (
-      request.tool.startsWith(AGENTS_TRANSFER_PREFIX) &&
-      request.tool.length > AGENTS_TRANSFER_PREFIX.length
-    )
-      request.handoff = {
-        targetName: request.tool.slice(AGENTS_TRANSFER_PREFIX.length),
-        targetType: 'agent',
-        mode: 'pass_control',
-      };
 }
 
 /** Reads the tool call a TOOL span records. */
@@ -304,7 +285,8 @@ function readTurn(span: SpanRecord): SpanReading {
       unread = [...(unread ?? []), actions.unread];
     }
   }
-  if (span.scope.name === OPENAI_AGENTS_SCOPE) markHandoffRequests(requested);
+  // The JS bridge's handoff span is written only for the handoff the SDK makes.
+  if (span.scope.name === OPENAI_AGENTS_SCOPE) markTransferRequests(requested);
   const thread = input?.thread;
   return {
     kind: 'turn',
