@@ -140,6 +140,29 @@ describe('a handoff by an agent the trace does not name', () => {
   });
 });
 
+describe('a target spelt as a transfer tool spells it', () => {
+  it('names the agent whose name it is in function style; the rules know it by either name', () => {
+    const triage = agentSpan('triage', { start: 0, end: 3 });
+    const transfer = toolSpan('transfer_to_billing_agent', {
+      parentSpanId: triage.spanId,
+      callId: 't1',
+      start: 1,
+      end: 2,
+      extra: { ...TRANSFER, 'gen_ai.transfer.target.name': 'billing_agent' },
+    });
+    const billing = agentSpan('Billing Agent', { start: 4, end: 6 });
+    const trajectory = read([triage, transfer, billing]);
+    expect(trajectory.call('t1')?.handoff?.targetRunId).toBe(
+      trajectory.agents.find((run) => run.name === 'Billing Agent')?.id,
+    );
+    for (const to of ['Billing Agent', 'billing_agent'])
+      expect(judge(trajectory, { handoffs: { required: [{ from: 'triage', to }] } }).findings).toEqual([]);
+    // Another agent is not it.
+    const other = read([triage, transfer, agentSpan('Billing', { start: 4, end: 6 })]);
+    expect(resultOf(judge(other, { handoffs: { max: 1 } }), 'handoffs.not_made')?.status).toBe('fail');
+  });
+});
+
 describe('scenario errors', () => {
   it('a handoff pair needs both ends; an agent body is checked as a scenario body is', () => {
     expect(errorOf({ handoffs: { allowed: [{ from: 'triage' }] } })).toContain('handoffs.allowed[0].to');
