@@ -5,6 +5,7 @@
  * spans (agents.test.ts).
  */
 import { describe, expect, it } from 'vitest';
+import { renderTrajectory } from '../../src/cli/view-html.js';
 import { evaluate } from '../../src/evaluate/evaluate.js';
 import type { Report } from '../../src/model/report.js';
 import type { SpanRecord } from '../../src/model/span-record.js';
@@ -52,6 +53,28 @@ describe('a run no handoff or call started', () => {
   it('is named by the trajectory; the entry agent is not', () => {
     const trajectory = unrecordedHandoff();
     expect(trajectory.unstartedRuns().map((run) => run.name)).toEqual(['sales']);
+  });
+
+  it('is said so in `toolpath view`; a handoff target says which call handed off to it', () => {
+    const { html } = renderTrajectory(unrecordedHandoff(), []);
+    expect(html).toMatch(
+      /agent <strong>sales<\/strong><span class="muted"> · no recorded handoff or call started it</,
+    );
+    const triage = agentSpan('triage', { start: 0, end: 3 });
+    const transfer = toolSpan('transfer_to_billing', {
+      parentSpanId: triage.spanId,
+      callId: 't1',
+      start: 1,
+      end: 2,
+      extra: TRANSFER,
+    });
+    const handedOff = renderTrajectory(
+      read([triage, transfer, agentSpan('billing', { start: 4, end: 6 })]),
+      [],
+    );
+    expect(handedOff.html).toContain(
+      '<strong>billing</strong><span class="muted"> · handed off to by call t1<',
+    );
   });
 
   it('leaves handoffs.allowed, .forbidden and .max undecided where it could be a handoff they judge', () => {
