@@ -38,12 +38,18 @@ export const handoffsFamily: RuleFamily<HandoffsSection> = (
     const unknown = unstarted.filter(
       (run) => !allowedPairs.some((pair) => pair.from === ANY_AGENT && reaches(pair, run)),
     );
-    results.push(alwaysHard(unlessUnrecorded(allowed(handoffs, allowedPairs, names), unknown, 'allowed')));
+    results.push(
+      alwaysHard(
+        unlessUnrecorded(allowed(handoffs, allowedPairs, names), unknown, 'a handoff no allowed pair covers'),
+      ),
+    );
   }
   if (forbiddenPairs) {
     const unknown = unstarted.filter((run) => forbiddenPairs.some((pair) => reaches(pair, run)));
     results.push(
-      alwaysHard(unlessUnrecorded(forbidden(handoffs, forbiddenPairs, names), unknown, 'forbidden')),
+      alwaysHard(
+        unlessUnrecorded(forbidden(handoffs, forbiddenPairs, names), unknown, 'a forbidden handoff'),
+      ),
     );
   }
   if (section.required)
@@ -54,7 +60,7 @@ export const handoffsFamily: RuleFamily<HandoffsSection> = (
     const result = max(handoffs, section.max);
     results.push(
       handoffs.length + unstarted.length > section.max
-        ? unlessUnrecorded(result, unstarted, 'counted')
+        ? unlessUnrecorded(result, unstarted, 'handoffs over the limit')
         : result,
     );
   }
@@ -71,14 +77,14 @@ function reaches(pair: Pair, run: AgentRun): boolean {
  * A passing result undecided when control reached runs no recorded handoff or call started
  * (`Trajectory.unstartedRuns`): each may have been a handoff the rule would judge.
  */
-function unlessUnrecorded(result: RuleResult, runs: readonly AgentRun[], what: string): RuleResult {
+function unlessUnrecorded(result: RuleResult, runs: readonly AgentRun[], missing: string): RuleResult {
   if (result.status !== 'pass' || runs.length === 0) return result;
   const listed = capList(
     runs.map((run) => `${run.name}${run.spanId === undefined ? '' : ` (span ${run.spanId})`}`),
   );
   return undecidedInstead(
     result,
-    `control reached ${listed} with no handoff or call recorded as starting ${runs.length === 1 ? 'it' : 'them'}: a handoff that would be ${what} may be missing from the trace`,
+    `control reached ${listed} with no handoff or call recorded as starting ${runs.length === 1 ? 'it' : 'them'}: ${missing} may be missing from the trace`,
   );
 }
 

@@ -90,7 +90,7 @@ describe('a run no handoff or call started', () => {
     for (const name of ['handoffs.allowed', 'handoffs.forbidden', 'handoffs.max'])
       expect(resultOf(report, name)?.status).toBe('inconclusive');
     expect(resultOf(report, 'handoffs.allowed')?.reason).toMatch(
-      /^control reached sales \(span [0-9a-f]+\) with no handoff or call recorded as starting it: a handoff that would be allowed may be missing from the trace$/,
+      /^control reached sales \(span [0-9a-f]+\) with no handoff or call recorded as starting it: a handoff no allowed pair covers may be missing from the trace$/,
     );
     expect(resultOf(report, 'handoffs.not_made')?.status).toBe('pass');
   });
