@@ -146,12 +146,24 @@ const ANSWER_SCENARIO = {
   },
 };
 const answerJudge = new TraceJudge({ scenarios: [ANSWER_SCENARIO] });
+/** The same scenario's rules again per agent (`agents`: the agent by name and `"*"`), and handoff rules. */
+const { id: _id, version: _version, appliesTo: _appliesTo, ...AGENT_BODY } = PROCESSOR_SCENARIO;
+const AGENTS_SCENARIO = {
+  ...PROCESSOR_SCENARIO,
+  agents: {
+    support: AGENT_BODY,
+    '*': { tools: { forbidden: ['delete_account'] }, efficiency: { maxCalls: 12 } },
+  },
+  handoffs: { allowed: [{ from: 'support', to: 'billing' }], max: 1 },
+};
+const agentsJudge = new TraceJudge({ scenarios: [AGENTS_SCENARIO] });
 const parseAll = (list: string[]) => {
   for (const text of list) JSON.parse(text);
 };
 const normalizeOne = (trace: SpanRecord[]) => normalizeTrace((trace[0] as SpanRecord).traceId, trace);
 const judgeOne = (trace: SpanRecord[]) => judge.judge((trace[0] as SpanRecord).traceId, trace);
 const judgeAnswerOne = (trace: SpanRecord[]) => answerJudge.judge((trace[0] as SpanRecord).traceId, trace);
+const judgeAgentsOne = (trace: SpanRecord[]) => agentsJudge.judge((trace[0] as SpanRecord).traceId, trace);
 // What the answer variant measures: the checks run and pass on these traces (not skipped as inconclusive).
 const sample = traces[1] as SpanRecord[];
 const checked = answerJudge.judge((sample[0] as SpanRecord).traceId, sample).reports[0]?.assertions ?? [];
@@ -161,29 +173,39 @@ console.log(
     .map((assertion) => `${assertion.name} ${assertion.status}`)
     .join(', ')}`,
 );
+// And the per-agent rules run on the agent's calls (not inconclusive for want of the agent).
+const perAgent = agentsJudge.judge((sample[0] as SpanRecord).traceId, sample).reports[0]?.assertions ?? [];
+const agentResults = perAgent.filter((assertion) => assertion.name.startsWith('agents.'));
+console.log(
+  `per-agent checks on one trace: ${agentResults.length}, ${agentResults.filter((a) => a.status === 'pass').length} passing`,
+);
 const warm = {
   parse: cpuPerTrace(texts, parseAll),
   normalize: cpuPerTrace(traces, normalizeOne),
   judge: cpuPerTrace(traces, judgeOne),
   answer: cpuPerTrace(traces, judgeAnswerOne),
+  agents: cpuPerTrace(traces, judgeAgentsOne),
 };
 const freshRun = cpuPerFreshTrace([
   { from: jsonAttributes, each: parseAll },
   { from: (trace) => trace, each: normalizeOne },
   { from: (trace) => trace, each: judgeOne },
   { from: (trace) => trace, each: judgeAnswerOne },
+  { from: (trace) => trace, each: judgeAgentsOne },
 ]);
 const fresh = {
   parse: freshRun.medians[0] as number,
   normalize: freshRun.medians[1] as number,
   judge: freshRun.medians[2] as number,
   answer: freshRun.medians[3] as number,
+  agents: freshRun.medians[4] as number,
 };
 const freshPaired = {
   parse: 1,
   normalize: freshRun.paired[1] as number,
   judge: freshRun.paired[2] as number,
   answer: freshRun.paired[3] as number,
+  agents: freshRun.paired[4] as number,
 };
 
 const bytes = texts.reduce((sum, list) => sum + list.reduce((n, text) => n + text.length, 0), 0) / TRACES;
@@ -206,6 +228,7 @@ row('JSON.parse of the JSON attributes (reference)', 'parse');
 row('normalizeTrace', 'normalize');
 row('TraceJudge.judge (normalize + evaluate + report)', 'judge');
 row('TraceJudge.judge, answer checks on', 'answer');
+row('TraceJudge.judge, per-agent rules on', 'agents');
 const judged = freshPaired.judge;
 const answered = freshPaired.answer;
 console.log(
@@ -216,6 +239,10 @@ console.log(
 );
 console.log(
   `with the answer checks on: ${answered.toFixed(2)}x, ${answered <= 1.5 ? 'met' : 'NOT MET'}; the same ${TRACES} again: ${(warm.answer / warm.parse).toFixed(2)}x`,
+);
+const perAgentRatio = freshPaired.agents;
+console.log(
+  `with the per-agent rules on: ${perAgentRatio.toFixed(2)}x, ${perAgentRatio <= 1.5 ? 'met' : 'NOT MET'}; the same ${TRACES} again: ${(warm.agents / warm.parse).toFixed(2)}x`,
 );
 
 /** Bytes allocated per call of `each` (sampled every 512 bytes; what GC already took counted too). */

@@ -228,6 +228,8 @@ class GraphWriter {
   readonly #childRuns = new Map<string | undefined, AgentRun[]>();
   /** Runs by the call that started them. */
   readonly #startedBy = new Map<string, AgentRun[]>();
+  /** Runs the trace does not say how control reached (`Trajectory.unstartedRuns`). */
+  readonly #unstarted: Set<string>;
 
   constructor(
     private readonly trajectory: Trajectory,
@@ -235,6 +237,7 @@ class GraphWriter {
   ) {
     this.#turns = new Map(trajectory.turns.map((turn) => [turn.id, turn]));
     this.#issued = new Set(trajectory.turns.flatMap((turn) => turn.issued));
+    this.#unstarted = new Set(trajectory.unstartedRuns().map((run) => run.id));
     for (const run of trajectory.agents) {
       listIn(this.#childRuns, run.parentRunId).push(run);
       if (run.parentCallId) listIn(this.#startedBy, run.parentCallId).push(run);
@@ -275,7 +278,13 @@ class GraphWriter {
     if (nesting < MAX_NESTING)
       for (const child of this.#childRuns.get(run.id) ?? [])
         if (!this.#runsDone.has(child.id)) rows.push(this.run(child, nesting + 1));
-    const started = run.parentCallId ? ` · started by call ${run.parentCallId}` : '';
+    const started = run.parentCallId
+      ? ` · started by call ${run.parentCallId}`
+      : run.handoffCallId
+        ? ` · handed off to by call ${run.handoffCallId}`
+        : this.#unstarted.has(run.id)
+          ? ' · no recorded handoff or call started it'
+          : '';
     const under = detached ? ` · under run ${run.parentRunId}, nested too deep to draw inside it` : '';
     const kind = run.parentRunId ? 'sub-agent' : 'agent';
     return `<div class="run${run.parentRunId ? ' sub' : ''}" data-run-id="${escapeHtml(run.id)}">

@@ -22,6 +22,7 @@ import {
 import { TOOLPATH_VERSION } from '../model/version.js';
 import type { Rules } from '../scenario/native.js';
 import type { Scenario } from '../scenario/scenario.js';
+import { agentResults, agentRulePrefix } from './agents.js';
 import { FAMILIES } from './families.js';
 import { impossibleTimeIssue, undecidedByImpossibleTimes } from './impossible-times.js';
 import { type OutcomeResult, outcomeHookResults } from './outcome-hooks.js';
@@ -60,6 +61,9 @@ export function evaluate(trajectory: Trajectory, scenario: Scenario, options: Ev
       // A family that builds its own list (the signature allows leaving `results` out) is kept too.
       if (returned !== results) for (const result of returned) results.push(result);
     }
+    // Each agent's rules, by the same families on its own calls (agents.ts).
+    const agents = scenario.rules.agents;
+    if (agents !== undefined) agentResults(trajectory, agents, FAMILY_LIST, results);
   } finally {
     // The families are done with the trajectory: its index must not keep it alive.
     releaseIndex(trajectory);
@@ -134,6 +138,7 @@ function findingOf(
   };
   if (trajectory.traceIds) finding.traceIds = result.calls.map((call) => trajectory.traceIdOf(call));
   finding.assertion = result.name;
+  if (result.agent !== undefined) finding.agent = result.agent;
   if (result.status === 'inconclusive') finding.inconclusive = true;
   if (isPending(result, provisional)) finding.pending = true;
   return finding;
@@ -182,8 +187,12 @@ function severityOf(result: RuleResult, overrides: Readonly<Record<string, Sever
   if (result.alwaysHard) return 'hard';
   const own = overrides[result.rule];
   if (own !== undefined) return own;
-  const dot = result.rule.indexOf('.');
-  const family = dot === -1 ? result.rule : result.rule.slice(0, dot);
+  // An agent's rule (`agents.NAME.tools.count`): by its own id and family too.
+  const rule =
+    result.agent === undefined ? result.rule : result.rule.slice(agentRulePrefix(result.agent).length);
+  if (rule !== result.rule && overrides[rule] !== undefined) return overrides[rule];
+  const dot = rule.indexOf('.');
+  const family = dot === -1 ? rule : rule.slice(0, dot);
   return overrides[family] ?? result.severity ?? 'hard';
 }
 

@@ -8,6 +8,7 @@ import { argumentsFamily } from './arguments.js';
 import { efficiencyFamily } from './efficiency.js';
 import { groundingFamily } from './grounding.js';
 import { mcpFamily } from './mcp.js';
+import { handoffsFamily } from './handoffs.js';
 import { milestonesFamily } from './milestones.js';
 import { orderFamily } from './order.js';
 import { referenceFamily } from './reference.js';
@@ -30,4 +31,5 @@ export const FAMILIES: { [Section in keyof Rules]?: RuleFamily<NonNullable<Rules
   mcp: mcpFamily,
   efficiency: efficiencyFamily,
   milestones: milestonesFamily,
+  handoffs: handoffsFamily,
 };

@@ -28,6 +28,8 @@ export interface RuleResult {
    * sequence not finished): while a conversation may go on, it is `pending`, not failed.
    */
   couldStillPass?: boolean | undefined;
+  /** For a rule of `agents`: the agent it judged (its rule id is then `agents.NAME.rule`). */
+  agent?: string | undefined;
 }
 
 /**
@@ -112,6 +114,7 @@ function makeResult(
     alwaysHard: undefined,
     referenceScores: undefined,
     couldStillPass: undefined,
+    agent: undefined,
   };
 }
 

@@ -119,6 +119,7 @@ export function reportEvents(report: Report, events: EvaluationEvent[] = []): Ev
     if (finding.inconclusive) attributes['toolpath.finding.inconclusive'] = true;
     if (finding.pending) attributes['toolpath.finding.pending'] = true;
     if (finding.traceIds) attributes['toolpath.finding.traces'] = finding.traceIds;
+    if (finding.agent !== undefined) attributes['toolpath.finding.agent'] = finding.agent;
     events.push({ name: FINDING_EVENT, attributes });
   }
   const omitted = findings.length - shown;

@@ -43,6 +43,8 @@ export interface Finding {
   traceIds?: string[];
   /** Name of the assertion this finding came from, when it came from one. */
   assertion?: string;
+  /** For a rule of the scenario's `agents`: the agent it judged (the rule id is `agents.NAME.…`). */
+  agent?: string;
   /** True when the rule could not decide (e.g. arguments not captured). */
   inconclusive?: boolean;
   /**

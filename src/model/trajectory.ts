@@ -385,6 +385,25 @@ export class Trajectory {
   }
 
   /**
+   * The named agent runs the trace does not say how control reached: after the entry agent's
+   * (the first named run that took a turn or made a call), each such run no call started (agent
+   * as a tool) and no handoff passed control to, as when a framework hands off without recording
+   * it. A later run of the entry agent itself (a conversation's next trace) is not one, nor a run
+   * that did nothing (a wrapper span read as an agent).
+   */
+  unstartedRuns(): AgentRun[] {
+    const runs: AgentRun[] = [];
+    let entry: string | undefined;
+    for (const run of this.agents) {
+      if (run.name === undefined || (run.turns.length === 0 && run.calls.length === 0)) continue;
+      if (entry === undefined) entry = run.name;
+      else if (run.name !== entry && run.parentCallId === undefined && run.handoffCallId === undefined)
+        runs.push(run);
+    }
+    return runs;
+  }
+
+  /**
    * How long the run took: the root span's duration, else first call start to last call end;
    * undefined when the trace records neither. `from` says which, for messages.
    */

@@ -58,6 +58,8 @@ export interface RequestedCall {
   ended?: { outcome: CallOutcome; result: Captured<JsonValue> };
   /** The MCP server of a hosted MCP call (a Responses `mcp_call` item's `server_label`). */
   mcpServer?: McpServer;
+  /** Set when the request is a handoff (a framework's transfer tool), its target as the request names it. */
+  handoff?: Omit<Handoff, 'targetRunId'>;
 }
 
 /** A tool result an LLM turn was shown in its input (a `tool_call_response` part or equivalent). */

@@ -203,6 +203,7 @@ function link(node: CallNode, turn: TurnNode, index: number): void {
   const request = turn.draft.requested[index];
   if (!request) return;
   if (node.draft.callId === undefined && request.callId !== undefined) node.draft.callId = request.callId;
+  if (node.draft.handoff === undefined && request.handoff !== undefined) node.draft.handoff = request.handoff;
   const recorded = node.draft.args;
   if (!recorded.captured) {
     node.draft.args = request.args;
@@ -238,6 +239,7 @@ export function addRequestOnlyCalls(assembly: Assembly): void {
       draft.outcome = request.ended ? request.ended.outcome : { status: 'no_result' };
       if (turn.run.name) draft.agentName = turn.run.name;
       if (request.mcpServer) draft.mcpServer = request.mcpServer;
+      if (request.handoff) draft.handoff = request.handoff;
       draft.convention = turn.draft.convention;
       const node = newCall(undefined, -1, draft, turn.run);
       node.issuer = turn;

@@ -28,6 +28,7 @@ import type { Convention, SpanReading, ToolCallDraft, TurnDraft } from './conven
 import { chatTurn, responsesTurn } from './openai-agents-items.js';
 import { tokenUsage } from './otel-genai.js';
 import { spanOutcome } from './span-outcome.js';
+import { markTransferRequests } from './transfer-requests.js';
 
 /** The convention's name as it appears on ToolCalls. */
 export const OPENAI_AGENTS_LOGFIRE = 'openai-agents-logfire';
@@ -239,6 +240,7 @@ export function defaultHandoffTool(agent: string): string {
   return `transfer_to_${agent}`.replace(/[^a-zA-Z0-9]/g, '_').toLowerCase();
 }
 
+/** The turn's model and usage, and its transfer requests marked as handoffs. */
 function withModel(span: SpanRecord, turn: TurnDraft): TurnDraft {
   const model =
     stringAttribute(span.attributes, LOGFIRE_AGENTS_KEYS.requestModel) ??
@@ -246,5 +248,6 @@ function withModel(span: SpanRecord, turn: TurnDraft): TurnDraft {
   const usage = tokenUsage(span);
   if (model) turn.model = model;
   if (usage) turn.usage = usage;
+  markTransferRequests(turn.requested);
   return turn;
 }

@@ -31,6 +31,7 @@ import {
 } from './openinference-messages.js';
 import { toolsOf } from './openinference-tools.js';
 import { spanOutcome } from './span-outcome.js';
+import { markTransferRequests } from './transfer-requests.js';
 import { unwrapArguments } from './wrapped-arguments.js';
 
 /** Attribute keys of the OpenInference conventions that this normalizer reads. */
@@ -284,6 +285,8 @@ function readTurn(span: SpanRecord): SpanReading {
       unread = [...(unread ?? []), actions.unread];
     }
   }
+  // The JS bridge's handoff span is written only for the handoff the SDK makes.
+  if (span.scope.name === OPENAI_AGENTS_SCOPE) markTransferRequests(requested);
   const thread = input?.thread;
   return {
     kind: 'turn',

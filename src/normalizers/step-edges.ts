@@ -126,7 +126,7 @@ function handoffTarget(assembly: Assembly, node: CallNode, name: string): RunNod
   let best: RunNode | undefined;
   const start = node.span?.startTimeUnixNano ?? node.issuer?.span.startTimeUnixNano;
   for (const run of assembly.runs) {
-    if (run.name !== name || !run.span) continue;
+    if (run.name === undefined || !sameAgent(run.name, name) || !run.span) continue;
     if (run.spanIndex !== -1 && enclosingCall(assembly, run.spanIndex) === node) return run;
     if (isLineOf(node.run, run, assembly.runs.length) || run.handoffFrom) continue;
     const runStart = run.span.startTimeUnixNano;
@@ -134,6 +134,15 @@ function handoffTarget(assembly: Assembly, node: CallNode, name: string): RunNod
     if (!best || runStart < (best.span as NonNullable<RunNode['span']>).startTimeUnixNano) best = run;
   }
   return best;
+}
+
+/**
+ * Whether a handoff naming `target` names the agent `name`: the name itself, or the name as a
+ * framework's transfer tool spells it (`transfer_to_Billing_Agent`: non-alphanumerics as `_`,
+ * lower-cased by the Python SDK), where that is all a request records.
+ */
+function sameAgent(name: string, target: string): boolean {
+  return name === target || name.replace(/[^a-zA-Z0-9]/g, '_').toLowerCase() === target.toLowerCase();
 }
 
 /**

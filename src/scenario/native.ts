@@ -6,6 +6,7 @@
  */
 import { z } from 'zod';
 import { argsSchema, toolName } from './assertions.js';
+import { agentsSectionSchema, handoffsSectionSchema } from './native-agents.js';
 import { answerSectionSchema } from './native-answer.js';
 import {
   appliesToSchema,
@@ -300,8 +301,8 @@ const milestonesSectionSchema = z
     });
   });
 
-/** The rule sections of a scenario. */
-export const rulesSchema = z.strictObject({
+/** The rule sections of one body: of the scenario, and of each agent in `agents`. */
+const sectionsSchema = z.strictObject({
   tools: toolsSectionSchema.optional().meta({
     description:
       'Which tools: allowed (deny by default), forbidden, required, per-tool call counts. Unauthorized and forbidden calls are always hard.',
@@ -344,6 +345,16 @@ export const rulesSchema = z.strictObject({
   answer: answerSectionSchema.optional().meta({
     description:
       'Checks of the final answer, warnings by default: texts it contains or not, patterns, values grounded in what the tools returned, values it mentions.',
+  }),
+});
+
+/** The rule sections of a scenario, with the multi-agent ones (native-agents.ts). */
+export const rulesSchema = sectionsSchema.extend({
+  // Outcome hooks judge the final state, not an agent's calls: not per agent.
+  agents: agentsSectionSchema(sectionsSchema.omit({ outcome: true })).optional(),
+  handoffs: handoffsSectionSchema.optional().meta({
+    description:
+      'Handoffs between agents: allowed and forbidden pairs, required ones, at most how many; a transfer asked for whose target never ran fails (handoffs.not_made).',
   }),
 });
 
@@ -395,6 +406,8 @@ export type EfficiencySection = NonNullable<Rules['efficiency']>;
 export type MilestonesSection = NonNullable<Rules['milestones']>;
 export type { McpSection } from './native-mcp.js';
 export type OutcomeSection = NonNullable<Rules['outcome']>;
+export type AgentsSection = NonNullable<Rules['agents']>;
+export type HandoffsSection = NonNullable<Rules['handoffs']>;
 export type OutcomeHook = OutcomeSection[number];
 /** A scenario's run gate, whichever format it was written in. */
 export type Gate = z.output<typeof gateSchema>;

@@ -174,7 +174,7 @@ describe('a bad scenario is a ScenarioError that says where, what was expected a
 
   it('rejects a scenario with no rules or assertions at all', () => {
     expect(errorOf({ id: 'x' })).toBe(
-      'scenario refund.yaml: no rules: expected at least one of tools, order, reference, arguments, grounding, safety, efficiency, milestones, outcome, mcp, answer',
+      'scenario refund.yaml: no rules: expected at least one of tools, order, reference, arguments, grounding, safety, efficiency, milestones, outcome, mcp, answer, agents, handoffs',
     );
     expect(errorOf({ tool_call_args: [], expected_tool_sequence: [] })).toContain(
       'got only empty tool_call_args, expected_tool_sequence',
