@@ -75,6 +75,9 @@ export class TraceAdapter implements TraceIngest {
     if (options.exporter) {
       this.queue = new ForwardQueue(options.exporter, {
         ...options.queue,
+        // With storage, findings wait for the next hop however long it is down: a batch is tried
+        // until it lands, what comes meanwhile waits in the log, and a full log answers 429.
+        ...(options.storage && { maxAttempts: Number.POSITIVE_INFINITY }),
         onDrop: (count, why, findings) => {
           // Durable mode sends them after the restart: not lost.
           if (this.storage && why === 'unsent_at_shutdown') {

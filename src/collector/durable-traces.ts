@@ -191,7 +191,9 @@ export class DurableTraces {
   readParked(mark: Mark): ParkedOutput | undefined {
     if (!this.log.written(mark.at.seq)) return undefined;
     const payload = this.log.read(mark.at);
-    return payload[0] === OUTPUT ? readOutput(payload) : undefined;
+    // Undefined means "not on disk yet" to the caller, which waits: any other record is an error.
+    if (payload[0] !== OUTPUT) throw new Error(`the record at ${mark.at.seq} is not a parked output`);
+    return readOutput(payload);
   }
 
   /** The trace's parked output is in the forward queue: its record is not needed any more. */

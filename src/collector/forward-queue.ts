@@ -27,6 +27,7 @@ export interface ForwardQueueOptions {
   /**
    * Attempts per batch (default 10, with the default backoff about a minute and a half of outage); then
    * the batch is dropped and counted, so one the next hop rejects for good cannot block the rest.
+   * `Infinity` retries until it lands (durable mode: what waits meanwhile waits in the log).
    */
   maxAttempts?: number;
   /** Told how many spans were dropped, why, and how many of them were findings (pushed as such). */
@@ -77,8 +78,8 @@ export class ForwardQueue {
       const group = { left: spans.length, settled };
       for (const span of spans) this.groups.set(span, group);
     }
-    const room = Math.max(0, this.options.maxQueueSize - this.queue.length);
-    const taken = this.closed ? 0 : Math.min(room, spans.length);
+    // The export in flight counts: a failed one comes back in front, and the cap holds it too.
+    const taken = this.closed ? 0 : Math.min(this.room, spans.length);
     for (let i = 0; i < taken; i++) this.queue.push(spans[i] as ReadableSpan);
     this.drop(spans.slice(taken));
     this.schedule(this.backoffMs || this.options.flushDelayMs);

@@ -4,6 +4,8 @@
  * once; when the log fills with them, clients are refused (429) instead. Real OTLP/HTTP receivers
  * on both sides, the real protobuf exporter between them.
  */
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-proto';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -114,6 +116,55 @@ describe('durable mode with a slow next hop', () => {
     expect(last.events.map((event) => event.name)).toEqual(first.events.map((event) => event.name));
     expect(last.resource).toEqual(first.resource);
     expect(last.scope).toEqual(first.scope);
+  }, 90_000);
+
+  it('keeps retrying a next hop that is down past the attempts a batch gets without storage, and sends each finding once it is back', async () => {
+    const dir = temporaryDir('toolpath-down-hop-');
+    const hop = await startSlowHop(0);
+    // In front of the hop: 500 (which the OTLP exporter does not retry itself) while down.
+    let down = true;
+    const front = createServer((request, response) => {
+      const chunks: Buffer[] = [];
+      request.on('data', (chunk: Buffer) => chunks.push(chunk));
+      request.on('end', async () => {
+        if (down) return response.writeHead(500).end();
+        const passed = await fetch(`${hop.url}/v1/traces`, {
+          method: 'POST',
+          headers: { 'content-type': String(request.headers['content-type']) },
+          body: Buffer.concat(chunks),
+        });
+        response.writeHead(passed.status, { 'content-type': 'application/x-protobuf' }).end();
+      });
+    });
+    await new Promise<void>((resolve) => front.listen(0, '127.0.0.1', resolve));
+    cleanup.push(() => new Promise((resolve) => front.close(resolve)));
+    const { port } = front.address() as AddressInfo;
+    const running = await start(dir, `http://127.0.0.1:${port}`, {
+      queue: {
+        maxQueueSize: 20,
+        maxBatchSize: 10,
+        flushDelayMs: 5,
+        maxAttempts: 2,
+        initialBackoffMs: 10,
+        maxBackoffMs: 40,
+      },
+    });
+    const traces = 30;
+    for (let n = 0; n < traces; n++) expect((await postSpans(running.url, agentTrace(n))).status).toBe(200);
+    running.adapter.judgeAllNow();
+    // Many more attempts than the two a batch gets without storage.
+    await new Promise((resolve) => setTimeout(resolve, 1_500));
+    expect(running.adapter.stats().dropped.forward_failed).toBe(0);
+    expect(findingsByTrace(hop.spans).size).toBe(0);
+    down = false;
+    await eventually(
+      () => findingsByTrace(hop.spans).size === traces,
+      'every finding at the next hop',
+      60_000,
+    );
+    await eventually(() => running.adapter.stats().storage?.liveTraces === 0, 'every trace done');
+    expect(running.adapter.losses.describe()).toBe('');
+    expect([...findingsByTrace(hop.spans).values()].every((count) => count === 1)).toBe(true);
   }, 90_000);
 
   it('without storage, counts each finding the full queue drops (forward_queue_full), as the losses say', async () => {

@@ -57,7 +57,9 @@ function expectedServers(
     else if (allowed !== undefined && !answersTo.some((entry) => allowed.includes(entry)))
       offending.push(index);
   });
-  const status = offending.length > 0 ? 'fail' : unknown ? 'inconclusive' : 'pass';
+  // Calls, and none recorded as MCP: whether any went to a server cannot be told.
+  const noneMcp = servers.length > 0 && servers.every((server) => server === undefined);
+  const status = offending.length > 0 ? 'fail' : unknown || noneMcp ? 'inconclusive' : 'pass';
   return { status, offending };
 }
 
@@ -155,5 +157,23 @@ describe('the destructive gate, against an oracle', () => {
       }),
       { numRuns: 300 },
     );
+  });
+});
+
+describe('a trace with calls and none recorded as an MCP call', () => {
+  it('leaves both MCP rules inconclusive, saying so, never passed', () => {
+    const trajectory = withServers([undefined, undefined]);
+    const results = mcpFamily(trajectory, {
+      servers: { allowed: ['repo'] },
+      annotations: { destructive: 'requireApproval', tools: {} },
+    });
+    expect(results.map((result) => [result.name, result.status])).toEqual([
+      ['mcp.servers', 'inconclusive'],
+      ['mcp.annotations.destructive', 'inconclusive'],
+    ]);
+    for (const result of results)
+      expect(result.reason).toContain('no call in the trace is recorded as an MCP call');
+    // No calls at all: nothing went to any server.
+    expect(mcpFamily(withServers([]), { servers: { allowed: ['repo'] } })[0]?.status).toBe('pass');
   });
 });
