@@ -12,9 +12,9 @@ import { resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { ROOT_CONTEXT } from '@opentelemetry/api';
 import { type ReadableSpan, type SpanProcessor, TracerProvider } from '@opentelemetry/sdk-trace';
+import { fromReadableSpan } from '../src/io/readable-span.js';
 import { TraceJudge } from '../src/judging/trace-judge.js';
 import type { SpanRecord } from '../src/model/span-record.js';
-import { fromReadableSpan } from '../src/processor/readable-span.js';
 import { agentTrace, PROCESSOR_SCENARIO } from './processor.js';
 
 const ROUNDS = 31;

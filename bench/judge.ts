@@ -24,10 +24,10 @@
 import { Session } from 'node:inspector';
 import { ROOT_CONTEXT } from '@opentelemetry/api';
 import { type ReadableSpan, type SpanProcessor, TracerProvider } from '@opentelemetry/sdk-trace';
+import { fromReadableSpan } from '../src/io/readable-span.js';
 import { TraceJudge } from '../src/judging/trace-judge.js';
 import type { SpanRecord } from '../src/model/span-record.js';
 import { normalizeTrace } from '../src/normalizers/normalize.js';
-import { fromReadableSpan } from '../src/processor/readable-span.js';
 import { agentTrace, PROCESSOR_SCENARIO } from './processor.js';
 
 const TRACES = 200;

@@ -87,7 +87,7 @@ export {
 export type { TypedEvent } from './model/typed-event.js';
 export { groupByTrace, normalizeSpans, normalizeTrace } from './normalizers/normalize.js';
 export { trajectoryFromTypedEvents } from './normalizers/typed-events.js';
-export { fromReadableSpan } from './processor/readable-span.js';
+export { fromReadableSpan } from './io/readable-span.js';
 export {
   type AppThreadOptions,
   type ProcessorLimits,

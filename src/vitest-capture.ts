@@ -23,7 +23,7 @@ import {
   registryApiVersion,
   toolpathApiCopy,
 } from './processor/api-copies.js';
-import { fromReadableSpan } from './processor/readable-span.js';
+import { fromReadableSpan } from './io/readable-span.js';
 
 /** What {@link captureSpans} hands back. */
 export interface CapturedSpans<T> {

@@ -158,9 +158,18 @@ async function writeScenarioFiles(
   files: readonly { file: string; text: string }[],
   io: CliIO,
 ): Promise<boolean> {
-  const { mkdir, writeFile } = await import('node:fs/promises');
+  const { access, mkdir, writeFile } = await import('node:fs/promises');
   const { join } = await import('node:path');
   try {
+    // Every name checked before any is written: nothing is written when one cannot be.
+    for (const { file } of files) {
+      const path = join(dir, file);
+      const exists = await access(path).then(
+        () => true,
+        () => false,
+      );
+      if (exists) throw Object.assign(new Error('exists'), { code: 'EEXIST', path });
+    }
     await mkdir(dir, { recursive: true });
     for (const { file, text } of files) {
       const path = join(dir, file);

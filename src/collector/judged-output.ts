@@ -9,13 +9,13 @@
 import { diag } from '@opentelemetry/api';
 import type { ReadableSpan } from '@opentelemetry/sdk-trace';
 import { encodeOtlpJson } from '../io/otlp-json-encode.js';
+import { fromReadableSpan } from '../io/readable-span.js';
 import { EVALUATION_SPAN_NAME } from '../judging/evaluation-events.js';
 import type { EvaluatedTrace } from '../judging/evaluation-span.js';
 import { evaluationSpanOf } from '../judging/evaluation-span.js';
 import { samplingAttributes } from '../judging/risk-sampler.js';
 import type { Judgement } from '../judging/trace-judge.js';
 import type { SpanRecord } from '../model/span-record.js';
-import { fromReadableSpan } from '../processor/readable-span.js';
 import type { AdapterOptions, ForwardSpans } from './adapter-options.js';
 import type { Membership } from './durable-records.js';
 import { type DurableTraces, derivedSpanId } from './durable-traces.js';

@@ -11,14 +11,8 @@ import type { JsonValue } from '../model/json.js';
 import type { ToolCall, Trajectory, Turn } from '../model/trajectory.js';
 import { readPath } from '../scenario/json-path.js';
 import type { AnswerSection } from '../scenario/native-answer.js';
-import {
-  type AnswerValue,
-  type AnswerValueKind,
-  answerValues,
-  OfferedKeys,
-  offeredKeys,
-  SoughtKeys,
-} from './answer-values.js';
+import { OfferedKeys, SoughtKeys } from './answer-keys.js';
+import { type AnswerValue, type AnswerValueKind, answerValues, offeredKeys } from './answer-values.js';
 import { capList } from './outcome.js';
 import { fail, NO_CALLS, pass, type RuleFamily, type RuleResult, undecided } from './rule.js';
 

@@ -363,8 +363,12 @@ export function jsonEqual(a: JsonValue, b: JsonValue): boolean {
     }
     if (top > used) used = top;
   }
-  stack.fill(null, 0, Math.max(used, top));
+  const reached = Math.max(used, top);
+  // Kept for the next call, unless one huge comparison grew it: then let go.
+  if (reached > MAX_KEPT_STACK) stack.length = 0;
+  else stack.fill(null, 0, reached);
   return equal;
 }
 
 const equalStack: JsonValue[] = [];
+const MAX_KEPT_STACK = 4096;

@@ -1,6 +1,7 @@
 /** Judging on the app's thread (without `worker`): in slices off the span's end, or inline in `onEnding`. */
 import { diag } from '@opentelemetry/api';
 import type { ReadableSpan } from '@opentelemetry/sdk-trace';
+import { fromReadableSpan } from '../io/readable-span.js';
 import type { ConversationLimits } from '../judging/conversation-state.js';
 import { LaterOnce } from '../judging/later-once.js';
 import {
@@ -12,7 +13,6 @@ import {
 import type { WaitingTraces } from '../judging/waiting-traces.js';
 import type { SpanRecord } from '../model/span-record.js';
 import { type Buffered, incompleteReason } from './live-trace.js';
-import { fromReadableSpan } from './readable-span.js';
 import type { SpanOutlet } from './span-outlet.js';
 import type { TraceDrain } from './trace-drain.js';
 

@@ -11,6 +11,7 @@
  * history whole.
  */
 import type { ReadableSpan } from '@opentelemetry/sdk-trace';
+import { hrTimeToNanos, lowercase, SPAN_KIND_NAMES, setKey, statusOf, textOf } from '../io/readable-span.js';
 import type { Attributes, AttributeValue, ScopeRecord, SpanRecord } from '../model/span-record.js';
 import {
   MIN_EXTENDED_LENGTH,
@@ -20,7 +21,6 @@ import {
   type TextNote,
   type TextRef,
 } from '../model/text-extensions.js';
-import { hrTimeToNanos, lowercase, SPAN_KIND_NAMES, setKey, statusOf, textOf } from './readable-span.js';
 
 /** A batch of traces' spans, packed. `tape` is transferable. */
 export interface SpanPack {

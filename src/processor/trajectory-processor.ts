@@ -9,6 +9,7 @@
 import { type Context, diag } from '@opentelemetry/api';
 import type { ReadableSpan, Span, SpanProcessor } from '@opentelemetry/sdk-trace';
 import { conversationLimitsOf, type ProcessorSettings, parseProcessorOptions } from '../config/options.js';
+import { fromEndingSpan, fromReadableSpan } from '../io/readable-span.js';
 import { DecisionCache } from '../judging/decision-cache.js';
 import { HeldBytes, heldBytes } from '../judging/held-bytes.js';
 import { TraceBuffer } from '../judging/trace-buffer.js';
@@ -24,7 +25,6 @@ import type {
   TrajectoryProcessorOptions,
   WorkerOptions,
 } from './processor-options.js';
-import { fromEndingSpan, fromReadableSpan } from './readable-span.js';
 import { SpanOutlet } from './span-outlet.js';
 import type { TraceDrain } from './trace-drain.js';
 import { WorkerDrain } from './worker-drain.js';

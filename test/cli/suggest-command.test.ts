@@ -1,4 +1,5 @@
-import { readFile, writeFile } from 'node:fs/promises';
+import { existsSync } from 'node:fs';
+import { readFile, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { runCli } from '../helpers/cli.js';
@@ -67,6 +68,11 @@ describe('toolpath suggest', () => {
     const again = await runCli(['suggest', '--out', dir, other]);
     expect(again.code).toBe(2);
     expect(again.stderr).toContain('repo-agent.scenario.yaml exists already (not overwritten');
+    // One name taken: nothing is written, not even the other agent's file.
+    await rm(join(dir, 'support-agent.scenario.yaml'));
+    const partly = await runCli(['suggest', '--out', dir, ...GOOD_REFUND_FILES, other]);
+    expect(partly.code).toBe(2);
+    expect(existsSync(join(dir, 'support-agent.scenario.yaml'))).toBe(false);
   });
 
   it('--min-support leaves out what fewer runs showed; --margin raises the limits', async () => {

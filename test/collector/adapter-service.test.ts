@@ -321,7 +321,7 @@ describe('the adapter under faults', () => {
       },
     });
     cleanup.push(() => adapter.shutdown());
-    const { fromReadableSpan } = await import('../../src/processor/readable-span.js');
+    const { fromReadableSpan } = await import('../../src/io/readable-span.js');
     const traces = [];
     for (let i = 0; i < 6; i++) traces.push((await agentSpans('good')).map(fromReadableSpan));
     for (const spans of traces) adapter.ingest({ spans: spans.slice(1), errors: [], rejectedSpans: 0 });
@@ -346,7 +346,7 @@ describe('the adapter under faults', () => {
       onReport: (report) => reports.push(report),
     });
     cleanup.push(() => adapter.shutdown());
-    const { fromReadableSpan } = await import('../../src/processor/readable-span.js');
+    const { fromReadableSpan } = await import('../../src/io/readable-span.js');
     for (let i = 0; i < 5; i++) {
       const records = (await agentSpans('refund-before-policy')).map(fromReadableSpan);
       expect(adapter.ingest({ spans: records, errors: [], rejectedSpans: 0 })).toEqual({ kind: 'accepted' });

@@ -10,10 +10,10 @@ import type { ReadableSpan } from '@opentelemetry/sdk-trace-base';
 import { describe, expect, it } from 'vitest';
 import { type AdapterOptions, TraceAdapter } from '../../src/collector/adapter.js';
 import { decodeExportTraceProtobuf } from '../../src/collector/otlp-proto.js';
+import { fromReadableSpan } from '../../src/io/readable-span.js';
 import { heldBytes, sharedBytes, TRACE_BYTES } from '../../src/judging/held-bytes.js';
 import type { SpanRecord } from '../../src/model/span-record.js';
 import { noteOf } from '../../src/model/text-extensions.js';
-import { fromReadableSpan } from '../../src/processor/readable-span.js';
 import { INPUT_MESSAGES, recordConversations } from '../helpers/conversations.js';
 import { PullReader } from '../processor/harness.js';
 

@@ -13,9 +13,9 @@ import { TraceAdapter } from '../../src/collector/adapter.js';
 import { type DecodeResult, decodeOtlpJsonText } from '../../src/collector/otlp-json.js';
 import { decodeExportTraceProtobuf } from '../../src/collector/otlp-proto.js';
 import { toReadableSpan } from '../../src/collector/to-readable-span.js';
+import { fromReadableSpan } from '../../src/io/readable-span.js';
 import type { SpanRecord } from '../../src/model/span-record.js';
 import { extensionOf, noteOf } from '../../src/model/text-extensions.js';
-import { fromReadableSpan } from '../../src/processor/readable-span.js';
 import {
   expectLaterTurnsNoted,
   INPUT_MESSAGES,

@@ -10,9 +10,9 @@ import { describe, expect, it, vi } from 'vitest';
 import { ExtendingStrings, ExtendingTexts } from '../../src/collector/extending-texts.js';
 import { decodeOtlpJsonText } from '../../src/collector/otlp-json.js';
 import { decodeExportTraceProtobuf } from '../../src/collector/otlp-proto.js';
+import { fromReadableSpan } from '../../src/io/readable-span.js';
 import type { Attributes, SpanRecord } from '../../src/model/span-record.js';
 import { extensionOf, type TextNote, type TextRef } from '../../src/model/text-extensions.js';
-import { fromReadableSpan } from '../../src/processor/readable-span.js';
 import {
   expectLaterTurnsNoted,
   INPUT_MESSAGES,

@@ -1,12 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import {
-  type AnswerValueKind,
-  answerValues,
-  OfferedKeys,
-  offeredKeys,
-  SoughtKeys,
-} from '../../src/evaluate/answer-values.js';
+import { OfferedKeys, SoughtKeys } from '../../src/evaluate/answer-keys.js';
+import { type AnswerValueKind, answerValues, offeredKeys } from '../../src/evaluate/answer-values.js';
 
 /** A token the generator knows the truth of: its text, and the value it is (or none, for a word). */
 interface Token {
@@ -154,7 +149,13 @@ describe('offeredKeys against the brute-force oracle', () => {
     const token = fc.oneof(amount, prefixedId, number, digitRun, email, date, url, uuid);
     fc.assert(
       fc.property(
-        fc.array(fc.oneof(resultValue, token.map((t) => t.text)), { maxLength: 6 }),
+        fc.array(
+          fc.oneof(
+            resultValue,
+            token.map((t) => t.text),
+          ),
+          { maxLength: 6 },
+        ),
         fc.array(token, { maxLength: 5 }),
         (values, tokens) => {
           const stated = answerValues(tokens.map((t) => t.text).join(' and '));

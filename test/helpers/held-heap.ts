@@ -9,7 +9,7 @@ import type { ReadableSpan } from '@opentelemetry/sdk-trace-base';
 import { TraceAdapter } from '../../src/collector/adapter.js';
 import { decodeExportTraceProtobuf } from '../../src/collector/otlp-proto.js';
 import { toReadableSpan } from '../../src/collector/to-readable-span.js';
-import { fromReadableSpan } from '../../src/processor/readable-span.js';
+import { fromReadableSpan } from '../../src/io/readable-span.js';
 import { recordConversations } from './conversations.js';
 
 const gc = (globalThis as { gc?: () => void }).gc;

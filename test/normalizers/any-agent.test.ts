@@ -10,11 +10,11 @@ import {
   SimpleSpanProcessor,
 } from '@opentelemetry/sdk-trace-base';
 import { describe, expect, it } from 'vitest';
+import { fromReadableSpan } from '../../src/io/readable-span.js';
 import type { SpanRecord } from '../../src/model/span-record.js';
 import type { Trajectory } from '../../src/model/trajectory.js';
 import { ANY_AGENT, anyAgent } from '../../src/normalizers/any-agent.js';
 import { normalizeTrace } from '../../src/normalizers/normalize.js';
-import { fromReadableSpan } from '../../src/processor/readable-span.js';
 
 const BASE = 1_758_000_000_000; // ms
 

@@ -11,10 +11,10 @@ import {
   SimpleSpanProcessor,
 } from '@opentelemetry/sdk-trace-base';
 import { describe, expect, it } from 'vitest';
+import { fromReadableSpan } from '../../src/io/readable-span.js';
 import type { Trajectory } from '../../src/model/trajectory.js';
 import { MAX_CONVERSATION_ID_LENGTH } from '../../src/normalizers/conversation-id.js';
 import { normalizeSpans } from '../../src/normalizers/normalize.js';
-import { fromReadableSpan } from '../../src/processor/readable-span.js';
 
 /**
  * An agent run (`invoke_agent`) with one tool call and, inside the tool, a sub-agent run:

@@ -15,11 +15,11 @@ import {
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { readStoredTraces } from '../../src/io/read-traces.js';
+import { fromReadableSpan } from '../../src/io/readable-span.js';
 import type { SpanRecord } from '../../src/model/span-record.js';
 import type { Trajectory } from '../../src/model/trajectory.js';
 import { MAX_CONVERSATION_ID_LENGTH } from '../../src/normalizers/conversation-id.js';
 import { normalizeSpans } from '../../src/normalizers/normalize.js';
-import { fromReadableSpan } from '../../src/processor/readable-span.js';
 import { fixture } from '../helpers/fixtures.js';
 
 const AGENTS_SCOPE = 'logfire.openai_agents';

@@ -11,6 +11,7 @@ import {
   SimpleSpanProcessor,
 } from '@opentelemetry/sdk-trace-base';
 import { describe, expect, it } from 'vitest';
+import { fromReadableSpan } from '../../src/io/readable-span.js';
 import type { JsonValue } from '../../src/model/json.js';
 import type { SpanRecord } from '../../src/model/span-record.js';
 import type { ToolCall, Trajectory } from '../../src/model/trajectory.js';
@@ -18,7 +19,6 @@ import { assembleTrajectory } from '../../src/normalizers/assemble.js';
 import { openInference } from '../../src/normalizers/openinference.js';
 import { otelGenAi } from '../../src/normalizers/otel-genai.js';
 import { unwrapArguments } from '../../src/normalizers/wrapped-arguments.js';
-import { fromReadableSpan } from '../../src/processor/readable-span.js';
 
 type Tracer = ReturnType<BasicTracerProvider['getTracer']>;
 const T0 = 1_761_146_662_000;

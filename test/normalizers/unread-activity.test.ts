@@ -14,10 +14,10 @@ import {
 import { describe, expect, it } from 'vitest';
 import { evaluate } from '../../src/evaluate/evaluate.js';
 import { readStoredTraces } from '../../src/io/read-traces.js';
+import { fromReadableSpan } from '../../src/io/readable-span.js';
 import type { SpanRecord } from '../../src/model/span-record.js';
 import { type Trajectory, UNREAD_TOOL_ACTIVITY } from '../../src/model/trajectory.js';
 import { normalizeSpans, normalizeTrace } from '../../src/normalizers/normalize.js';
-import { fromReadableSpan } from '../../src/processor/readable-span.js';
 import { parseScenario } from '../../src/scenario/scenario.js';
 import { CORPUS_FILES, CORPUS_NOTE, corpusSpans, itCorpus } from '../helpers/corpus.js';
 

@@ -9,8 +9,8 @@ import {
 } from '@opentelemetry/sdk-trace-base';
 import { describe, expect, it } from 'vitest';
 import { decodeExportTraceRequest, parseOtlpJsonText } from '../../src/collector/otlp-json.js';
+import { fromReadableSpan, hrTimeToNanos } from '../../src/io/readable-span.js';
 import type { SpanRecord } from '../../src/model/span-record.js';
-import { fromReadableSpan, hrTimeToNanos } from '../../src/processor/readable-span.js';
 
 function newProvider() {
   const exporter = new InMemorySpanExporter();

@@ -5,8 +5,8 @@
 import type { ReadableSpan } from '@opentelemetry/sdk-trace';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
+import { fromReadableSpan } from '../../src/io/readable-span.js';
 import { extensionOf } from '../../src/model/text-extensions.js';
-import { fromReadableSpan } from '../../src/processor/readable-span.js';
 import { packTraces, type SpanPack, unpackTraces } from '../../src/processor/span-pack.js';
 import {
   expectLaterTurnsNoted,

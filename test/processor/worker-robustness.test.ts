@@ -10,7 +10,7 @@ import { type MeterProvider, ROOT_CONTEXT, trace } from '@opentelemetry/api';
 import { type ReadableSpan, TracerProvider } from '@opentelemetry/sdk-trace';
 import { describe, expect, it } from 'vitest';
 import { type Report, trajectoryProcessor } from '../../src/index.js';
-import { fromReadableSpan } from '../../src/processor/readable-span.js';
+import { fromReadableSpan } from '../../src/io/readable-span.js';
 import { packTraces, unpackTraces } from '../../src/processor/span-pack.js';
 import { pipeline, workerJudgeOf } from './harness.js';
 import { REFUND_SCENARIO } from './vercel-agent.js';

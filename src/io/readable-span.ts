@@ -1,5 +1,5 @@
 /**
- * SDK ReadableSpan -> SpanRecord, for the in-process processor. Uses only fields of the
+ * SDK ReadableSpan -> SpanRecord, for the in-process processor and for the adapter's own output spans. Uses only fields of the
  * ReadableSpan interface of `@opentelemetry/sdk-trace`, which is identical in its 2.x and 3.x lines (sdk-trace-base 2.x
  * re-exports it), so the same code serves both.
  */
