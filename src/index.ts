@@ -27,6 +27,7 @@ export { ConfigError } from './config/values.js';
 export { type EvaluateOptions, evaluate } from './evaluate/evaluate.js';
 export type { OutcomeResult } from './evaluate/outcome-hooks.js';
 export { type InputError, type ReadResult, readStoredTraces, type StoredInput } from './io/read-traces.js';
+export { fromReadableSpan } from './io/readable-span.js';
 export type { EvaluationEvent } from './judging/evaluation-events.js';
 export {
   DEFAULT_JUDGE_TIMEOUT_MS,
@@ -87,7 +88,6 @@ export {
 export type { TypedEvent } from './model/typed-event.js';
 export { groupByTrace, normalizeSpans, normalizeTrace } from './normalizers/normalize.js';
 export { trajectoryFromTypedEvents } from './normalizers/typed-events.js';
-export { fromReadableSpan } from './io/readable-span.js';
 export {
   type AppThreadOptions,
   type ProcessorLimits,

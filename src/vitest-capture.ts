@@ -12,6 +12,7 @@ import {
 import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-hooks';
 import { resourceFromAttributes } from '@opentelemetry/resources';
 import { InMemorySpanExporter, SimpleSpanProcessor, TracerProvider } from '@opentelemetry/sdk-trace';
+import { fromReadableSpan } from './io/readable-span.js';
 import type { SpanRecord } from './model/span-record.js';
 import type { Trajectory } from './model/trajectory.js';
 import { normalizeSpans } from './normalizers/normalize.js';
@@ -23,7 +24,6 @@ import {
   registryApiVersion,
   toolpathApiCopy,
 } from './processor/api-copies.js';
-import { fromReadableSpan } from './io/readable-span.js';
 
 /** What {@link captureSpans} hands back. */
 export interface CapturedSpans<T> {
