@@ -16,31 +16,14 @@
  *
  * Run from the repository root: npx tsx test/spans/capture/sdk-genai-agents.ts
  */
-import { writeFileSync } from 'node:fs';
-import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { type Attributes, context, SpanKind } from '@opentelemetry/api';
-import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-hooks';
-import { JsonTraceSerializer } from '@opentelemetry/otlp-transformer';
-import { resourceFromAttributes } from '@opentelemetry/resources';
-import {
-  BasicTracerProvider,
-  InMemorySpanExporter,
-  SimpleSpanProcessor,
-} from '@opentelemetry/sdk-trace-base';
+import { type Attributes, SpanKind } from '@opentelemetry/api';
+import { genAiRecorder, type Json, MODEL, sleep } from './genai-recorder.js';
 
-const OUT_DIR = join(dirname(fileURLToPath(import.meta.url)), '..');
-const MODEL = 'mock-model';
-
-context.setGlobalContextManager(new AsyncLocalStorageContextManager().enable());
-const exporter = new InMemorySpanExporter();
-const provider = new BasicTracerProvider({
-  resource: resourceFromAttributes({ 'service.name': 'support-agents-service' }),
-  spanProcessors: [new SimpleSpanProcessor(exporter)],
-});
-const tracer = provider.getTracer('support-agent-framework', '2.0.0');
-
-type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
+const { tracer, chat, record, shutdown } = genAiRecorder(
+  'support-agents-service',
+  'support-agent-framework',
+  '2.0.0',
+);
 
 /** One tool call a turn asks for; `run` is what it does (a sub-agent's run, a transfer). */
 interface Call {
@@ -63,26 +46,6 @@ const RESULTS: Record<string, Json> = {
   get_order: { order_id: 'ORD-20417', total: 89.9, status: 'delivered' },
   issue_refund: { refund_id: 'RF-88213', order_id: 'ORD-20417', amount: 89.9, status: 'issued' },
 };
-
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-
-async function chat(messages: Json[], parts: Json[], finishReason: string): Promise<Json> {
-  const output = { role: 'assistant', parts };
-  return tracer.startActiveSpan(`chat ${MODEL}`, { kind: SpanKind.CLIENT }, async (span) => {
-    span.setAttributes({
-      'gen_ai.operation.name': 'chat',
-      'gen_ai.provider.name': 'mock',
-      'gen_ai.request.model': MODEL,
-      'gen_ai.input.messages': JSON.stringify(messages),
-      'gen_ai.output.messages': JSON.stringify([{ ...output, finish_reason: finishReason }]),
-      'gen_ai.usage.input_tokens': 40 + messages.length * 10,
-      'gen_ai.usage.output_tokens': 12,
-    });
-    await sleep(2);
-    span.end();
-    return output;
-  });
-}
 
 async function execute(call: Call): Promise<Json> {
   const attributes: Attributes = {
@@ -130,13 +93,13 @@ async function runAgent(agent: Agent, request: string): Promise<string> {
         name: call.name,
         arguments: call.arguments,
       }));
-      messages.push(await chat(messages, parts, 'tool_call'));
+      messages.push(await chat(messages, parts, 'tool_call', true));
       const results: Json[] = [];
       for (const call of calls)
         results.push({ type: 'tool_call_response', id: call.id, response: await execute(call) });
       messages.push({ role: 'tool', parts: results });
     }
-    messages.push(await chat(messages, [{ type: 'text', content: agent.answer }], 'stop'));
+    messages.push(await chat(messages, [{ type: 'text', content: agent.answer }], 'stop', true));
     span.end();
     return agent.answer;
   });
@@ -190,13 +153,6 @@ const CASES: Record<string, () => Promise<void>> = {
   'transfer-not-made': () => workflow(handsOff),
 };
 
-for (const [name, run] of Object.entries(CASES)) {
-  exporter.reset();
-  await run();
-  await provider.forceFlush();
-  const spans = exporter.getFinishedSpans();
-  const file = join(OUT_DIR, `sdk-genai-agents-${name}.otlp.json`);
-  writeFileSync(file, Buffer.from(JsonTraceSerializer.serializeRequest(spans) as Uint8Array));
-  console.log(`${file}: ${spans.length} spans`);
-}
-await provider.shutdown();
+for (const [name, run] of Object.entries(CASES))
+  await record(`sdk-genai-agents-${name}.otlp.json`, () => run());
+await shutdown();

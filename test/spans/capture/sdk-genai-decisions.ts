@@ -15,31 +15,15 @@
  *
  * Run from the repository root: npx tsx test/spans/capture/sdk-genai-decisions.ts
  */
-import { writeFileSync } from 'node:fs';
-import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { context, type Span, SpanKind } from '@opentelemetry/api';
-import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-hooks';
-import { JsonTraceSerializer } from '@opentelemetry/otlp-transformer';
-import { resourceFromAttributes } from '@opentelemetry/resources';
-import {
-  BasicTracerProvider,
-  InMemorySpanExporter,
-  SimpleSpanProcessor,
-} from '@opentelemetry/sdk-trace-base';
+import { type Span, SpanKind } from '@opentelemetry/api';
+import { genAiRecorder, type Json, MODEL, sleep } from './genai-recorder.js';
 
-const OUT_DIR = join(dirname(fileURLToPath(import.meta.url)), '..');
-const MODEL = 'mock-model';
+const { tracer, chat, record, shutdown } = genAiRecorder(
+  'support-agent-service',
+  'support-agent-framework',
+  '1.4.2',
+);
 
-context.setGlobalContextManager(new AsyncLocalStorageContextManager().enable());
-const exporter = new InMemorySpanExporter();
-const provider = new BasicTracerProvider({
-  resource: resourceFromAttributes({ 'service.name': 'support-agent-service' }),
-  spanProcessors: [new SimpleSpanProcessor(exporter)],
-});
-const tracer = provider.getTracer('support-agent-framework', '1.4.2');
-
-type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
 type Decision = 'allow' | 'deny' | 'require_approval';
 
 interface Call {
@@ -56,8 +40,6 @@ const RESULTS: Record<string, Json> = {
   get_order: { order_id: 'ORD-20417', total: 89.9, currency: 'EUR', status: 'delivered' },
   issue_refund: { refund_id: 'RF-88213', order_id: 'ORD-20417', amount: 89.9, status: 'issued' },
 };
-
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /** The decision event, on the span that decided (the agent's). */
 function recordDecision(agent: Span, call: Call, outcome: Decision): void {
@@ -91,22 +73,6 @@ async function executeOrHold(agent: Span, call: Call): Promise<Json> {
     await sleep(2);
     span.end();
     return { type: 'tool_call_response', id: call.id, response: result };
-  });
-}
-
-async function chat(messages: Json[], parts: Json[], finishReason: string): Promise<Json> {
-  const output = { role: 'assistant', parts };
-  return tracer.startActiveSpan(`chat ${MODEL}`, { kind: SpanKind.CLIENT }, async (span) => {
-    span.setAttributes({
-      'gen_ai.operation.name': 'chat',
-      'gen_ai.provider.name': 'mock',
-      'gen_ai.request.model': MODEL,
-      'gen_ai.input.messages': JSON.stringify(messages),
-      'gen_ai.output.messages': JSON.stringify([{ ...output, finish_reason: finishReason }]),
-    });
-    await sleep(2);
-    span.end();
-    return output;
   });
 }
 
@@ -155,13 +121,6 @@ const CASES: Record<string, Call[][]> = {
   'denied-held': [[lookup], [refund(['deny'])]],
 };
 
-for (const [name, turns] of Object.entries(CASES)) {
-  exporter.reset();
-  await run(turns);
-  await provider.forceFlush();
-  const spans = exporter.getFinishedSpans();
-  const file = join(OUT_DIR, `sdk-genai-decision-${name}.otlp.json`);
-  writeFileSync(file, Buffer.from(JsonTraceSerializer.serializeRequest(spans) as Uint8Array));
-  console.log(`${file}: ${spans.length} spans`);
-}
-await provider.shutdown();
+for (const [name, turns] of Object.entries(CASES))
+  await record(`sdk-genai-decision-${name}.otlp.json`, () => run(turns));
+await shutdown();

@@ -18,31 +18,16 @@
  *
  * Run from the repository root: npx tsx test/spans/capture/sdk-genai-mcp.ts
  */
-import { writeFileSync } from 'node:fs';
-import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
-import { context, type Span, SpanKind } from '@opentelemetry/api';
-import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-hooks';
-import { JsonTraceSerializer } from '@opentelemetry/otlp-transformer';
-import { resourceFromAttributes } from '@opentelemetry/resources';
-import {
-  BasicTracerProvider,
-  InMemorySpanExporter,
-  SimpleSpanProcessor,
-} from '@opentelemetry/sdk-trace-base';
+import { type Span, SpanKind } from '@opentelemetry/api';
+import { genAiRecorder, MODEL, sleep } from './genai-recorder.js';
 import { type Json, listen, mockMcpServer, REPO_TOOLS, SHELL_TOOLS } from './mock-mcp-server.js';
 
-const OUT_DIR = join(dirname(fileURLToPath(import.meta.url)), '..');
-const MODEL = 'mock-model';
-
-context.setGlobalContextManager(new AsyncLocalStorageContextManager().enable());
-const exporter = new InMemorySpanExporter();
-const provider = new BasicTracerProvider({
-  resource: resourceFromAttributes({ 'service.name': 'repo-agent-service' }),
-  spanProcessors: [new SimpleSpanProcessor(exporter)],
-});
-const tracer = provider.getTracer('repo-agent-framework', '0.3.0');
+const { tracer, chat, record, shutdown } = genAiRecorder(
+  'repo-agent-service',
+  'repo-agent-framework',
+  '0.3.0',
+);
 
 type Decision = 'allow' | 'deny' | 'require_approval';
 
@@ -84,7 +69,6 @@ interface Call {
   decisions?: Decision[];
 }
 
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 let requestId = 10;
 
 async function execute(agent: Span, call: Call, servers: Record<Call['server'], Connected>): Promise<Json> {
@@ -129,22 +113,6 @@ async function execute(agent: Span, call: Call, servers: Record<Call['server'], 
     });
     tool.end();
     return { type: 'tool_call_response', id: call.id, response: value };
-  });
-}
-
-async function chat(messages: Json[], parts: Json[], finishReason: string): Promise<Json> {
-  const output = { role: 'assistant', parts };
-  return tracer.startActiveSpan(`chat ${MODEL}`, { kind: SpanKind.CLIENT }, async (span) => {
-    span.setAttributes({
-      'gen_ai.operation.name': 'chat',
-      'gen_ai.provider.name': 'mock',
-      'gen_ai.request.model': MODEL,
-      'gen_ai.input.messages': JSON.stringify(messages),
-      'gen_ai.output.messages': JSON.stringify([{ ...output, finish_reason: finishReason }]),
-    });
-    await sleep(2);
-    span.end();
-    return output;
   });
 }
 
@@ -207,15 +175,8 @@ const CASES: Record<string, Call[][]> = {
 const repoServer = mockMcpServer('repo-tools', REPO_TOOLS);
 const shellServer = mockMcpServer('shell-tools', SHELL_TOOLS);
 const urls = { repo: await listen(repoServer, 'localhost'), shell: await listen(shellServer, '127.0.0.1') };
-for (const [name, turns] of Object.entries(CASES)) {
-  exporter.reset();
-  await run(turns, urls);
-  await provider.forceFlush();
-  const spans = exporter.getFinishedSpans();
-  const file = join(OUT_DIR, `sdk-genai-mcp-${name}.otlp.json`);
-  writeFileSync(file, Buffer.from(JsonTraceSerializer.serializeRequest(spans) as Uint8Array));
-  console.log(`${file}: ${spans.length} spans`);
-}
-await provider.shutdown();
+for (const [name, turns] of Object.entries(CASES))
+  await record(`sdk-genai-mcp-${name}.otlp.json`, () => run(turns, urls));
+await shutdown();
 repoServer.close();
 shellServer.close();
