@@ -9,10 +9,8 @@ import { readdirSync, readFileSync, statSync, truncateSync, writeFileSync } from
 import { join } from 'node:path';
 import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-proto';
 import { afterEach, describe, expect, it } from 'vitest';
-import { type AdapterOptions, TraceAdapter } from '../../src/collector/adapter.js';
+import type { AdapterOptions, TraceAdapter } from '../../src/collector/adapter.js';
 import { readRecord } from '../../src/collector/durable-records.js';
-import { startHttpReceiver } from '../../src/collector/http-receiver.js';
-import { ReportsFile } from '../../src/collector/reports-file.js';
 import {
   agentRoot,
   type JsonSpan,
@@ -23,6 +21,7 @@ import {
 } from '../helpers/serve-process.js';
 import { temporaryDir } from '../helpers/temporary-dir.js';
 import { eventually, startNextHop } from './next-hop.js';
+import { startReportingAdapter } from './reporting-adapter.js';
 
 const cleanup: (() => Promise<unknown>)[] = [];
 afterEach(async () => {
@@ -42,36 +41,18 @@ interface Running {
 }
 
 /** An adapter with storage in `dir` and a reports file beside it, behind a real HTTP receiver. */
-async function start(dir: string, options: Partial<AdapterOptions> = {}, storage = {}): Promise<Running> {
-  const reports = new ReportsFile(join(dir, 'reports.jsonl'), undefined, undefined, true);
-  const adapter = new TraceAdapter({
-    scenarios: [{ id: 'refund', tools: { allowed: ['get_order', 'issue_refund'] } }],
-    decision: { waitMs: 1e9, waitAfterRootMs: 1e9 },
-    sweepIntervalMs: 20,
-    onJudged: (spans, judgement) => reports.writeTrace(spans, judgement.reports),
-    storage: { directory: join(dir, 'storage'), reports, ...storage },
-    ...options,
+function start(dir: string, options: Partial<AdapterOptions> = {}, storage = {}): Promise<Running> {
+  return startReportingAdapter({
+    dir,
+    options: {
+      scenarios: [{ id: 'refund', tools: { allowed: ['get_order', 'issue_refund'] } }],
+      decision: { waitMs: 1e9, waitAfterRootMs: 1e9 },
+      sweepIntervalMs: 20,
+      ...options,
+    },
+    storage,
+    cleanup: (stop) => cleanup.push(stop),
   });
-  const receiver = await startHttpReceiver({
-    host: '127.0.0.1',
-    port: 0,
-    ingest: adapter,
-    maxRequestBytes: 1 << 20,
-  });
-  let stopped = false;
-  const stop = async () => {
-    if (stopped) return;
-    stopped = true;
-    await receiver.close();
-    await adapter.shutdown();
-    await reports.close();
-  };
-  const crash = async () => {
-    stopped = true;
-    await receiver.close();
-  };
-  cleanup.push(stop);
-  return { adapter, url: receiver.url, stop, crash };
 }
 
 function reportIds(dir: string): string[] {

@@ -11,14 +11,13 @@ import { readdirSync, readFileSync, truncateSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path';
 import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-proto';
 import { afterEach, describe, expect, it } from 'vitest';
-import { type AdapterOptions, TraceAdapter } from '../../src/collector/adapter.js';
-import { startHttpReceiver } from '../../src/collector/http-receiver.js';
-import { ReportsFile } from '../../src/collector/reports-file.js';
+import type { AdapterOptions, TraceAdapter } from '../../src/collector/adapter.js';
 import { EVALUATION_SPAN_NAME } from '../../src/judging/evaluation-events.js';
 import type { Report } from '../../src/model/report.js';
 import { agentRoot, type JsonSpan, postSpans, toolSpan, traceIdOf } from '../helpers/serve-process.js';
 import { temporaryDir } from '../helpers/temporary-dir.js';
 import { eventually, startNextHop } from './next-hop.js';
+import { startReportingAdapter } from './reporting-adapter.js';
 
 const cleanup: (() => Promise<unknown>)[] = [];
 afterEach(async () => {
@@ -43,45 +42,26 @@ interface Running {
   crash(): Promise<void>;
 }
 
-async function start(
+function start(
   dir: string,
   options: { idleMs?: number; maxConversations?: number } & Partial<AdapterOptions> = {},
   storage = {},
 ): Promise<Running> {
   const { idleMs = NEVER, maxConversations = 100, ...rest } = options;
-  const reports = new ReportsFile(join(dir, 'reports.jsonl'), undefined, undefined, true);
-  const adapter = new TraceAdapter({
-    scenarios: [CHAT],
-    decision: { waitMs: 1e9, waitAfterRootMs: 10 },
-    conversations: { idleMs, maxConversations, maxCalls: 1000 },
-    sweepIntervalMs: 20,
-    onJudged: (spans, judgement) => reports.writeTrace(spans, judgement.reports),
-    onConversationJudged: (judgement) => reports.writeReports(judgement.reports),
-    storage: { directory: join(dir, 'storage'), reports, ...storage },
-    ...rest,
-  });
-  const receiver = await startHttpReceiver({
-    host: '127.0.0.1',
-    port: 0,
-    ingest: adapter,
-    maxRequestBytes: 1 << 20,
-  });
-  let stopped = false;
-  const stop = async () => {
-    if (stopped) return;
-    stopped = true;
-    await receiver.close();
-    await adapter.shutdown();
-    await reports.close();
-  };
-  const crash = async () => {
+  return startReportingAdapter({
+    dir,
+    options: {
+      scenarios: [CHAT],
+      decision: { waitMs: 1e9, waitAfterRootMs: 10 },
+      conversations: { idleMs, maxConversations, maxCalls: 1000 },
+      sweepIntervalMs: 20,
+      ...rest,
+    },
+    storage,
     // Marks appended just before go out with the log's next batch, as they would have.
-    await new Promise((resolve) => setTimeout(resolve, 50));
-    stopped = true;
-    await receiver.close();
-  };
-  cleanup.push(stop);
-  return { adapter, url: receiver.url, stop, crash };
+    crashAfterMs: 50,
+    cleanup: (stop) => cleanup.push(stop),
+  });
 }
 
 function reports(dir: string): Report[] {

@@ -12,12 +12,12 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { type AdapterOptions, TraceAdapter } from '../../src/collector/adapter.js';
 import { startHttpReceiver } from '../../src/collector/http-receiver.js';
 import type { TraceIngest } from '../../src/collector/ingest.js';
-import { ReportsFile } from '../../src/collector/reports-file.js';
 import { EVALUATION_SPAN_NAME } from '../../src/judging/evaluation-events.js';
 import type { SpanRecord } from '../../src/model/span-record.js';
 import { agentRoot, postSpans, toolSpan, traceIdOf } from '../helpers/serve-process.js';
 import { temporaryDir } from '../helpers/temporary-dir.js';
 import { eventually } from './next-hop.js';
+import { startReportingAdapter } from './reporting-adapter.js';
 
 const cleanup: (() => Promise<unknown>)[] = [];
 afterEach(async () => {
@@ -39,35 +39,21 @@ async function startSlowHop(delayMs: number): Promise<{ url: string; spans: Span
   return { url: receiver.url, spans };
 }
 
-async function start(dir: string, hopUrl: string, options: Partial<AdapterOptions> = {}) {
-  const reports = new ReportsFile(join(dir, 'reports.jsonl'), undefined, undefined, true);
-  const adapter = new TraceAdapter({
-    scenarios: [{ id: 'refund', tools: { allowed: ['get_order', 'issue_refund'] } }],
-    decision: { waitMs: 1e9, waitAfterRootMs: 1e9 },
-    sweepIntervalMs: 20,
-    onJudged: (spans, judgement) => reports.writeTrace(spans, judgement.reports),
-    storage: { directory: join(dir, 'storage'), reports },
-    exporter: new OTLPTraceExporter({ url: `${hopUrl}/v1/traces`, timeoutMillis: 10_000 }),
-    // A small queue, so a slow hop fills it at once.
-    queue: { maxQueueSize: 20, maxBatchSize: 10, flushDelayMs: 5 },
-    ...options,
+function start(dir: string, hopUrl: string, { storage, ...options }: Partial<AdapterOptions> = {}) {
+  return startReportingAdapter({
+    dir,
+    options: {
+      scenarios: [{ id: 'refund', tools: { allowed: ['get_order', 'issue_refund'] } }],
+      decision: { waitMs: 1e9, waitAfterRootMs: 1e9 },
+      sweepIntervalMs: 20,
+      exporter: new OTLPTraceExporter({ url: `${hopUrl}/v1/traces`, timeoutMillis: 10_000 }),
+      // A small queue, so a slow hop fills it at once.
+      queue: { maxQueueSize: 20, maxBatchSize: 10, flushDelayMs: 5 },
+      ...options,
+    },
+    storage: storage ?? {},
+    cleanup: (stop) => cleanup.push(stop),
   });
-  const receiver = await startHttpReceiver({
-    host: '127.0.0.1',
-    port: 0,
-    ingest: adapter,
-    maxRequestBytes: 1 << 20,
-  });
-  let stopped = false;
-  const stop = async () => {
-    if (stopped) return;
-    stopped = true;
-    await receiver.close();
-    await adapter.shutdown();
-    await reports.close();
-  };
-  cleanup.push(stop);
-  return { adapter, url: receiver.url, stop };
 }
 
 /** Evaluation spans the hop got, by trace. */

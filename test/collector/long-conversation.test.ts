@@ -6,16 +6,13 @@
  * stays under its bound however long the conversation grows.
  */
 import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { TraceAdapter } from '../../src/collector/adapter.js';
-import { startHttpReceiver } from '../../src/collector/http-receiver.js';
-import { ReportsFile } from '../../src/collector/reports-file.js';
 import { MAX_PROVISIONAL_LINE_BYTES } from '../../src/judging/provisional-bounds.js';
 import type { Report } from '../../src/model/report.js';
 import { agentRoot, type JsonSpan, postSpans, toolSpan } from '../helpers/serve-process.js';
 import { temporaryDir } from '../helpers/temporary-dir.js';
 import { eventually } from './next-hop.js';
+import { startReportingAdapter } from './reporting-adapter.js';
 
 const cleanup: (() => Promise<unknown>)[] = [];
 afterEach(async () => {
@@ -49,38 +46,24 @@ function chatTrace(n: number, conversationId: string | undefined): JsonSpan[] {
 }
 
 async function start(dir: string) {
-  const path = join(dir, 'reports.jsonl');
-  const reports = new ReportsFile(path);
-  const adapter = new TraceAdapter({
-    scenarios: [CHAT],
-    decision: { waitMs: 1e9, waitAfterRootMs: 10 },
-    conversations: { idleMs: NEVER },
-    limits: { maxTraces: 100_000 },
-    sweepIntervalMs: 20,
-    onJudged: (spans, judgement) => reports.writeTrace(spans, judgement.reports),
-    onConversationJudged: (judgement) => reports.writeReports(judgement.reports),
-  });
-  const receiver = await startHttpReceiver({
-    host: '127.0.0.1',
-    port: 0,
-    ingest: adapter,
+  const running = await startReportingAdapter({
+    dir,
+    options: {
+      scenarios: [CHAT],
+      decision: { waitMs: 1e9, waitAfterRootMs: 10 },
+      conversations: { idleMs: NEVER },
+      limits: { maxTraces: 100_000 },
+      sweepIntervalMs: 20,
+    },
     maxRequestBytes: 64 << 20,
+    cleanup: (stop) => cleanup.push(stop),
   });
-  let stopped = false;
-  const stop = async () => {
-    if (stopped) return;
-    stopped = true;
-    await receiver.close();
-    await adapter.shutdown();
-    await reports.close();
-  };
-  cleanup.push(stop);
-  const text = () => readFileSync(path, 'utf8');
+  const text = () => readFileSync(running.reportsPath, 'utf8');
   const lines = () =>
     text()
       .split('\n')
       .filter((line) => line !== '');
-  return { adapter, url: receiver.url, stop, lines, text };
+  return { ...running, lines, text };
 }
 
 const parsed = (lines: readonly string[]) => lines.map((line) => JSON.parse(line) as Report);
