@@ -91,6 +91,13 @@ const shapes = fc.array(
   { minLength: 100, maxLength: 220 },
 );
 
+/** 200 traces of 6 calls: past ALWAYS_JUDGED_SIZE, so some provisional judgements are coalesced. */
+const LONG: TraceShape[] = Array.from({ length: 200 }, (_, n) => ({
+  agent: n % 7 === 3 ? 'billing' : 'support',
+  at: n * 100,
+  tools: [0, 2, n % 4, 1, 2, (n * 3) % 4],
+}));
+
 /** What judging the traces so far all at once gives: today's provisional (or final) reports. */
 function joinedAtOnce(traces: readonly Trajectory[], provisional: boolean): Report[] {
   const joined = joinConversation('c', traces);
@@ -155,7 +162,9 @@ describe('provisional judgements of a long conversation', () => {
         expect(final?.traceIds).toHaveLength(traces.length);
         expect(final?.reports).toEqual(joinedAtOnce(traces, false));
       }),
-      { numRuns: 10 },
+      // fast-check's small default sizes rarely pass ALWAYS_JUDGED_SIZE, so one conversation
+      // that surely does is always among the inputs.
+      { numRuns: 10, examples: [[LONG]] },
     );
     expect(sawCoalesced).toBe(true);
   }, 120_000);
