@@ -16,22 +16,23 @@
  * Run from the repository root: npx tsx test/spans/capture/sdk-genai-decisions.ts
  */
 import { type Span, SpanKind } from '@opentelemetry/api';
-import { genAiRecorder, type Json, MODEL, sleep } from './genai-recorder.js';
+import {
+  type Decision,
+  genAiRecorder,
+  type Json,
+  MODEL,
+  type MockCall,
+  recordDecisions,
+  sleep,
+} from './genai-recorder.js';
 
-const { tracer, chat, record, shutdown } = genAiRecorder(
+const { tracer, converse, record, shutdown } = genAiRecorder(
   'support-agent-service',
   'support-agent-framework',
   '1.4.2',
 );
 
-type Decision = 'allow' | 'deny' | 'require_approval';
-
-interface Call {
-  id: string;
-  name: string;
-  arguments: { [key: string]: Json };
-  /** Decisions recorded before the call, in order. */
-  decisions?: Decision[];
+interface Call extends MockCall {
   /** Run the call whatever the decisions said (a gate that was passed). */
   runAnyway?: boolean;
 }
@@ -41,21 +42,9 @@ const RESULTS: Record<string, Json> = {
   issue_refund: { refund_id: 'RF-88213', order_id: 'ORD-20417', amount: 89.9, status: 'issued' },
 };
 
-/** The decision event, on the span that decided (the agent's). */
-function recordDecision(agent: Span, call: Call, outcome: Decision): void {
-  agent.addEvent('gen_ai.tool.call.decision', {
-    'gen_ai.tool.call.decision.outcome': outcome,
-    'gen_ai.tool.call.id': call.id,
-    'gen_ai.tool.name': call.name,
-  });
-}
-
 /** Runs the call, or holds it when its last decision says no and it is not run anyway. */
 async function executeOrHold(agent: Span, call: Call): Promise<Json> {
-  for (const outcome of call.decisions ?? []) {
-    recordDecision(agent, call, outcome);
-    await sleep(1);
-  }
+  await recordDecisions(agent, call);
   const last = call.decisions?.at(-1);
   if (last !== undefined && last !== 'allow' && !call.runAnyway) {
     return { type: 'tool_call_response', id: call.id, response: `not run: the ${last} decision held it` };
@@ -85,22 +74,7 @@ async function run(turns: Call[][]): Promise<void> {
     'gen_ai.request.model': MODEL,
   };
   await tracer.startActiveSpan('invoke_agent support-agent', { attributes }, async (agent) => {
-    const messages: Json[] = [
-      { role: 'user', parts: [{ type: 'text', content: 'Refund order ORD-20417.' }] },
-    ];
-    for (const calls of turns) {
-      const parts = calls.map((call) => ({
-        type: 'tool_call',
-        id: call.id,
-        name: call.name,
-        arguments: call.arguments,
-      }));
-      messages.push(await chat(messages, parts, 'tool_call'));
-      const results: Json[] = [];
-      for (const call of calls) results.push(await executeOrHold(agent, call));
-      messages.push({ role: 'tool', parts: results });
-    }
-    messages.push(await chat(messages, [{ type: 'text', content: 'Done.' }], 'stop'));
+    await converse('Refund order ORD-20417.', turns, (call) => executeOrHold(agent, call));
     agent.end();
   });
 }

@@ -20,16 +20,14 @@
  */
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import { type Span, SpanKind } from '@opentelemetry/api';
-import { genAiRecorder, MODEL, sleep } from './genai-recorder.js';
+import { type Decision, genAiRecorder, MODEL, type MockCall, recordDecisions } from './genai-recorder.js';
 import { type Json, listen, mockMcpServer, REPO_TOOLS, SHELL_TOOLS } from './mock-mcp-server.js';
 
-const { tracer, chat, record, shutdown } = genAiRecorder(
+const { tracer, converse, record, shutdown } = genAiRecorder(
   'repo-agent-service',
   'repo-agent-framework',
   '0.3.0',
 );
-
-type Decision = 'allow' | 'deny' | 'require_approval';
 
 interface Connected {
   client: Client;
@@ -61,25 +59,14 @@ function serverAttributes(transport: StreamableHTTPClientTransport, url: URL, ho
   return attributes;
 }
 
-interface Call {
-  id: string;
-  name: string;
-  arguments: { [key: string]: Json };
+interface Call extends MockCall {
   server: 'repo' | 'shell';
-  decisions?: Decision[];
 }
 
 let requestId = 10;
 
 async function execute(agent: Span, call: Call, servers: Record<Call['server'], Connected>): Promise<Json> {
-  for (const outcome of call.decisions ?? []) {
-    agent.addEvent('gen_ai.tool.call.decision', {
-      'gen_ai.tool.call.decision.outcome': outcome,
-      'gen_ai.tool.call.id': call.id,
-      'gen_ai.tool.name': call.name,
-    });
-    await sleep(1);
-  }
+  await recordDecisions(agent, call);
   const { client, transport, url } = servers[call.server];
   const host = url.hostname;
   return tracer.startActiveSpan(`execute_tool ${call.name}`, { kind: SpanKind.INTERNAL }, async (tool) => {
@@ -129,22 +116,7 @@ async function run(turns: Call[][], urls: Record<Call['server'], URL>): Promise<
       repo: await connect(urls.repo, urls.repo.hostname),
       shell: await connect(urls.shell, urls.shell.hostname),
     };
-    const messages: Json[] = [
-      { role: 'user', parts: [{ type: 'text', content: 'Clean up acme/old-site.' }] },
-    ];
-    for (const calls of turns) {
-      const parts = calls.map((call) => ({
-        type: 'tool_call',
-        id: call.id,
-        name: call.name,
-        arguments: call.arguments,
-      }));
-      messages.push(await chat(messages, parts, 'tool_call'));
-      const results: Json[] = [];
-      for (const call of calls) results.push(await execute(agent, call, servers));
-      messages.push({ role: 'tool', parts: results });
-    }
-    messages.push(await chat(messages, [{ type: 'text', content: 'Done.' }], 'stop'));
+    await converse('Clean up acme/old-site.', turns, (call) => execute(agent, call, servers));
     await servers.repo.client.close();
     await servers.shell.client.close();
     agent.end();
