@@ -36,18 +36,10 @@ import {
   type ParkedOutput,
   RELEASED,
   readOutput,
-  readRecord,
   requestHead,
   traceMark,
 } from './durable-records.js';
-import {
-  addFact,
-  finalKey,
-  type LogFacts,
-  newFacts,
-  readSpans,
-  replayConversations,
-} from './durable-replay.js';
+import { readLog, restore } from './durable-restore.js';
 import {
   type DurableReports,
   type FinalMark,
@@ -56,11 +48,9 @@ import {
   type Mark,
   NeededRecords,
   type Replay,
-  type ReplayedTrace,
-  type RequestRecord,
   type StorageSettings,
 } from './durable-use.js';
-import { SpanLog } from './span-log.js';
+import type { SpanLog } from './span-log.js';
 
 export { derivedSpanId, takeOnce } from './durable-records.js';
 export type {
@@ -105,41 +95,19 @@ export class DurableTraces {
 
   /** Opens (or creates) the log in `options.directory` and replays it. Throws on a folder it cannot use. */
   static open(options: StorageSettings): { traces: DurableTraces; replay: Replay } {
-    const { maxBytes } = options;
-    const segmentBytes =
-      options.segmentBytes ?? Math.max(2 ** 20, Math.min(64 * 2 ** 20, Math.floor(maxBytes / 16)));
-    // What each record says, without its body: the log may be large, the ids are not.
-    const facts = newFacts();
-    let unreadable = 0;
-    // Where the first damage was, as an offset of the reports file: a record lost there (a
-    // `judged` mark) is known again from the lines after the last record before it.
-    let damagedAfter = Number.POSITIVE_INFINITY;
-    const { log, damage } = SpanLog.open(
-      options.directory,
-      (payload, at) => {
-        try {
-          const record = readRecord(payload);
-          // After damage, a `done` is not taken as the end of its trace: the record lost may be
-          // the trace's `member`, and its conversation needs its spans. Judged again for its
-          // output only (its report line is read back), it is done again.
-          if (record?.type === DONE && damagedAfter !== Number.POSITIVE_INFINITY) return;
-          if (record) addFact(facts, record, at);
-          else unreadable++;
-        } catch {
-          unreadable++;
-        }
-      },
-      {
-        segmentBytes,
-        onDamage: () => {
-          damagedAfter = Math.min(damagedAfter, facts.reportsEnd);
-        },
-        ...(options.reports && { beforeWrite: () => options.reports?.sync() ?? Promise.resolve() }),
-      },
-    );
+    const { log, damage, facts, unreadable } = readLog(options);
     const store = new DurableTraces(log, options);
-    facts.reportsEnd = Math.min(facts.reportsEnd, damagedAfter);
-    const replay = store.rebuild(facts);
+    const replay = restore(
+      {
+        log,
+        needed: store.needed,
+        live: store.live,
+        finals: store.finals,
+        lostMarks: store.lostMarks,
+        reports: store.reports,
+      },
+      facts,
+    );
     store.needed.dropDeadSegments();
     return { traces: store, replay: { ...replay, damage, unreadable } };
   }
@@ -371,87 +339,5 @@ export class DurableTraces {
     }
     this.forgotten += count;
     return count;
-  }
-
-  /** Takes back what the log's records say is still needed; says what to judge and hold again. */
-  private rebuild(facts: LogFacts): Omit<Replay, 'damage' | 'unreadable'> {
-    for (const { at, traceIds } of facts.requests) this.live.note(at, traceIds);
-    const done = new Map<string, boolean>();
-    for (const [traceId, fact] of facts.traces) {
-      const member = fact.member;
-      const released =
-        member !== undefined && ((member.flags & RELEASED) !== 0 || facts.released.has(traceId));
-      let trace = this.live.get(traceId);
-      // A member with no spans left (let go at the cap) is done: there is nothing to judge.
-      const forgotten = member !== undefined && ((member.flags & FORGOTTEN) !== 0 || !trace);
-      const isDone = fact.done !== undefined || forgotten;
-      if (isDone) done.set(traceId, fact.done?.keep ?? true);
-      if (isDone && (!member || released)) {
-        this.live.finish(traceId);
-        continue;
-      }
-      if (!trace && member) {
-        trace = { records: [], lastSeq: 0, done: true };
-        this.live.add(traceId, trace);
-      }
-      if (!trace) continue;
-      trace.done = isDone;
-      if (!isDone && fact.judged) trace.judged = this.needed.placeAt(fact.judged);
-      if (isDone && !forgotten && fact.done) trace.doneMark = this.needed.placeAt(fact.done.at);
-      if (member) {
-        const flags = member.flags | (forgotten ? FORGOTTEN : 0) | (released ? RELEASED : 0);
-        const { membership } = member;
-        trace.member = {
-          conversationId: membership.conversationId,
-          flags,
-          mark: this.needed.placeAt(member.at),
-          membership,
-        };
-      }
-      if (forgotten) this.live.releaseRecords(traceId, trace);
-    }
-    for (const { at, conversationId, traceIds, evicted } of facts.finals.values())
-      this.finals.add(this.needed.placeAt<Final>(at, { at, conversationId, traceIds, evicted }));
-    for (const [conversationId, { at }] of facts.lost)
-      this.lostMarks.set(conversationId, this.needed.placeAt(at));
-    this.markWrittenReports(facts.reportsEnd);
-    const records = new Set<RequestRecord>();
-    for (const [, trace] of this.live.entries()) for (const record of trace.records) records.add(record);
-    const spans = readSpans([...records], (at) => this.log.read(at));
-    const traces: ReplayedTrace[] = [];
-    const judgedBefore = new Set<string>();
-    for (const [traceId, trace] of this.live.entries()) {
-      if (trace.done) continue;
-      traces.push({ traceId, spans: spans.get(traceId) ?? [], reported: trace.judged !== undefined });
-      if (trace.member) judgedBefore.add(traceId);
-    }
-    const lost = [...facts.lost].map(([conversationId, { lost }]) => ({ conversationId, lost }));
-    const conversations = replayConversations(this.finals, this.live.members(), spans);
-    return { traces, done, judgedBefore, conversations, lost };
-  }
-
-  /**
-   * A report line written just before a crash may lack the record that says so: the lines after
-   * the last record's offset are read, and their traces marked judged, their conversations' finals
-   * written. Said in the log before any later record moves the offset past those lines.
-   */
-  private markWrittenReports(reportsEnd: number): void {
-    if (!this.reports || this.live.size === 0) return;
-    const written = this.reports.writtenSince(reportsEnd);
-    for (const traceId of written.traces) {
-      const trace = this.live.get(traceId);
-      if (!trace || trace.done || trace.judged) continue;
-      trace.judged = this.needed.place(traceMark(JUDGED, reportsEnd, traceId));
-    }
-    const known = new Set([...this.finals].map((final) => finalKey(final.conversationId, final.traceIds)));
-    for (const { conversationId, traceIds, evicted } of written.finals) {
-      const held = traceIds.filter((id) => {
-        const member = this.live.get(id)?.member;
-        return member?.conversationId === conversationId && !(member.flags & RELEASED);
-      });
-      if (held.length === 0 || known.has(finalKey(conversationId, traceIds))) continue;
-      const at = this.log.append(finalMark(FINAL, reportsEnd, conversationId, traceIds, evicted));
-      this.finals.add(this.needed.placeAt<Final>(at, { at, conversationId, traceIds, evicted }));
-    }
   }
 }

@@ -8,27 +8,23 @@
  * at the same offsets, until it lands: the log is `failed` meanwhile. What records mean is the
  * caller's (durable-traces.ts); this module only keeps them.
  */
-import {
-  closeSync,
-  fdatasync,
-  fsyncSync,
-  mkdirSync,
-  openSync,
-  readdirSync,
-  readSync,
-  unlinkSync,
-  writeSync,
-  writev,
-} from 'node:fs';
-import { join } from 'node:path';
+import { closeSync, mkdirSync, openSync } from 'node:fs';
 import { crc32 } from 'node:zlib';
 import { diag } from '@opentelemetry/api';
-import { HEADER_BYTES, type LogDamage, type LogPosition, MAGIC, readSegment } from './span-log-frames.js';
+import { HEADER_BYTES, type LogDamage, type LogPosition, readSegment } from './span-log-frames.js';
+import {
+  createSegment,
+  dataSync,
+  deleteSegmentFile,
+  readPayload,
+  type Segment,
+  segmentIds,
+  segmentPath,
+  writeAll,
+} from './span-log-segments.js';
 import { lockStorage, type StorageLock } from './storage-lock.js';
 
 export type { LogDamage, LogPosition } from './span-log-frames.js';
-
-const SEGMENT_NAME = /^(\d{10})\.log$/;
 
 /** Settings of a {@link SpanLog}. */
 export interface SpanLogOptions {
@@ -38,14 +34,6 @@ export interface SpanLogOptions {
   beforeWrite?: () => Promise<void>;
   /** Told, while the log is read at open, where damage was found: after the records visited so far. */
   onDamage?: () => void;
-}
-
-interface Segment {
-  readonly id: number;
-  readonly path: string;
-  fd: number | undefined;
-  /** Bytes appended (written or not yet). */
-  bytes: number;
 }
 
 interface Batch {
@@ -118,13 +106,8 @@ export class SpanLog {
   ): { log: SpanLog; damage: LogDamage } {
     const damage: LogDamage = { segments: 0, bytes: 0, frames: 0, skippedBytes: 0 };
     const existing: Segment[] = [];
-    const ids = readdirSync(dir)
-      .map((name) => SEGMENT_NAME.exec(name)?.[1])
-      .filter((id) => id !== undefined)
-      .map(Number)
-      .sort((a, b) => a - b);
-    for (const id of ids) {
-      const path = join(dir, segmentName(id));
+    for (const id of segmentIds(dir)) {
+      const path = segmentPath(dir, id);
       const bytes = readSegment(path, id, visit, damage, options.onDamage);
       existing.push({ id, path, fd: undefined, bytes });
     }
@@ -234,14 +217,7 @@ export class SpanLog {
   read(at: LogPosition): Buffer {
     const segment = this.segments.get(at.segment);
     if (!segment) throw new Error(`span log: segment ${at.segment} is gone`);
-    const fd = segment.fd ?? openSync(segment.path, 'r');
-    try {
-      const frame = Buffer.allocUnsafe(at.bytes);
-      readSync(fd, frame, 0, at.bytes, at.offset);
-      return frame.subarray(HEADER_BYTES);
-    } finally {
-      if (segment.fd === undefined) closeSync(fd);
-    }
+    return readPayload(segment, at);
   }
 
   /** Deletes a segment other than the active one (none of its records is needed any more). */
@@ -254,12 +230,7 @@ export class SpanLog {
       return;
     }
     this.segments.delete(id);
-    if (segment.fd !== undefined) closeSync(segment.fd);
-    try {
-      unlinkSync(segment.path);
-    } catch (error) {
-      diag.error(`toolpath: could not delete ${segment.path}`, error);
-    }
+    deleteSegmentFile(segment);
   }
 
   /**
@@ -308,14 +279,8 @@ export class SpanLog {
   }
 
   private startSegment(id: number): Segment {
-    const path = join(this.dir, segmentName(id));
-    // 'wx+': a segment that exists is another writer's, never ours to empty.
-    const fd = openSync(path, 'wx+');
-    writeSync(fd, MAGIC);
-    const segment: Segment = { id, path, fd, bytes: MAGIC.length };
+    const segment = createSegment(this.dir, id);
     this.segments.set(id, segment);
-    // The new file's name must survive a crash too: sync the folder once per segment.
-    syncDir(this.dir);
     return segment;
   }
 
@@ -341,9 +306,7 @@ export class SpanLog {
         const fd = write.segment.fd ?? openSync(write.segment.path, 'r+');
         write.segment.fd = fd;
         await writeAll(fd, write.chunks, write.at);
-        await new Promise<void>((resolve, reject) =>
-          fdatasync(fd, (error) => (error ? reject(error) : resolve())),
-        );
+        await dataSync(fd);
         landed++;
       }
       this.onDisk = Math.max(this.onDisk, batch.last);
@@ -402,40 +365,6 @@ const ROLLOVER_RETRY_MS = 1_000;
 /** How long after a failed write it is tried again. */
 const WRITE_RETRY_MS = 1_000;
 
-function segmentName(id: number): string {
-  return `${String(id).padStart(10, '0')}.log`;
-}
-
 function asBuffer(part: Uint8Array): Buffer {
   return Buffer.isBuffer(part) ? part : Buffer.from(part.buffer, part.byteOffset, part.byteLength);
-}
-
-/** Writes every chunk at `position` onward, looping over short writes. */
-async function writeAll(fd: number, chunks: Buffer[], position: number): Promise<void> {
-  let left = chunks;
-  let at = position;
-  while (left.length > 0) {
-    const written = await new Promise<number>((resolve, reject) =>
-      writev(fd, left, at, (error, bytes) => (error ? reject(error) : resolve(bytes))),
-    );
-    at += written;
-    let skip = written;
-    let index = 0;
-    while (index < left.length && skip >= (left[index] as Buffer).length)
-      skip -= (left[index++] as Buffer).length;
-    left = left.slice(index);
-    if (skip > 0 && left.length > 0) left[0] = (left[0] as Buffer).subarray(skip);
-  }
-}
-
-function syncDir(dir: string): void {
-  let fd: number | undefined;
-  try {
-    fd = openSync(dir, 'r');
-    fsyncSync(fd);
-  } catch {
-    // Some filesystems refuse fsync on a folder; the data itself is still synced.
-  } finally {
-    if (fd !== undefined) closeSync(fd);
-  }
 }
