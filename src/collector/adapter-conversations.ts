@@ -6,6 +6,7 @@
  * output, and at start the conversations the log gives back, held again without being re-judged.
  */
 import { diag } from '@opentelemetry/api';
+import type { ReadableSpan } from '@opentelemetry/sdk-trace';
 import { ConversationAnchors } from '../judging/conversation-anchors.js';
 import type { ConversationJudge, ConversationJudgement } from '../judging/conversation-judge.js';
 import type { LostHistory } from '../judging/conversation-state.js';
@@ -51,6 +52,14 @@ export interface RestoredConversations {
 /** See the module comment. */
 export class AdapterConversations {
   private readonly anchors: ConversationAnchors;
+  /**
+   * Durable mode: final findings the forward queue had no room for, oldest first, until it has.
+   * Their `final` records are in the log, so past the cap one waits for the next start instead.
+   */
+  private readonly waiting: { span: ReadableSpan; final: FinalMark }[] = [];
+  /** Finals that waited for room in the forward queue, in all; and those left to the next start. */
+  private waitedTotal = 0;
+  private deferredTotal = 0;
 
   constructor(private readonly routes: ConversationRoutes) {
     this.anchors = new ConversationAnchors(routes.maxConversations);
@@ -123,9 +132,53 @@ export class AdapterConversations {
       const evicted = judgement.evicted === 'worker_exit' ? undefined : judgement.evicted;
       const final =
         replayed ?? durable.conversationJudged(judgement.conversationId, judgement.traceIds, evicted);
-      if (span && queue) queue.push([span], [span], () => durable.conversationDone(final));
+      if (span && queue) this.sendFinal(queue, durable, span, final);
       else durable.conversationDone(final);
     }
+  }
+
+  /** Finals waiting for room in the forward queue now, in all, and left to the next start (stats). */
+  finalsWaiting(): { waiting: number; waited: number; deferred: number } {
+    return { waiting: this.waiting.length, waited: this.waitedTotal, deferred: this.deferredTotal };
+  }
+
+  /** Moves waiting finals to the forward queue, oldest first, while it has room. */
+  sendWaiting(): void {
+    const { queue, durable } = this.routes;
+    if (!queue || !durable) return;
+    for (let head = this.waiting[0]; head !== undefined && queue.room > 0; head = this.waiting[0]) {
+      this.waiting.shift();
+      const { final } = head;
+      queue.push([head.span], [head.span], () => durable.conversationDone(final));
+    }
+  }
+
+  /**
+   * A final is marked done only once its span is through the queue: dropped for want of room, its
+   * `final done` record would keep a restart from sending it again, and the findings were lost.
+   */
+  private sendFinal(queue: ForwardQueue, durable: DurableTraces, span: ReadableSpan, final: FinalMark): void {
+    if (this.waiting.length === 0 && queue.room > 0) {
+      queue.push([span], [span], () => durable.conversationDone(final));
+      return;
+    }
+    this.waitedTotal++;
+    // One span each, bounded by the larger of the queue's spans and the conversations held: a
+    // held conversation costs more than its final's span.
+    if (this.waiting.length < this.maxWaiting(queue)) {
+      this.waiting.push({ span, final });
+      return;
+    }
+    // Not marked done: the next start judges it again for its output and sends it then.
+    this.deferredTotal++;
+    if (this.deferredTotal === 1)
+      diag.warn(
+        `toolpath: ${this.maxWaiting(queue)} conversation finals wait for the next hop; later ones are sent after the next start`,
+      );
+  }
+
+  private maxWaiting(queue: ForwardQueue): number {
+    return Math.max(queue.capacity, this.routes.maxConversations);
   }
 
   /**

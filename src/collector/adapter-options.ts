@@ -111,4 +111,9 @@ export interface StorageStats {
   /** Outputs waiting in the log for room in the forward queue now, and their spans. */
   waitingOutputs: number;
   waitingSpans: number;
+  /** Conversation finals waiting in memory for room in the forward queue now (their records are in the log). */
+  waitingFinals: number;
+  /** Finals that waited so, in all; and those past the cap (the queue's size), sent after the next start instead. */
+  waitedFinals: number;
+  deferredFinals: number;
 }

@@ -12,7 +12,13 @@ import type { IngestResult } from './ingest.js';
 /** The counts kept here, beside the log's own. */
 type Counts = Omit<
   StorageStats,
-  keyof ReturnType<DurableTraces['stats']> | 'parkedOutputs' | 'waitingOutputs' | 'waitingSpans'
+  | keyof ReturnType<DurableTraces['stats']>
+  | 'parkedOutputs'
+  | 'waitingOutputs'
+  | 'waitingSpans'
+  | 'waitingFinals'
+  | 'waitedFinals'
+  | 'deferredFinals'
 >;
 
 /** See the module comment. */
@@ -80,14 +86,20 @@ export class AdapterStorage {
     };
   }
 
-  /** `output`: the outputs that waited in the log (judged-output.ts). */
-  stats(output: { parked: number; outputs: number; spans: number }): StorageStats {
+  /** `output`: the outputs that waited in the log (judged-output.ts); `finals`: conversations' (adapter-conversations.ts). */
+  stats(
+    output: { parked: number; outputs: number; spans: number },
+    finals: { waiting: number; waited: number; deferred: number },
+  ): StorageStats {
     return {
       ...this.traces.stats(),
       ...this.counts,
       parkedOutputs: output.parked,
       waitingOutputs: output.outputs,
       waitingSpans: output.spans,
+      waitingFinals: finals.waiting,
+      waitedFinals: finals.waited,
+      deferredFinals: finals.deferred,
     };
   }
 }

@@ -240,7 +240,10 @@ export class TraceAdapter implements TraceIngest {
       dropped: buffer.droppedCounts(),
       ...(this.queue && { forward: this.queue.counts() }),
       ...(this.storage && {
-        storage: this.storage.stats({ parked: this.output.parkedTotal, ...this.output.waiting() }),
+        storage: this.storage.stats(
+          { parked: this.output.parkedTotal, ...this.output.waiting() },
+          this.conversations.finalsWaiting(),
+        ),
       }),
     };
   }
@@ -252,6 +255,8 @@ export class TraceAdapter implements TraceIngest {
       this.wait(buffer.takeDue(now, waitMs, waitAfterRootMs));
       decisions.expire(now);
       this.drain(JUDGE_SLICE_MS);
+      // Finals first: trace outputs leave them a tenth of the queue, and they cannot wait in the log.
+      this.conversations.sendWaiting();
       this.output.sendParked();
       this.conversations.sweep(now);
     } catch (error) {
