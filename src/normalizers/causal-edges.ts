@@ -61,7 +61,7 @@ export function buildTrajectory(assembly: Assembly): Trajectory {
   const handoffs = handoffsByRun(assembly);
   const steps = stepsByRun(assembly);
   for (const run of assembly.runs)
-    addTimeChain(assembly, run, graph, handoffs.get(run) ?? [], steps.get(run) ?? []);
+    addTimeChain(assembly, run, graph, handoffs?.get(run) ?? NONE, steps?.get(run) ?? NONE);
 
   for (const [from, to] of graph.droppedEdges()) {
     assembly.issues.push({
@@ -89,6 +89,9 @@ export function buildTrajectory(assembly: Assembly): Trajectory {
     conversationId: assembly.conversationId,
   });
 }
+
+/** No runs or steps (shared: never written). */
+const NONE: readonly never[] = [];
 
 /** A node's number in the causal graph (for sorting by it without a closure per sort). */
 const vertexOf = (node: { vertex: number }): number => node.vertex;
@@ -229,12 +232,13 @@ function hasTimeOrdered(run: RunNode, childRuns: readonly RunNode[]): boolean {
 /**
  * Per run, the agent runs started directly under it (handoffs: no call started them), in the
  * order of the runs: found in one pass, where asking every run of every run was quadratic in
- * sub-agents.
+ * sub-agents. Undefined when there are none (most traces).
  */
-function handoffsByRun(assembly: Assembly): Map<RunNode, RunNode[]> {
-  const byParent = new Map<RunNode, RunNode[]>();
+function handoffsByRun(assembly: Assembly): Map<RunNode, RunNode[]> | undefined {
+  let byParent: Map<RunNode, RunNode[]> | undefined;
   for (const child of assembly.runs) {
     if (!child.parent || child.parentCall || !child.span) continue;
+    byParent ??= new Map();
     const list = byParent.get(child.parent);
     if (list) list.push(child);
     else byParent.set(child.parent, [child]);
@@ -242,8 +246,9 @@ function handoffsByRun(assembly: Assembly): Map<RunNode, RunNode[]> {
   return byParent;
 }
 
-/** Per run, its steps (the OpenAI Agents SDK's turn spans), in one pass. */
-function stepsByRun(assembly: Assembly): Map<RunNode, StepNode[]> {
+/** Per run, its steps (the OpenAI Agents SDK's turn spans), in one pass; undefined when there are none. */
+function stepsByRun(assembly: Assembly): Map<RunNode, StepNode[]> | undefined {
+  if (assembly.steps.length === 0) return undefined;
   const byRun = new Map<RunNode, StepNode[]>();
   for (const step of assembly.steps) {
     const list = byRun.get(step.run);

@@ -26,6 +26,8 @@ export interface ConversationReading {
 interface KeySet {
   /** Read on every span, in precedence order, each once. */
   everywhere: readonly string[];
+  /** The same keys as a set: a span's own few keys are looked up in it before the keys are read in order. */
+  everywhereSet: ReadonlySet<string>;
   /** Read on the spans of the convention so named only; undefined when no convention has any. */
   own: ReadonlyMap<string, readonly OwnConversationKey[]> | undefined;
 }
@@ -39,10 +41,8 @@ function keySetOf(conventions: readonly Convention[]): KeySet {
     const own = new Map<string, readonly OwnConversationKey[]>();
     for (const convention of conventions)
       if (convention.ownConversationKeys?.length) own.set(convention.name, convention.ownConversationKeys);
-    keys = {
-      everywhere: [...new Set(conventions.flatMap((convention) => convention.conversationKeys ?? []))],
-      own: own.size > 0 ? own : undefined,
-    };
+    const everywhereSet = new Set(conventions.flatMap((convention) => convention.conversationKeys ?? []));
+    keys = { everywhere: [...everywhereSet], everywhereSet, own: own.size > 0 ? own : undefined };
     keySets.set(conventions, keys);
   }
   return keys;
@@ -104,15 +104,16 @@ export function readConversationId(
   conventions: readonly Convention[],
   ownKeys?: OwnKeysOfSpan,
 ): ConversationReading {
-  const keys = keySetOf(conventions).everywhere;
+  const keySet = keySetOf(conventions);
+  const keys = keySet.everywhere;
   if (keys.length === 0 && !ownKeys) return { id: undefined, issues: [] };
   // Most traces carry one id, on one span or on every span: it is the id, whichever span is outermost.
-  const sole = soleValue(tree, keys, ownKeys);
+  const sole = soleValue(tree, keySet, ownKeys);
   if (sole === NONE) return { id: undefined, issues: [] };
   if (sole !== MIXED && typeof sole === 'string' && refusal(sole) === undefined)
     return { id: sole, issues: [] };
   const found: Found[] = [];
-  eachFound(tree, keys, ownKeys, (span, key, value) => found.push({ span, key, value }));
+  eachFound(tree, keySet, ownKeys, (span, key, value) => found.push({ span, key, value }));
   if (found.length === 0) return { id: undefined, issues: [] };
   const depth = depths(tree);
   let chosen: Found | undefined;
@@ -162,7 +163,7 @@ const MIXED = Symbol('several conversation ids');
 /** The one value the spans carry under conversation keys; NONE when none does, MIXED when they differ. */
 function soleValue(
   tree: SpanTree,
-  keys: readonly string[],
+  keys: KeySet,
   ownKeys: OwnKeysOfSpan | undefined,
 ): AttributeValue | typeof NONE | typeof MIXED {
   let sole: AttributeValue | typeof NONE | typeof MIXED = NONE;
@@ -173,18 +174,26 @@ function soleValue(
   return sole;
 }
 
+/** Whether the attributes hold any of the keys: a span has a few keys, and most spans none of these. */
+function holdsAny(attributes: SpanRecord['attributes'], keys: ReadonlySet<string>): boolean {
+  for (const key in attributes) if (keys.has(key)) return true;
+  return false;
+}
+
 /** Calls `visit` with each conversation key found on a span, spans in trace order, keys in precedence order. */
 function eachFound(
   tree: SpanTree,
-  keys: readonly string[],
+  { everywhere, everywhereSet }: KeySet,
   ownKeys: OwnKeysOfSpan | undefined,
   visit: (span: number, key: string, value: AttributeValue) => void,
 ): void {
   for (let i = 0; i < tree.spans.length; i++) {
     const attributes = (tree.spans[i] as SpanRecord).attributes;
-    for (const key of keys) {
-      const value = attributes[key];
-      if (value !== undefined && value !== null && value !== '') visit(i, key, value);
+    if (everywhere.length > 0 && holdsAny(attributes, everywhereSet)) {
+      for (const key of everywhere) {
+        const value = attributes[key];
+        if (value !== undefined && value !== null && value !== '') visit(i, key, value);
+      }
     }
     const own = ownKeys?.[i];
     if (!own) continue;

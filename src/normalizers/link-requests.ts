@@ -18,8 +18,23 @@ import type { RequestedCall, ToolCallDraft } from './convention.js';
 /** A call a turn asked for: the turn and the request's position in its `requested`. */
 type TurnRequest = { turn: TurnNode; index: number };
 
+/** Up to this many requests in a trace, a call's are found by going through them all: no index is built. */
+const SCAN_REQUESTS = 64;
+
 /** Tool spans with a call id: the request carrying that id (see {@link latestRequestBefore}). */
 export function linkByCallId(assembly: Assembly): void {
+  let count = 0;
+  for (const turn of assembly.turns) count += turn.draft.requested.length;
+  if (count === 0) return;
+  if (count <= SCAN_REQUESTS) {
+    for (const node of assembly.calls) {
+      const callId = node.draft.callId;
+      if (callId === undefined) continue;
+      const pick = latestRequestWithId(assembly.turns, callId, node, assembly.resolution);
+      if (pick) link(node, pick.turn, pick.index);
+    }
+    return;
+  }
   const requests = new Map<string, TurnRequest[]>();
   for (const turn of assembly.turns) {
     const requested = turn.draft.requested;
@@ -66,6 +81,50 @@ function latestRequestBefore(
     if (!best || started > best.turn.span.startTimeUnixNano) best = candidate;
   }
   return best ?? firstInRun ?? first;
+}
+
+/**
+ * {@link latestRequestBefore} over the requests carrying `callId`, in turn order, found by going
+ * through every turn's requests: the same pick, without a list of candidates made per id.
+ */
+function latestRequestWithId(
+  turns: readonly TurnNode[],
+  callId: string,
+  node: CallNode,
+  resolution: bigint,
+): TurnRequest | undefined {
+  const start = node.span?.startTimeUnixNano;
+  const limit = start === undefined ? undefined : start + resolution;
+  let best: TurnNode | undefined;
+  let bestIndex = -1;
+  let firstInRun: TurnNode | undefined;
+  let firstInRunIndex = -1;
+  let first: TurnNode | undefined;
+  let firstIndex = -1;
+  for (const turn of turns) {
+    const requested = turn.draft.requested;
+    for (let index = 0; index < requested.length; index++) {
+      if ((requested[index] as RequestedCall).callId !== callId || turn.issued[index]) continue;
+      if (first === undefined) {
+        first = turn;
+        firstIndex = index;
+      }
+      if (turn.run !== node.run) continue;
+      if (firstInRun === undefined) {
+        firstInRun = turn;
+        firstInRunIndex = index;
+      }
+      const started = turn.span.startTimeUnixNano;
+      if (limit !== undefined && started > limit) continue;
+      if (best === undefined || started > best.span.startTimeUnixNano) {
+        best = turn;
+        bestIndex = index;
+      }
+    }
+  }
+  if (best) return { turn: best, index: bestIndex };
+  if (firstInRun) return { turn: firstInRun, index: firstInRunIndex };
+  return first && { turn: first, index: firstIndex };
 }
 
 /** How far back from the latest eligible request a span without a call id looks (bounds the work on huge traces). */
