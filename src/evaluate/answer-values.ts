@@ -59,16 +59,23 @@ const ALTERNATIVES: readonly [AnswerValueKind, string][] = [
   ['number', NUMBER],
 ];
 
-const programOf = (alternatives: readonly [AnswerValueKind, string][]) =>
-  RE2JS.compile(alternatives.map(([, pattern]) => `(${pattern})`).join('|'));
-const PROGRAM = programOf(ALTERNATIVES);
+const sourceOf = (alternatives: readonly [AnswerValueKind, string][]) =>
+  alternatives.map(([, pattern]) => `(${pattern})`).join('|');
+const SOURCE = sourceOf(ALTERNATIVES);
 /**
  * The same without a sign after the number: `10000 $0` is an id and an amount, not `10000 $`
  * followed by a word. Tried where a match fails its edge check.
  */
-const WITHOUT_TRAILING_SIGN = programOf(
+const SOURCE_WITHOUT_TRAILING_SIGN = sourceOf(
   ALTERNATIVES.map(([kind, pattern]) => [kind, pattern.replace(TRAILING_SIGN, '')]),
 );
+/** Compiled for RE2 at the first long text: compiling takes longer than a short command's judging. */
+let programs: { all: RE2JS; withoutTrailingSign: RE2JS } | undefined;
+const re2Programs = () =>
+  (programs ??= {
+    all: RE2JS.compile(SOURCE),
+    withoutTrailingSign: RE2JS.compile(SOURCE_WITHOUT_TRAILING_SIGN),
+  });
 const WORD = /[\p{L}\p{N}_]/u;
 const DIGIT = /\d/;
 const LETTER = /[A-Za-z]/;
@@ -141,16 +148,16 @@ class NativeFinder implements Finder {
     return this.#match?.[index] ?? null;
   }
 }
-const NATIVE = new RegExp(PROGRAM.pattern(), 'g');
-const NATIVE_WITHOUT_TRAILING_SIGN = new RegExp(WITHOUT_TRAILING_SIGN.pattern(), 'g');
+const NATIVE = new RegExp(SOURCE, 'g');
+const NATIVE_WITHOUT_TRAILING_SIGN = new RegExp(SOURCE_WITHOUT_TRAILING_SIGN, 'g');
 
 function scan(text: string): AnswerValue[] {
   const found: AnswerValue[] = [];
   const native = text.length <= NATIVE_MAX;
-  const matcher: Finder = native ? new NativeFinder(NATIVE, text) : PROGRAM.matcher(text);
+  const matcher: Finder = native ? new NativeFinder(NATIVE, text) : re2Programs().all.matcher(text);
   const fallback: Finder = native
     ? new NativeFinder(NATIVE_WITHOUT_TRAILING_SIGN, text)
-    : WITHOUT_TRAILING_SIGN.matcher(text);
+    : re2Programs().withoutTrailingSign.matcher(text);
   let from = 0;
   while (from <= text.length && matcher.find(from)) {
     const start = matcher.start();
