@@ -21,7 +21,7 @@ type TurnRequest = { turn: TurnNode; index: number };
 /** Up to this many requests in a trace, a call's are found by going through them all: no index is built. */
 const SCAN_REQUESTS = 64;
 
-/** Tool spans with a call id: the request carrying that id (see {@link latestRequestBefore}). */
+/** Tool spans with a call id: the request carrying that id (see {@link LatestRequest}). */
 export function linkByCallId(assembly: Assembly): void {
   let count = 0;
   for (const turn of assembly.turns) count += turn.draft.requested.length;
@@ -30,8 +30,13 @@ export function linkByCallId(assembly: Assembly): void {
     for (const node of assembly.calls) {
       const callId = node.draft.callId;
       if (callId === undefined) continue;
-      const pick = latestRequestWithId(assembly.turns, callId, node, assembly.resolution);
-      if (pick) link(node, pick.turn, pick.index);
+      const pick = new LatestRequest(node, assembly.resolution);
+      for (const turn of assembly.turns) {
+        const requested = turn.draft.requested;
+        for (let index = 0; index < requested.length; index++)
+          if ((requested[index] as RequestedCall).callId === callId) pick.consider(turn, index);
+      }
+      pick.link();
     }
     return;
   }
@@ -49,82 +54,61 @@ export function linkByCallId(assembly: Assembly): void {
   for (const node of assembly.calls) {
     if (node.draft.callId === undefined) continue;
     const candidates = requests.get(node.draft.callId);
-    const pick = candidates && latestRequestBefore(candidates, node, assembly.resolution);
-    if (pick) link(node, pick.turn, pick.index);
+    if (!candidates) continue;
+    const pick = new LatestRequest(node, assembly.resolution);
+    for (const { turn, index } of candidates) pick.consider(turn, index);
+    pick.link();
   }
 }
 
 /**
- * Among the requests carrying a call's id that no call has taken yet, the one its span answered:
- * in the same run, from the latest turn that started before the span did; else the first in the
- * same run; else the first. Providers that number calls per turn (`call_0` in every turn) reuse
- * ids, and the first request with the id would be another turn's.
+ * Among the requests carrying a call's id that no call has taken yet (offered in turn order), the
+ * one its span answered: in the same run, from the latest turn that started before the span did;
+ * else the first in the same run; else the first. Providers that number calls per turn (`call_0`
+ * in every turn) reuse ids, and the first request with the id would be another turn's.
  */
-function latestRequestBefore(
-  candidates: readonly TurnRequest[],
-  node: CallNode,
-  resolution: bigint,
-): TurnRequest | undefined {
-  const start = node.span?.startTimeUnixNano;
-  const limit = start === undefined ? undefined : start + resolution;
-  let best: TurnRequest | undefined;
-  let firstInRun: TurnRequest | undefined;
-  let first: TurnRequest | undefined;
-  for (const candidate of candidates) {
-    const turn = candidate.turn;
-    if (turn.issued[candidate.index]) continue;
-    first ??= candidate;
-    if (turn.run !== node.run) continue;
-    firstInRun ??= candidate;
+class LatestRequest {
+  readonly #limit: bigint | undefined;
+  #best: TurnNode | undefined;
+  #bestIndex = -1;
+  #firstInRun: TurnNode | undefined;
+  #firstInRunIndex = -1;
+  #first: TurnNode | undefined;
+  #firstIndex = -1;
+
+  constructor(
+    private readonly node: CallNode,
+    resolution: bigint,
+  ) {
+    const start = node.span?.startTimeUnixNano;
+    this.#limit = start === undefined ? undefined : start + resolution;
+  }
+
+  consider(turn: TurnNode, index: number): void {
+    if (turn.issued[index]) return;
+    if (this.#first === undefined) {
+      this.#first = turn;
+      this.#firstIndex = index;
+    }
+    if (turn.run !== this.node.run) return;
+    if (this.#firstInRun === undefined) {
+      this.#firstInRun = turn;
+      this.#firstInRunIndex = index;
+    }
     const started = turn.span.startTimeUnixNano;
-    if (limit !== undefined && started > limit) continue;
-    if (!best || started > best.turn.span.startTimeUnixNano) best = candidate;
-  }
-  return best ?? firstInRun ?? first;
-}
-
-/**
- * {@link latestRequestBefore} over the requests carrying `callId`, in turn order, found by going
- * through every turn's requests: the same pick, without a list of candidates made per id.
- */
-function latestRequestWithId(
-  turns: readonly TurnNode[],
-  callId: string,
-  node: CallNode,
-  resolution: bigint,
-): TurnRequest | undefined {
-  const start = node.span?.startTimeUnixNano;
-  const limit = start === undefined ? undefined : start + resolution;
-  let best: TurnNode | undefined;
-  let bestIndex = -1;
-  let firstInRun: TurnNode | undefined;
-  let firstInRunIndex = -1;
-  let first: TurnNode | undefined;
-  let firstIndex = -1;
-  for (const turn of turns) {
-    const requested = turn.draft.requested;
-    for (let index = 0; index < requested.length; index++) {
-      if ((requested[index] as RequestedCall).callId !== callId || turn.issued[index]) continue;
-      if (first === undefined) {
-        first = turn;
-        firstIndex = index;
-      }
-      if (turn.run !== node.run) continue;
-      if (firstInRun === undefined) {
-        firstInRun = turn;
-        firstInRunIndex = index;
-      }
-      const started = turn.span.startTimeUnixNano;
-      if (limit !== undefined && started > limit) continue;
-      if (best === undefined || started > best.span.startTimeUnixNano) {
-        best = turn;
-        bestIndex = index;
-      }
+    if (this.#limit !== undefined && started > this.#limit) return;
+    if (this.#best === undefined || started > this.#best.span.startTimeUnixNano) {
+      this.#best = turn;
+      this.#bestIndex = index;
     }
   }
-  if (best) return { turn: best, index: bestIndex };
-  if (firstInRun) return { turn: firstInRun, index: firstInRunIndex };
-  return first && { turn: first, index: firstIndex };
+
+  /** Links the call to the request picked, if any. */
+  link(): void {
+    if (this.#best) link(this.node, this.#best, this.#bestIndex);
+    else if (this.#firstInRun) link(this.node, this.#firstInRun, this.#firstInRunIndex);
+    else if (this.#first) link(this.node, this.#first, this.#firstIndex);
+  }
 }
 
 /** How far back from the latest eligible request a span without a call id looks (bounds the work on huge traces). */

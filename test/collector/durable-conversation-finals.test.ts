@@ -11,35 +11,19 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-proto';
 import { afterEach, describe, expect, it } from 'vitest';
-import { startHttpReceiver } from '../../src/collector/http-receiver.js';
-import type { TraceIngest } from '../../src/collector/ingest.js';
 import { EVALUATION_SPAN_NAME } from '../../src/judging/evaluation-events.js';
 import type { Report } from '../../src/model/report.js';
 import type { SpanRecord } from '../../src/model/span-record.js';
 import { agentRoot, type JsonSpan, postSpans, toolSpan, traceIdOf } from '../helpers/serve-process.js';
 import { temporaryDir } from '../helpers/temporary-dir.js';
-import { eventually } from './next-hop.js';
+import { eventually, startSlowHop } from './next-hop.js';
 import { startReportingAdapter } from './reporting-adapter.js';
 
 const cleanup: (() => Promise<unknown>)[] = [];
 afterEach(async () => {
   for (const close of cleanup.splice(0).reverse()) await close();
 });
-
-/** A next hop that answers each export `delayMs` after it arrived (what it got is kept at once). */
-async function startSlowHop(delayMs: number): Promise<{ url: string; spans: SpanRecord[] }> {
-  const spans: SpanRecord[] = [];
-  const ingest: TraceIngest = {
-    ingest: (decoded) => {
-      spans.push(...decoded.spans);
-      return { kind: 'accepted', committed: new Promise((resolve) => setTimeout(resolve, delayMs)) };
-    },
-    ready: () => true,
-  };
-  const receiver = await startHttpReceiver({ host: '127.0.0.1', port: 0, ingest, maxRequestBytes: 1 << 24 });
-  cleanup.push(() => receiver.close());
-  return { url: receiver.url, spans };
-}
+const slowHop = (delayMs: number) => startSlowHop(delayMs, cleanup);
 
 const CHAT = {
   id: 'chat',
@@ -101,7 +85,7 @@ const latestTraces = (count: number) => Array.from({ length: count }, (_, c) => 
 describe('durable mode, conversation finals and a full forward queue', () => {
   it('keeps each final until the queue has room, and the hop gets every one once', async () => {
     const dir = temporaryDir('toolpath-finals-full-queue-');
-    const hop = await startSlowHop(150);
+    const hop = await slowHop(150);
     const running = await start(dir, hop.url);
     const conversations = 20;
     for (let c = 0; c < conversations; c++)
@@ -132,7 +116,7 @@ describe('durable mode, conversation finals and a full forward queue', () => {
 
   it('sends the finals still waiting at a stop, and those past the cap, after the next start, under the same span ids', async () => {
     const dir = temporaryDir('toolpath-finals-restart-');
-    const hop = await startSlowHop(1_000);
+    const hop = await slowHop(1_000);
     // At most 6 finals wait (the queue's size, larger than maxConversations).
     const first = await start(dir, hop.url, 4);
     const conversations = 12;

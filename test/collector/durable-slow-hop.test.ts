@@ -11,33 +11,18 @@ import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-proto';
 import { afterEach, describe, expect, it } from 'vitest';
 import { type AdapterOptions, TraceAdapter } from '../../src/collector/adapter.js';
 import { startHttpReceiver } from '../../src/collector/http-receiver.js';
-import type { TraceIngest } from '../../src/collector/ingest.js';
 import { EVALUATION_SPAN_NAME } from '../../src/judging/evaluation-events.js';
 import type { SpanRecord } from '../../src/model/span-record.js';
 import { agentRoot, postSpans, toolSpan, traceIdOf } from '../helpers/serve-process.js';
 import { temporaryDir } from '../helpers/temporary-dir.js';
-import { eventually } from './next-hop.js';
+import { eventually, startSlowHop } from './next-hop.js';
 import { startReportingAdapter } from './reporting-adapter.js';
 
 const cleanup: (() => Promise<unknown>)[] = [];
 afterEach(async () => {
   for (const close of cleanup.splice(0).reverse()) await close();
 });
-
-/** A next hop that answers each export `delayMs` after it arrived (what it got is kept at once). */
-async function startSlowHop(delayMs: number): Promise<{ url: string; spans: SpanRecord[] }> {
-  const spans: SpanRecord[] = [];
-  const ingest: TraceIngest = {
-    ingest: (decoded) => {
-      spans.push(...decoded.spans);
-      return { kind: 'accepted', committed: new Promise((resolve) => setTimeout(resolve, delayMs)) };
-    },
-    ready: () => true,
-  };
-  const receiver = await startHttpReceiver({ host: '127.0.0.1', port: 0, ingest, maxRequestBytes: 1 << 24 });
-  cleanup.push(() => receiver.close());
-  return { url: receiver.url, spans };
-}
+const slowHop = (delayMs: number) => startSlowHop(delayMs, cleanup);
 
 function start(dir: string, hopUrl: string, { storage, ...options }: Partial<AdapterOptions> = {}) {
   return startReportingAdapter({
@@ -69,7 +54,7 @@ const agentTrace = (n: number) => [agentRoot(n), toolSpan(n, 1, 'get_order', '{"
 describe('durable mode with a slow next hop', () => {
   it('keeps findings the forward queue has no room for in the log, drops none, and sends each once', async () => {
     const dir = temporaryDir('toolpath-slow-hop-');
-    const hop = await startSlowHop(200);
+    const hop = await slowHop(200);
     const running = await start(dir, hop.url);
     const traces = 100;
     for (let n = 0; n < traces; n++) expect((await postSpans(running.url, agentTrace(n))).status).toBe(200);
@@ -106,7 +91,7 @@ describe('durable mode with a slow next hop', () => {
 
   it('keeps retrying a next hop that is down past the attempts a batch gets without storage, and sends each finding once it is back', async () => {
     const dir = temporaryDir('toolpath-down-hop-');
-    const hop = await startSlowHop(0);
+    const hop = await slowHop(0);
     // In front of the hop: 500 (which the OTLP exporter does not retry itself) while down.
     let down = true;
     const front = createServer((request, response) => {
@@ -154,7 +139,7 @@ describe('durable mode with a slow next hop', () => {
   }, 90_000);
 
   it('without storage, counts each finding the full queue drops (forward_queue_full), as the losses say', async () => {
-    const hop = await startSlowHop(200);
+    const hop = await slowHop(200);
     const adapter = new TraceAdapter({
       scenarios: [{ id: 'refund', tools: { allowed: ['get_order', 'issue_refund'] } }],
       decision: { waitMs: 1e9, waitAfterRootMs: 1e9 },
@@ -179,7 +164,7 @@ describe('durable mode with a slow next hop', () => {
   it('refuses requests (429) once what waits for the hop fills storage.maxBytes, dropping nothing', async () => {
     const dir = temporaryDir('toolpath-slow-hop-');
     // Slower than the exporter waits: every export times out and is retried.
-    const hop = await startSlowHop(60_000);
+    const hop = await slowHop(60_000);
     const running = await start(dir, hop.url, {
       decision: { waitMs: 1e9, waitAfterRootMs: 5 },
       exporter: new OTLPTraceExporter({ url: `${hop.url}/v1/traces`, timeoutMillis: 1_000 }),
@@ -215,7 +200,7 @@ describe('durable mode with a slow next hop', () => {
 
   it('sends what waited in the log after a restart when stopped first, each once', async () => {
     const dir = temporaryDir('toolpath-slow-hop-');
-    const hop = await startSlowHop(1_000);
+    const hop = await slowHop(1_000);
     const first = await start(dir, hop.url);
     const traces = 60;
     for (let n = 0; n < traces; n++) expect((await postSpans(first.url, agentTrace(n))).status).toBe(200);

@@ -89,3 +89,21 @@ export async function eventually(condition: () => boolean, what: string, timeout
     await new Promise((resolve) => setTimeout(resolve, 20));
   }
 }
+
+/** A next hop that answers each export `delayMs` after it arrived (what it got is kept at once). */
+export async function startSlowHop(
+  delayMs: number,
+  cleanup: (() => Promise<unknown>)[],
+): Promise<{ url: string; spans: SpanRecord[] }> {
+  const spans: SpanRecord[] = [];
+  const ingest: TraceIngest = {
+    ingest: (decoded) => {
+      spans.push(...decoded.spans);
+      return { kind: 'accepted', committed: new Promise((resolve) => setTimeout(resolve, delayMs)) };
+    },
+    ready: () => true,
+  };
+  const receiver = await startHttpReceiver({ host: '127.0.0.1', port: 0, ingest, maxRequestBytes: 1 << 24 });
+  cleanup.push(() => receiver.close());
+  return { url: receiver.url, spans };
+}
