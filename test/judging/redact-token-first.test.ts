@@ -474,3 +474,40 @@ describe('Redactor (token first) against the full-map algorithm', () => {
     );
   });
 });
+
+describe('Redactor (token first) where a replacement makes new text to match', () => {
+  const key = { hashKey: 'test-key' };
+  const hashOf = (value: string) => new Redactor(key).hashOf(value);
+  const same = (setting: RedactionSetting, values: JsonValue, message: string) => {
+    const traj = {
+      calls: [
+        { args: { captured: true, value: values }, result: { captured: false }, outcome: { status: 'ok' } },
+      ],
+    };
+    const report = reportOf([message], [message]);
+    const ours = new Redactor(setting).redact(report, traj as unknown as Trajectory);
+    const theirs = new BaselineRedactor(setting).redact(report, traj as unknown as Trajectory);
+    expect(ours).toStrictEqual(theirs);
+    return ours.findings[0]?.message;
+  };
+
+  it('a phrase that runs into an earlier phrase’s [redacted]', () => {
+    expect(same({}, ['Ana Lima', 'hello ['], 'hello Ana Lima')).toBe('[redacted]redacted]');
+  });
+
+  it('a phrase that starts inside an earlier phrase’s hash', () => {
+    // Shorter than `Ana Lima`, so looked for after it is replaced.
+    const hash = hashOf('Ana Lima');
+    const tail = `${hash.slice(-3)} ta`;
+    expect(same({ ...key, hashFields: ['h'] }, [{ h: 'Ana Lima' }, tail], 'Ana Lima ta')).toBe(
+      `${hash.slice(0, -3)}[redacted]`,
+    );
+  });
+
+  it('a token that a quoted value’s hash joins with the text after it', () => {
+    const joinedToken = `${hashOf('"ab"').slice(1)}xyz`;
+    expect(same({ ...key, hashFields: ['h'] }, [{ h: '"ab"' }, joinedToken], 'saw "ab"xyz')).toBe(
+      'saw #[redacted]',
+    );
+  });
+});
