@@ -30,6 +30,12 @@ const INSERTED_PUNCTUATION = /[[\]#]/;
 const HASH_DIGIT = /^[0-9a-f]/;
 /** Every answer value holds a digit or an `@`, or is a URL. */
 const VALUE_ANCHOR = /[0-9@]|^http/;
+/**
+ * What every answer value that is more than one token holds (answer-values.ts's shapes): a URL's
+ * `://`, an email's `%`, an amount's currency sign or the space between its code and number, a
+ * number's thousands comma. Ids, dates and other emails and numbers are one token.
+ */
+export const PHRASE_ANCHOR = /:\/\/|%|[$€£¥₹]|\d,\d|\d\s[A-Z]|[A-Z]\s\d/g;
 
 /** The keys the texts to scrub can look up. */
 export interface Wanted {
@@ -45,6 +51,8 @@ export interface Wanted {
   tokens: ReadonlySet<string>;
   /** The texts multi-word values are looked for in; undefined: no phrase is wanted. */
   phraseTexts?: readonly string[];
+  /** The texts' {@link PHRASE_ANCHOR}s: a multi-word answer value in a text holds one. */
+  phraseAnchors: readonly string[];
   /** Every multi-word value is wanted (there are more than the cap, which ranks all of them). */
   allPhrases?: boolean;
 }
@@ -207,20 +215,7 @@ class Walk {
     const texts = wanted.phraseTexts;
     if (texts === undefined) return false;
     if (wanted.allPhrases || this.hashAny || INSERTED_PUNCTUATION.test(answer)) return true;
-    for (const text of texts) if (sharesAnchoredWindow(text, answer)) return true;
+    for (const anchor of wanted.phraseAnchors) if (answer.includes(anchor)) return true;
     return false;
   }
-}
-
-/**
- * Whether `text` and `answer` share a run of {@link MIN_PHRASE} characters holding a digit or an
- * `@` or starting `http`: every multi-word answer value found in a text holds one.
- */
-function sharesAnchoredWindow(text: string, answer: string): boolean {
-  if (answer.length < MIN_PHRASE) return false;
-  for (let at = 0; at + MIN_PHRASE <= text.length; at++) {
-    const window = text.slice(at, at + MIN_PHRASE);
-    if (VALUE_ANCHOR.test(window) && answer.includes(window)) return true;
-  }
-  return false;
 }

@@ -18,6 +18,7 @@ import {
   type Collected,
   collect,
   type Fields,
+  PHRASE_ANCHOR,
   QUOTED_REDACTED,
   REDACTED,
   type Wanted,
@@ -98,13 +99,25 @@ export class Redactor {
       for (const text of quotedDone)
         eachToken(text, (token) => !wanted.tokens.has(token) && missing.add(token));
     if (missing.size > 0) {
-      const more = { literals: NOTHING, contents: NOTHING, prefixes: [], heads: [], tokens: missing };
+      const more = {
+        literals: NOTHING,
+        contents: NOTHING,
+        prefixes: [],
+        heads: [],
+        tokens: missing,
+        phraseAnchors: [],
+      };
       for (const [text, replacement] of collect(trajectory, more, this.fields, answers).map)
         if (!map.has(text)) map.set(text, replacement);
     }
     const scrubbed = new Map<string, string>();
-    for (let i = 0; i < texts.length; i++)
-      scrubbed.set(texts[i] as string, scrubBare(quotedDone[i] as string, map));
+    // No token of the texts names a captured value: the bare pass would change nothing.
+    const bare = missing.size > 0 || someIn(wanted.tokens, map);
+    if (!bare)
+      for (let i = 0; i < texts.length; i++) scrubbed.set(texts[i] as string, quotedDone[i] as string);
+    else
+      for (let i = 0; i < texts.length; i++)
+        scrubbed.set(texts[i] as string, scrubBare(quotedDone[i] as string, map));
     return {
       ...report,
       findings: report.findings.map((finding) => ({
@@ -146,6 +159,11 @@ function hashWith(key: string | Uint8Array, value: string): string {
   return `#${createHmac('sha256', key).update(value).digest('hex').slice(0, 12)}`;
 }
 
+function someIn(keys: ReadonlySet<string>, map: ReadonlyMap<string, string>): boolean {
+  for (const key of keys) if (map.has(key)) return true;
+  return false;
+}
+
 function hasReason(assertions: readonly AssertionResult[]): boolean {
   for (const assertion of assertions) if (assertion.reason !== '') return true;
   return false;
@@ -165,7 +183,9 @@ function wantedIn(texts: readonly string[], phrases: boolean): Wanted {
   const prefixes: string[] = [];
   const heads: string[] = [];
   const tokens = new Set<string>();
+  const phraseAnchors: string[] = [];
   for (const text of texts) {
+    if (phrases) for (const [anchor] of text.matchAll(PHRASE_ANCHOR)) phraseAnchors.push(anchor);
     QUOTED.lastIndex = 0;
     for (let match = QUOTED.exec(text); match !== null; match = QUOTED.exec(text)) {
       const literal = match[0];
@@ -182,7 +202,15 @@ function wantedIn(texts: readonly string[], phrases: boolean): Wanted {
     }
     eachToken(text, (token) => tokens.add(token));
   }
-  return { literals, contents, prefixes, heads, tokens, phraseTexts: phrases ? texts : undefined };
+  return {
+    literals,
+    contents,
+    prefixes,
+    heads,
+    tokens,
+    phraseAnchors,
+    phraseTexts: phrases ? texts : undefined,
+  };
 }
 
 /** The string whose JSON rendering is `literal`, if there is one. */
