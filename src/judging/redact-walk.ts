@@ -41,8 +41,8 @@ export const PHRASE_ANCHOR = /:\/\/|%|[$€£¥₹]|\d,\d|\d\s[A-Z]|[A-Z]\s\d/g;
 export interface Wanted {
   /** Every quoted literal of the texts, as written (a bare captured string may read so too). */
   literals: ReadonlySet<string>;
-  /** The strings whose JSON rendering is one of the literals. */
-  contents: ReadonlySet<string>;
+  /** The strings whose JSON rendering is one of the literals -> that literal. */
+  contents: ReadonlyMap<string, string>;
   /** Cut-off literals (`"a long val…`) without the `…`: every key starting so is wanted. */
   prefixes: readonly string[];
   /** Each prefix's text before its first escape, without the quote: what a string it renders must start with. */
@@ -210,8 +210,12 @@ class Walk {
     if (wanted.prefixes.length > 0) {
       for (const head of wanted.heads) if (answer.includes(head)) return true;
     }
-    for (const content of wanted.contents) if (content !== '' && answer.includes(content)) return true;
-    for (const token of wanted.tokens) if (VALUE_ANCHOR.test(token) && answer.includes(token)) return true;
+    // An answer's value only adds a key a call's value did not: one already there is not looked for.
+    const map = this.collected.map;
+    for (const [content, literal] of wanted.contents)
+      if (content !== '' && !map.has(literal) && answer.includes(content)) return true;
+    for (const token of wanted.tokens)
+      if (!map.has(token) && VALUE_ANCHOR.test(token) && answer.includes(token)) return true;
     const texts = wanted.phraseTexts;
     if (texts === undefined) return false;
     if (wanted.allPhrases || this.hashAny || INSERTED_PUNCTUATION.test(answer)) return true;

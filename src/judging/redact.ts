@@ -49,6 +49,7 @@ const CUT = '…';
 /** The word inside `[redacted]`: a token the bare pass meets in text it already redacted. */
 const REDACTED_WORD = REDACTED.slice(1, -1);
 const NOTHING: ReadonlySet<string> = new Set();
+const NONE: ReadonlyMap<string, string> = new Map();
 const CUT_REDACTED = `"${REDACTED}…`;
 
 /** Redacts reports for one configuration; reuse it (it holds the hash key). */
@@ -101,7 +102,7 @@ export class Redactor {
     if (missing.size > 0) {
       const more = {
         literals: NOTHING,
-        contents: NOTHING,
+        contents: NONE,
         prefixes: [],
         heads: [],
         tokens: missing,
@@ -179,7 +180,7 @@ function distinctTexts(report: Report): string[] {
 /** The keys `texts` can look up: their quoted literals (whole and cut off) and bare tokens. */
 function wantedIn(texts: readonly string[], phrases: boolean): Wanted {
   const literals = new Set<string>();
-  const contents = new Set<string>();
+  const contents = new Map<string, string>();
   const prefixes: string[] = [];
   const heads: string[] = [];
   const tokens = new Set<string>();
@@ -197,7 +198,7 @@ function wantedIn(texts: readonly string[], phrases: boolean): Wanted {
         heads.push(prefix.slice(1, backslash < 0 ? undefined : backslash));
       } else {
         const content = contentOf(literal);
-        if (content !== undefined) contents.add(content);
+        if (content !== undefined) contents.set(content, literal);
       }
     }
     eachToken(text, (token) => tokens.add(token));
