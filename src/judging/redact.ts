@@ -50,6 +50,8 @@ const CUT = '…';
 const REDACTED_WORD = REDACTED.slice(1, -1);
 const NOTHING: ReadonlySet<string> = new Set();
 const NONE: ReadonlyMap<string, string> = new Map();
+// biome-ignore lint/suspicious/noControlCharactersInRegex: what JSON.stringify escapes
+const PLAIN_LITERAL = /^"[^"\\\u0000-\u001f\ud800-\udfff]*"$/;
 const CUT_REDACTED = `"${REDACTED}…`;
 
 /** Redacts reports for one configuration; reuse it (it holds the hash key). */
@@ -186,7 +188,11 @@ function wantedIn(texts: readonly string[], phrases: boolean): Wanted {
   const tokens = new Set<string>();
   const phraseAnchors: string[] = [];
   for (const text of texts) {
-    if (phrases) for (const [anchor] of text.matchAll(PHRASE_ANCHOR)) phraseAnchors.push(anchor);
+    if (phrases) {
+      PHRASE_ANCHOR.lastIndex = 0;
+      for (let anchor = PHRASE_ANCHOR.exec(text); anchor !== null; anchor = PHRASE_ANCHOR.exec(text))
+        phraseAnchors.push(anchor[0]);
+    }
     QUOTED.lastIndex = 0;
     for (let match = QUOTED.exec(text); match !== null; match = QUOTED.exec(text)) {
       const literal = match[0];
@@ -216,6 +222,8 @@ function wantedIn(texts: readonly string[], phrases: boolean): Wanted {
 
 /** The string whose JSON rendering is `literal`, if there is one. */
 function contentOf(literal: string): string | undefined {
+  // Nothing JSON.stringify escapes: the text between the quotes is the string.
+  if (PLAIN_LITERAL.test(literal)) return literal.slice(1, -1);
   try {
     const content = JSON.parse(literal) as unknown;
     return typeof content === 'string' && JSON.stringify(content) === literal ? content : undefined;
