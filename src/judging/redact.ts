@@ -4,12 +4,27 @@
  * captured is found in the text and replaced, unless its field is allowlisted (kept) or listed
  * for hashing (replaced by a keyed hash, the same for the same value, so "the id it was given"
  * and "the id it sent" still visibly differ or match).
+ *
+ * Token first: the texts to scrub are few and short, the captured values many. So the texts'
+ * quoted literals, bare tokens and phrases are read first, and only the captured values they can
+ * name are rendered and looked up (redact-walk.ts); the result is what replacing every captured
+ * value would give.
  */
 import { createHmac, randomBytes } from 'node:crypto';
-import { answerValues } from '../evaluate/answer-values.js';
-import type { JsonValue } from '../model/json.js';
 import type { AssertionResult, Report } from '../model/report.js';
 import type { Trajectory } from '../model/trajectory.js';
+import {
+  type AnswerCache,
+  type Collected,
+  collect,
+  type Fields,
+  PHRASE_ANCHOR,
+  QUOTED_REDACTED,
+  REDACTED,
+  type Wanted,
+} from './redact-walk.js';
+
+export { REDACTED };
 
 /** How argument and result values appear in what toolpath emits. */
 export interface RedactionOptions {
@@ -24,32 +39,33 @@ export interface RedactionOptions {
 /** `false` emits values as captured: only when the configuration says raw values may leave. */
 export type RedactionSetting = RedactionOptions | false;
 
-/** What a redacted value reads as. */
-export const REDACTED = '[redacted]';
-
-/** Strings shorter than this are left alone outside quotes: too short to carry data, too likely to hit words. */
-const MIN_BARE_STRING = 3;
-/** Numbers whose text is shorter than this are left alone: a `0` or `2` also names indexes and counts. */
-const MIN_NUMBER_TEXT = 2;
 const QUOTED = /"(?:[^"\\\n]|\\.)*(?:"|…)/g;
 const BARE_TOKEN = /[\p{L}\p{N}_\-.@+]+/gu;
+/** Multi-word values looked for in each message at most (the longest): bounded work per finding. */
+const MAX_PHRASES = 2_000;
+const QUOTE = 0x22;
+const FULL_STOP = 0x2e;
+const CUT = '…';
+/** The word inside `[redacted]`: a token the bare pass meets in text it already redacted. */
+const REDACTED_WORD = REDACTED.slice(1, -1);
+const NOTHING: ReadonlySet<string> = new Set();
+const NONE: ReadonlyMap<string, string> = new Map();
+// biome-ignore lint/suspicious/noControlCharactersInRegex: what JSON.stringify escapes
+const PLAIN_LITERAL = /^"[^"\\\u0000-\u001f\ud800-\udfff]*"$/;
+const CUT_REDACTED = `"${REDACTED}…`;
 
 /** Redacts reports for one configuration; reuse it (it holds the hash key). */
 export class Redactor {
-  private readonly keep: ReadonlySet<string>;
-  private readonly hash: ReadonlySet<string>;
-  private readonly key: string | Uint8Array;
-  /** Whether any field is kept or hashed: the usual configuration has neither, and skips the lookups. */
-  private readonly keepAny: boolean;
-  private readonly hashAny: boolean;
+  private readonly fields: Fields;
 
   constructor(readonly setting: RedactionSetting = {}) {
     const options = setting === false ? {} : setting;
-    this.keep = new Set(options.keepFields ?? []);
-    this.hash = new Set(options.hashFields ?? []);
-    this.keepAny = this.keep.size > 0;
-    this.hashAny = this.hash.size > 0;
-    this.key = options.hashKey ?? randomBytes(32);
+    const key = options.hashKey ?? randomBytes(32);
+    this.fields = {
+      keep: new Set(options.keepFields ?? []),
+      hash: new Set(options.hashFields ?? []),
+      hashOf: (value) => hashWith(key, value),
+    };
   }
 
   /**
@@ -59,106 +75,96 @@ export class Redactor {
   redact(report: Report, trajectory: Trajectory): Report {
     if (this.setting === false) return report;
     if (report.findings.length === 0 && !hasReason(report.assertions)) return report;
-    const values = this.valuesOf(trajectory);
-    if (values.replacements.size === 0) return report;
     // An assertion's reason is its finding's message: scrub each distinct text once.
+    const texts = distinctTexts(report);
+    const answers = this.answersOf(trajectory);
+    let wanted = wantedIn(texts, true);
+    let found = collect(trajectory, wanted, this.fields, answers);
+    if (!found.any) return report;
+    // More multi-word values than the cap: which are looked for depends on all of them.
+    if (found.phraseBound > MAX_PHRASES) {
+      wanted = { ...wanted, allPhrases: true };
+      found = collect(trajectory, wanted, this.fields, answers);
+    }
+    const phrases = phrasesOf(found);
+    const afterPhrases = texts.map((text) => scrubPhrases(text, phrases, found.map));
+    let { map } = found;
+    if (afterPhrases.some((text, i) => text !== texts[i])) {
+      // A replaced phrase leaves other literals and tokens: look for those.
+      wanted = wantedIn(afterPhrases, false);
+      map = collect(trajectory, wanted, this.fields, answers).map;
+    }
+    const joined = { any: false };
+    const quotedDone = afterPhrases.map((text) => scrubQuoted(text, map, joined));
+    // A replacement can join what follows it into a new token (a hash's digits): look for those too.
+    const missing = new Set<string>();
+    if (joined.any)
+      for (const text of quotedDone)
+        eachToken(text, (token) => !wanted.tokens.has(token) && missing.add(token));
+    if (missing.size > 0) {
+      const more = {
+        literals: NOTHING,
+        contents: NONE,
+        prefixes: [],
+        heads: [],
+        tokens: missing,
+        phraseAnchors: [],
+      };
+      for (const [text, replacement] of collect(trajectory, more, this.fields, answers).map)
+        if (!map.has(text)) map.set(text, replacement);
+    }
     const scrubbed = new Map<string, string>();
+    // No token of the texts names a captured value: the bare pass would change nothing.
+    const bare = missing.size > 0 || someIn(wanted.tokens, map);
+    if (!bare)
+      for (let i = 0; i < texts.length; i++) scrubbed.set(texts[i] as string, quotedDone[i] as string);
+    else
+      for (let i = 0; i < texts.length; i++)
+        scrubbed.set(texts[i] as string, scrubBare(quotedDone[i] as string, map));
     return {
       ...report,
       findings: report.findings.map((finding) => ({
         ...finding,
-        message: scrubOnce(finding.message, values, scrubbed),
+        message: scrubbed.get(finding.message) as string,
       })),
       assertions: report.assertions.map((assertion) =>
         assertion.reason === ''
           ? assertion
-          : { ...assertion, reason: scrubOnce(assertion.reason, values, scrubbed) },
+          : { ...assertion, reason: scrubbed.get(assertion.reason) as string },
       ),
     };
   }
 
   /** The keyed hash a value of a hashed field reads as. */
   hashOf(value: string): string {
-    return `#${createHmac('sha256', this.key).update(value).digest('hex').slice(0, 12)}`;
+    return this.fields.hashOf(value);
   }
 
   /**
-   * Every scenario's report on one trajectory redacts the same values: collect them once. One
-   * slot, not a WeakMap keyed by trajectory (an entry keyed by a short-lived object costs the
-   * collector more than the lookup saves); {@link release} lets it go.
+   * Every scenario's report on one trajectory reads the same answers: scan them once. One slot,
+   * not a WeakMap keyed by trajectory (an entry keyed by a short-lived object costs the collector
+   * more than the lookup saves); {@link release} lets it go.
    */
-  private collected: { trajectory: Trajectory; values: CapturedValues } | undefined;
+  private scanned: { trajectory: Trajectory; answers: AnswerCache } | undefined;
 
-  /** Forgets the values collected for the last trajectory: call when done with it. */
+  /** Forgets what was read of the last trajectory: call when done with it. */
   release(): void {
-    this.collected = undefined;
+    this.scanned = undefined;
   }
 
-  private valuesOf(trajectory: Trajectory): CapturedValues {
-    if (this.collected?.trajectory === trajectory) return this.collected.values;
-    const replacements = this.replacementsFor(trajectory);
-    // Values with spaces or punctuation are not one token: find them anywhere, longest first.
-    let phrases: string[] = [];
-    for (const text of replacements.keys()) {
-      if (text.length >= MIN_PHRASE && text.charCodeAt(0) !== QUOTE && NOT_ONE_TOKEN.test(text))
-        phrases.push(text);
-    }
-    if (phrases.length > 1) phrases.sort((a, b) => b.length - a.length);
-    if (phrases.length > MAX_PHRASES) phrases = phrases.slice(0, MAX_PHRASES);
-    const values = { replacements, phrases };
-    this.collected = { trajectory, values };
-    return values;
+  private answersOf(trajectory: Trajectory): AnswerCache {
+    if (this.scanned?.trajectory !== trajectory) this.scanned = { trajectory, answers: new Map() };
+    return this.scanned.answers;
   }
+}
 
-  /** Text of every captured value (as quoted JSON and bare) -> what it reads as in output. */
-  private replacementsFor(trajectory: Trajectory): Map<string, string> {
-    const replacements = new Map<string, string>();
-    for (const call of trajectory.calls) {
-      if (call.args.captured) this.visit(call.args.value, undefined, 0, replacements);
-      if (call.result.captured) this.visit(call.result.value, undefined, 0, replacements);
-      // A tool's error message is part of its result ("no record for Ana Lima").
-      if (call.outcome.status === 'error' && call.outcome.message)
-        this.visit(call.outcome.message, undefined, 0, replacements);
-    }
-    // The values an answer states (answer checks quote them): redacted like the others, or as
-    // the same value of a call is; a value only kept under an allowlisted field is still redacted here.
-    // A partial stand-in for a trajectory (calls alone) has no turns.
-    for (const turn of trajectory.turns ?? []) {
-      if (turn.answer === undefined) continue;
-      for (const value of answerValues(turn.answer)) {
-        const quoted = JSON.stringify(value.text);
-        if (!replacements.has(quoted)) replacements.set(quoted, QUOTED_REDACTED);
-        if (!replacements.has(value.text)) replacements.set(value.text, REDACTED);
-      }
-    }
-    return replacements;
-  }
+function hashWith(key: string | Uint8Array, value: string): string {
+  return `#${createHmac('sha256', key).update(value).digest('hex').slice(0, 12)}`;
+}
 
-  /** Adds the replacements of `value` (found under `field`) and of what it holds. */
-  private visit(
-    value: JsonValue,
-    field: string | undefined,
-    depth: number,
-    replacements: Map<string, string>,
-  ): void {
-    if (field !== undefined && this.keepAny && this.keep.has(field)) return;
-    if (typeof value === 'string') {
-      const hashed = field !== undefined && this.hashAny && this.hash.has(field);
-      const replacement = hashed ? this.hashOf(value) : REDACTED;
-      // Quoted first: a hashed value inside a JSON rendering stays a JSON string.
-      replacements.set(JSON.stringify(value), hashed ? JSON.stringify(replacement) : QUOTED_REDACTED);
-      if (value.length >= MIN_BARE_STRING && !replacements.has(value)) replacements.set(value, replacement);
-    } else if (typeof value === 'number') {
-      const text = String(value);
-      if (text.length >= MIN_NUMBER_TEXT) replacements.set(text, REDACTED);
-    } else if (Array.isArray(value)) {
-      if (depth < MAX_DEPTH) for (const item of value) this.visit(item, field, depth + 1, replacements);
-    } else if (value !== null && typeof value === 'object') {
-      if (depth < MAX_DEPTH)
-        for (const key of Object.keys(value))
-          this.visit(value[key] as JsonValue, key, depth + 1, replacements);
-    }
-  }
+function someIn(keys: ReadonlySet<string>, map: ReadonlyMap<string, string>): boolean {
+  for (const key of keys) if (map.has(key)) return true;
+  return false;
 }
 
 function hasReason(assertions: readonly AssertionResult[]): boolean {
@@ -166,33 +172,85 @@ function hasReason(assertions: readonly AssertionResult[]): boolean {
   return false;
 }
 
-/** A trajectory's captured values: text -> what it reads as, and the multi-word ones, longest first. */
-interface CapturedValues {
-  replacements: Map<string, string>;
-  phrases: string[];
+function distinctTexts(report: Report): string[] {
+  const texts = new Set<string>();
+  for (const finding of report.findings) texts.add(finding.message);
+  for (const assertion of report.assertions) if (assertion.reason !== '') texts.add(assertion.reason);
+  return [...texts];
 }
 
-/** Values nested deeper than this are not looked at: rules render only the first levels anyway. */
-const MAX_DEPTH = 32;
-/** Multi-word values shorter than this are left to the token pass. */
-const MIN_PHRASE = 6;
-/** Multi-word values looked for in each message at most (the longest): bounded work per finding. */
-const MAX_PHRASES = 2_000;
-const NOT_ONE_TOKEN = /[^\p{L}\p{N}_\-.@+]/u;
-const QUOTE = 0x22;
-const FULL_STOP = 0x2e;
-const QUOTED_REDACTED = JSON.stringify(REDACTED);
-/** The word inside `[redacted]`: a token the bare pass meets in text it already redacted. */
-const REDACTED_WORD = REDACTED.slice(1, -1);
-
-/** `text` scrubbed, through `done`: the same text in one report is scrubbed once. */
-function scrubOnce(text: string, values: CapturedValues, done: Map<string, string>): string {
-  let scrubbed = done.get(text);
-  if (scrubbed === undefined) {
-    scrubbed = scrubText(scrubPhrases(text, values.phrases, values.replacements), values.replacements);
-    done.set(text, scrubbed);
+/** The keys `texts` can look up: their quoted literals (whole and cut off) and bare tokens. */
+function wantedIn(texts: readonly string[], phrases: boolean): Wanted {
+  const literals = new Set<string>();
+  const contents = new Map<string, string>();
+  const prefixes: string[] = [];
+  const heads: string[] = [];
+  const tokens = new Set<string>();
+  const phraseAnchors: string[] = [];
+  for (const text of texts) {
+    if (phrases) {
+      PHRASE_ANCHOR.lastIndex = 0;
+      for (let anchor = PHRASE_ANCHOR.exec(text); anchor !== null; anchor = PHRASE_ANCHOR.exec(text))
+        phraseAnchors.push(anchor[0]);
+    }
+    QUOTED.lastIndex = 0;
+    for (let match = QUOTED.exec(text); match !== null; match = QUOTED.exec(text)) {
+      const literal = match[0];
+      literals.add(literal);
+      if (literal.endsWith(CUT)) {
+        const prefix = literal.slice(0, -1);
+        const backslash = prefix.indexOf('\\');
+        prefixes.push(prefix);
+        heads.push(prefix.slice(1, backslash < 0 ? undefined : backslash));
+      } else {
+        const content = contentOf(literal);
+        if (content !== undefined) contents.set(content, literal);
+      }
+    }
+    eachToken(text, (token) => tokens.add(token));
   }
-  return scrubbed;
+  return {
+    literals,
+    contents,
+    prefixes,
+    heads,
+    tokens,
+    phraseAnchors,
+    phraseTexts: phrases ? texts : undefined,
+  };
+}
+
+/** The string whose JSON rendering is `literal`, if there is one. */
+function contentOf(literal: string): string | undefined {
+  // Nothing JSON.stringify escapes: the text between the quotes is the string.
+  if (PLAIN_LITERAL.test(literal)) return literal.slice(1, -1);
+  try {
+    const content = JSON.parse(literal) as unknown;
+    return typeof content === 'string' && JSON.stringify(content) === literal ? content : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** Each bare token of `text` the bare pass looks up, and the same without its full stops. */
+function eachToken(text: string, use: (token: string) => unknown): void {
+  BARE_TOKEN.lastIndex = 0;
+  for (let match = BARE_TOKEN.exec(text); match !== null; match = BARE_TOKEN.exec(text)) {
+    const token = match[0];
+    if (token === REDACTED_WORD) continue;
+    use(token);
+    if (token.charCodeAt(token.length - 1) === FULL_STOP) use(trimPunctuation(token));
+  }
+}
+
+/** The wanted multi-word values, longest first (ties in the order captured), at most the cap. */
+function phrasesOf(found: Collected): string[] {
+  if (found.phrases.size === 0) return [];
+  let phrases: string[] = [];
+  for (const text of found.map.keys()) if (found.phrases.has(text)) phrases.push(text);
+  if (phrases.length > 1) phrases.sort((a, b) => b.length - a.length);
+  if (phrases.length > MAX_PHRASES) phrases = phrases.slice(0, MAX_PHRASES);
+  return phrases;
 }
 
 function scrubPhrases(
@@ -210,16 +268,28 @@ function scrubPhrases(
 
 /**
  * Replaces quoted JSON strings that are captured values (or a cut-off start of one, as rules
- * render long values with `…`), then bare tokens that are captured values.
+ * render long values with `…`); `joined` is set when a replacement may run into a neighbouring
+ * token (a hash's digits: `[redacted]` and its quoted forms start and end with punctuation).
  */
-function scrubText(text: string, replacements: ReadonlyMap<string, string>): string {
-  const quotedDone = text.replace(QUOTED, (literal) => {
-    const whole = replacements.get(literal);
-    if (whole !== undefined) return whole;
-    if (literal.endsWith('…')) return truncatedReplacement(literal, replacements) ?? literal;
-    return literal;
+function scrubQuoted(
+  text: string,
+  replacements: ReadonlyMap<string, string>,
+  joined: { any: boolean },
+): string {
+  return text.replace(QUOTED, (literal) => {
+    let replacement = replacements.get(literal);
+    if (replacement === undefined && literal.endsWith(CUT))
+      replacement = truncatedReplacement(literal, replacements);
+    if (replacement === undefined) return literal;
+    if (replacement !== QUOTED_REDACTED && replacement !== REDACTED && replacement !== CUT_REDACTED)
+      joined.any = true;
+    return replacement;
   });
-  return quotedDone.replace(BARE_TOKEN, (token) => {
+}
+
+/** Replaces bare tokens that are captured values. */
+function scrubBare(text: string, replacements: ReadonlyMap<string, string>): string {
+  return text.replace(BARE_TOKEN, (token) => {
     if (token === REDACTED_WORD) return token;
     let replacement = replacements.get(token);
     // Only a token ending in a full stop can read differently trimmed.
@@ -232,17 +302,14 @@ function scrubText(text: string, replacements: ReadonlyMap<string, string>): str
 }
 
 /** A literal like `"a long val…` is redacted when some captured string starts with its text. */
-function truncatedReplacement(
-  literal: string,
-  replacements: ReadonlyMap<string, string>,
-): string | undefined {
+function truncatedReplacement(literal: string, replacements: ReadonlyMap<string, string>): string {
   const prefix = literal.slice(0, -1);
   for (const [text, replacement] of replacements) {
     if (text.startsWith('"') && text.startsWith(prefix)) return replacement;
   }
   // A cut inside an object or array rendering is not a string of its own: still redact it, as we
   // cannot tell which value it was.
-  return `"${REDACTED}…`;
+  return CUT_REDACTED;
 }
 
 /** A token at the end of a sentence carries its full stop or colon. */
