@@ -124,6 +124,29 @@ export function decodeId(raw: unknown, at: string, hexLength: 16 | 32): string |
   );
 }
 
+/** The last id read through it, as written and as decoded. */
+export interface IdMemo {
+  raw: string;
+  id: string;
+}
+/** Spans of a request share their trace id, and siblings their parent. */
+export const TRACE_IDS: IdMemo = { raw: '', id: '' };
+export const PARENT_IDS: IdMemo = { raw: '', id: '' };
+
+/**
+ * {@link decodeId} through `memo`: an id written as the last one was is that one's string, so the
+ * spans share one (the parsed copy is left to the garbage collector while it is young).
+ */
+export function decodeSharedId(raw: unknown, at: string, hexLength: 16 | 32, memo: IdMemo): string | Invalid {
+  if (typeof raw === 'string' && raw !== '' && raw === memo.raw) return memo.id;
+  const id = decodeId(raw, at, hexLength);
+  if (typeof id === 'string') {
+    memo.raw = raw as string;
+    memo.id = id;
+  }
+  return id;
+}
+
 const LOWER_HEX = 0;
 const UPPER_HEX = 1;
 const ZERO_HEX = 2;

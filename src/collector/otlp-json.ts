@@ -18,6 +18,7 @@ import {
   decodeEnum,
   decodeId,
   decodeKeyValues,
+  decodeSharedId,
   decodeString,
   decodeTimestamp,
   describe,
@@ -25,9 +26,11 @@ import {
   hasKeys,
   Invalid,
   isObject,
+  PARENT_IDS,
   readCount,
   SPAN_KINDS,
   STATUS_CODES,
+  TRACE_IDS,
   unsafeIntegers,
 } from './otlp-json-values.js';
 
@@ -285,28 +288,6 @@ function decodeScope(raw: unknown): ScopeRecord | Invalid {
   return scope;
 }
 
-/** The last id read through it, as written and as decoded: spans of a request share their trace id, and siblings their parent. */
-interface IdMemo {
-  raw: string;
-  id: string;
-}
-const traceIds: IdMemo = { raw: '', id: '' };
-const parentIds: IdMemo = { raw: '', id: '' };
-
-/**
- * {@link decodeId} through `memo`: an id written as the last one was is that one's string, so the
- * spans share one (the parsed copy is left to the garbage collector while it is young).
- */
-function decodeSharedId(raw: unknown, at: string, hexLength: 16 | 32, memo: IdMemo): string | Invalid {
-  if (typeof raw === 'string' && raw !== '' && raw === memo.raw) return memo.id;
-  const id = decodeId(raw, at, hexLength);
-  if (typeof id === 'string') {
-    memo.raw = raw as string;
-    memo.id = id;
-  }
-  return id;
-}
-
 function decodeSpan(
   raw: unknown,
   resource: Attributes,
@@ -314,7 +295,7 @@ function decodeSpan(
   strings: ExtendingStrings | undefined,
 ): SpanRecord | Invalid {
   if (!isObject(raw)) return new Invalid('', `expected a Span object, got ${describe(raw)}`);
-  const traceId = decodeSharedId(raw.traceId, '.traceId', 32, traceIds);
+  const traceId = decodeSharedId(raw.traceId, '.traceId', 32, TRACE_IDS);
   if (traceId instanceof Invalid) return traceId;
   const spanId = decodeId(raw.spanId, '.spanId', 16);
   if (spanId instanceof Invalid) return spanId;
@@ -322,7 +303,7 @@ function decodeSpan(
   const parentSpanId =
     raw.parentSpanId == null || raw.parentSpanId === ''
       ? undefined
-      : decodeSharedId(raw.parentSpanId, '.parentSpanId', 16, parentIds);
+      : decodeSharedId(raw.parentSpanId, '.parentSpanId', 16, PARENT_IDS);
   if (parentSpanId instanceof Invalid) return parentSpanId;
   const name = decodeString(raw.name, '.name');
   if (name instanceof Invalid) return name;
