@@ -451,7 +451,7 @@ const SPREAD_CHUNK = 3;
  * `k` holds the `k`-th few spans of every conversation (about a turn), each root in the request
  * after its conversation's last turn.
  */
-function spreadRequests(seed: number): Request[] {
+export function spreadRequests(seed: number): Request[] {
   const list = conversations(seed);
   const requests: SpanRecord[][] = [];
   const into = (k: number, spans: SpanRecord[]) => {

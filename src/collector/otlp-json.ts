@@ -18,6 +18,7 @@ import {
   decodeEnum,
   decodeId,
   decodeKeyValues,
+  decodeSharedId,
   decodeString,
   decodeTimestamp,
   describe,
@@ -25,9 +26,11 @@ import {
   hasKeys,
   Invalid,
   isObject,
+  PARENT_IDS,
   readCount,
   SPAN_KINDS,
   STATUS_CODES,
+  TRACE_IDS,
   unsafeIntegers,
 } from './otlp-json-values.js';
 
@@ -292,7 +295,7 @@ function decodeSpan(
   strings: ExtendingStrings | undefined,
 ): SpanRecord | Invalid {
   if (!isObject(raw)) return new Invalid('', `expected a Span object, got ${describe(raw)}`);
-  const traceId = decodeId(raw.traceId, '.traceId', 32);
+  const traceId = decodeSharedId(raw.traceId, '.traceId', 32, TRACE_IDS);
   if (traceId instanceof Invalid) return traceId;
   const spanId = decodeId(raw.spanId, '.spanId', 16);
   if (spanId instanceof Invalid) return spanId;
@@ -300,7 +303,7 @@ function decodeSpan(
   const parentSpanId =
     raw.parentSpanId == null || raw.parentSpanId === ''
       ? undefined
-      : decodeId(raw.parentSpanId, '.parentSpanId', 16);
+      : decodeSharedId(raw.parentSpanId, '.parentSpanId', 16, PARENT_IDS);
   if (parentSpanId instanceof Invalid) return parentSpanId;
   const name = decodeString(raw.name, '.name');
   if (name instanceof Invalid) return name;

@@ -141,13 +141,28 @@ function readStringValue(reader: ProtoReader): string {
 /**
  * Strings that repeat across spans (attribute keys, span and event names) from a small cache of
  * the last ones seen: a hit skips the native decode and returns a string V8 has already
- * internalized as a property key. Bounded: one short string per slot, its bytes copied so
- * nothing pins a request. (Tried for string values too: no clear gain, and unique values churn it.)
+ * internalized as a property key. Bounded: one short string per slot, its bytes copied (into one
+ * pool) so nothing pins a request. (Tried for string values too: no clear gain, and unique values
+ * churn it.) Spans of one kind write their keys in the same order, so each slot remembers the
+ * slot read after it: when the bytes are that slot's, neither hashing nor probing is needed.
  */
 const CACHE_SLOTS = 1024;
 const MAX_CACHED_LENGTH = 64;
-const cachedBytes: (Uint8Array | undefined)[] = new Array(CACHE_SLOTS);
-const cachedStrings: string[] = new Array(CACHE_SLOTS);
+const cachedPool = new Uint8Array(CACHE_SLOTS * MAX_CACHED_LENGTH);
+/** Each slot's byte length; -1 while empty. */
+const cachedLengths = new Int32Array(CACHE_SLOTS).fill(-1);
+const cachedStrings: string[] = new Array(CACHE_SLOTS).fill('');
+/** The slot read after each slot the last time it was read. */
+const nextSlots = new Int32Array(CACHE_SLOTS);
+let lastSlot = 0;
+
+/** Whether slot `slot` holds the bytes `buf[start, start + length)`. */
+function holds(slot: number, buf: Uint8Array, start: number, length: number): boolean {
+  if (cachedLengths[slot] !== length) return false;
+  const at = slot * MAX_CACHED_LENGTH;
+  for (let i = 0; i < length; i++) if (cachedPool[at + i] !== buf[start + i]) return false;
+  return true;
+}
 
 /** A string field, through the cache of repeated strings. */
 export function readCommonString(reader: ProtoReader): string {
@@ -157,27 +172,44 @@ export function readCommonString(reader: ProtoReader): string {
   reader.pos = end;
   const buf = reader.buf;
   if (length > MAX_CACHED_LENGTH) return buf.utf8Slice(start, end);
+  const expected = nextSlots[lastSlot] as number;
+  if (holds(expected, buf, start, length)) {
+    lastSlot = expected;
+    return cachedStrings[expected] as string;
+  }
   let hash = length;
   for (let i = start; i < end; i++) hash = Math.imul(hash ^ (buf[i] as number), 0x01000193);
   const slot = (hash ^ (hash >>> 15)) & (CACHE_SLOTS - 1);
-  const known = cachedBytes[slot];
-  if (known !== undefined && known.length === length) {
-    let i = 0;
-    while (i < length && known[i] === buf[start + i]) i++;
-    if (i === length) return cachedStrings[slot] as string;
-  }
+  nextSlots[lastSlot] = slot;
+  lastSlot = slot;
+  if (holds(slot, buf, start, length)) return cachedStrings[slot] as string;
   const value = buf.utf8Slice(start, end);
-  cachedBytes[slot] = Uint8Array.from(buf.subarray(start, end));
+  cachedPool.set(buf.subarray(start, end), slot * MAX_CACHED_LENGTH);
+  cachedLengths[slot] = length;
   cachedStrings[slot] = value;
   return value;
 }
 
+/** Eight bytes seen as one unsigned 64-bit integer: one BigInt made, not three. */
+const fixed64Bytes = new Uint8Array(8);
+const fixed64Value = new BigUint64Array(fixed64Bytes.buffer);
+const LITTLE_ENDIAN = new Uint8Array(new Uint16Array([1]).buffer)[0] === 1;
+
 /** A fixed64 (nanosecond time) as an exact bigint. */
 export function readFixed64(reader: ProtoReader): bigint {
-  const low = reader.fixed32();
-  const high = reader.fixed32();
-  // high * 2^32 is an exact double (a 32-bit integer times a power of two), so one addition is left.
-  return high === 0 ? BigInt(low) : BigInt(high * 4294967296) + BigInt(low);
+  const pos = reader.pos;
+  if (!LITTLE_ENDIAN || pos + 8 > reader.len) {
+    // protobufjs's fixed32 throws the RangeError for a truncated field.
+    const low = reader.fixed32();
+    const high = reader.fixed32();
+    // high * 2^32 is an exact double (a 32-bit integer times a power of two), so one addition is left.
+    return high === 0 ? BigInt(low) : BigInt(high * 4294967296) + BigInt(low);
+  }
+  const buf = reader.buf;
+  const bytes = fixed64Bytes;
+  for (let i = 0; i < 8; i++) bytes[i] = buf[pos + i] as number;
+  reader.pos = pos + 8;
+  return fixed64Value[0] as bigint;
 }
 
 /**

@@ -1,5 +1,6 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { encodeOtlpJson } from '../../src/cli/promote-fixture.js';
 import { decodeExportTraceRequest, parseOtlpJsonText } from '../../src/collector/otlp-json.js';
@@ -531,5 +532,81 @@ describe('decodeExportTraceRequest rejections', () => {
     for (let i = 0; i < 64; i++) limit = { arrayValue: { values: [limit] } };
     const kept = decodeExportTraceRequest(request(span({ attributes: [{ key: 'a', value: limit }] })));
     expect(JSON.stringify(kept.spans[0]?.attributes.a)).toBe(`${'['.repeat(64)}"bottom"${']'.repeat(64)}`);
+  });
+});
+
+describe('ids and times read span after span', () => {
+  // The decoder keeps the last trace and parent id it read, so the spans after share its string,
+  // and reads decimal times without a regex. Spans one after another from small pools of ids (one
+  // in two cases, all zero, too short, base64, not hex) and of tricky times, over many requests:
+  // each span is kept or rejected as the field rules written out here say.
+  const hexOf = (length: number) => new RegExp(`^[0-9a-fA-F]{${length}}$`);
+  const validId = (raw: unknown, length: number) =>
+    typeof raw === 'string' && hexOf(length).test(raw) && /[1-9a-fA-F]/.test(raw)
+      ? raw.toLowerCase()
+      : undefined;
+  const validTime = (raw: string) =>
+    /^-?[0-9]+$/.test(raw) && BigInt(raw) >= 0n && BigInt(raw) < 2n ** 64n ? BigInt(raw) : undefined;
+  const ids = (id: string) =>
+    fc.constantFrom(
+      id,
+      id.toUpperCase(),
+      '0'.repeat(id.length),
+      id.slice(1),
+      'q'.repeat(id.length),
+      'AAAAAAAAAAAA',
+    );
+  const traceId = fc.oneof(ids(TRACE), ids('4bf92f3577b34da6a3ce929d0e0e4736'));
+  const parentId = fc.option(fc.oneof(ids(SPAN_B), ids('a3ce929d0e0e4736')), { nil: undefined });
+  const time = fc.oneof(
+    fc.constantFrom(
+      '',
+      '-',
+      '-0',
+      '-1',
+      '01',
+      '1e3',
+      ' 12',
+      '12 ',
+      '+5',
+      '18446744073709551615',
+      '18446744073709551616',
+    ),
+    fc.bigInt({ min: 0n, max: 2n ** 64n - 1n }).map(String),
+  );
+  const spanFields = fc.record({ traceId, parentSpanId: parentId, startTimeUnixNano: time });
+
+  it('keeps and rejects each span as the field rules say', () => {
+    fc.assert(
+      fc.property(
+        fc.array(fc.array(spanFields, { minLength: 1, maxLength: 6 }), { maxLength: 4 }),
+        (requests) => {
+          for (const fields of requests) {
+            const result = decodeExportTraceRequest(request(...fields.map((f) => span(f))));
+            const expected = fields.flatMap((f) => {
+              const trace = validId(f.traceId, 32);
+              const parent = f.parentSpanId === undefined ? undefined : validId(f.parentSpanId, 16);
+              const start = validTime(f.startTimeUnixNano);
+              if (
+                trace === undefined ||
+                (f.parentSpanId !== undefined && parent === undefined) ||
+                start === undefined
+              )
+                return [];
+              return [{ traceId: trace, parentSpanId: parent, startTimeUnixNano: start }];
+            });
+            expect(
+              result.spans.map((s) => ({
+                traceId: s.traceId,
+                parentSpanId: s.parentSpanId,
+                startTimeUnixNano: s.startTimeUnixNano,
+              })),
+            ).toEqual(expected);
+            expect(result.rejectedSpans).toBe(fields.length - expected.length);
+          }
+        },
+      ),
+      { numRuns: 300 },
+    );
   });
 });

@@ -206,6 +206,100 @@ describe('decodeExportTraceProtobuf against the official serializers', () => {
   });
 });
 
+describe('repeated strings and 64-bit times against protobufjs', () => {
+  // Keys and names from a small pool of strings alike in length and in all but one byte (some
+  // multibyte), in a random order on each span, over many requests one after another: what the
+  // cache of repeated strings and its guess of the next one must never confuse. Times over the
+  // whole 64-bit range. The oracle is protobufjs's own decode and toObject of the same bytes.
+  const pool = [
+    ...['attr.a0', 'bttr.a0', 'attr.a1', 'atxr.a0', 'attr.\u00e90', 'attr.\u00e91', 'attr.a'],
+    ...['x', 'y', '', 'a'.repeat(64), `b${'a'.repeat(63)}`, 'a'.repeat(65)],
+  ];
+  const word = fc.constantFrom(...pool);
+  const time = fc.bigInt({ min: 0n, max: 2n ** 64n - 1n });
+  const value = fc.oneof(word, fc.string({ unit: 'binary', maxLength: 8 }));
+  const attributes = fc.uniqueArray(fc.tuple(word, value), { selector: ([key]) => key, maxLength: 6 });
+  const span = fc.record({
+    name: word,
+    start: time,
+    end: time,
+    attributes,
+    events: fc.array(fc.record({ name: word, time, attributes }), { maxLength: 2 }),
+  });
+  const keyValues = (list: [string, string][]) => list.map(([key, v]) => kv(key, { stringValue: v }));
+  const plain = (list: [string, string][]) =>
+    Object.fromEntries(list.map(([key, v]) => [key, v])) as Record<string, string>;
+
+  it('decodes span for span what protobufjs reads', () => {
+    fc.assert(
+      fc.property(
+        fc.array(fc.array(span, { minLength: 1, maxLength: 5 }), { minLength: 1, maxLength: 4 }),
+        (requests) => {
+          for (const spans of requests) {
+            const bytes = encodeRequest(
+              ...spans.map((s, i) => ({
+                spanId: hex(`${(i + 1).toString(16).padStart(2, '0')}${SPAN_A.slice(2)}`),
+                name: s.name,
+                startTimeUnixNano: s.start.toString(),
+                endTimeUnixNano: s.end.toString(),
+                attributes: keyValues(s.attributes),
+                events: s.events.map((e) => ({
+                  name: e.name,
+                  timeUnixNano: e.time.toString(),
+                  attributes: keyValues(e.attributes),
+                })),
+              })),
+            );
+            const oracle = ExportTraceServiceRequest.toObject(ExportTraceServiceRequest.decode(bytes), {
+              longs: String,
+              defaults: true,
+            }) as {
+              resourceSpans: {
+                scopeSpans: {
+                  spans: {
+                    name: string;
+                    startTimeUnixNano: string;
+                    endTimeUnixNano: string;
+                    attributes: { key: string; value: { stringValue: string } }[];
+                    events: {
+                      name: string;
+                      timeUnixNano: string;
+                      attributes: { key: string; value: { stringValue: string } }[];
+                    }[];
+                  }[];
+                }[];
+              }[];
+            };
+            const expected = (oracle.resourceSpans[0]?.scopeSpans[0]?.spans ?? []).map((o) => ({
+              name: o.name,
+              startTimeUnixNano: BigInt(o.startTimeUnixNano),
+              endTimeUnixNano: o.endTimeUnixNano === '0' ? undefined : BigInt(o.endTimeUnixNano),
+              attributes: plain(o.attributes.map((a) => [a.key, a.value.stringValue])),
+              events: o.events.map((e) => ({
+                name: e.name,
+                timeUnixNano: BigInt(e.timeUnixNano),
+                attributes: plain(e.attributes.map((a) => [a.key, a.value.stringValue])),
+              })),
+            }));
+            const decoded = decodeExportTraceProtobuf(bytes);
+            expect(decoded.errors).toEqual([]);
+            expect(
+              decoded.spans.map((d) => ({
+                name: d.name,
+                startTimeUnixNano: d.startTimeUnixNano,
+                endTimeUnixNano: d.endTimeUnixNano,
+                attributes: d.attributes,
+                events: d.events,
+              })),
+            ).toEqual(expected);
+          }
+        },
+      ),
+      { numRuns: 200 },
+    );
+  });
+});
+
 describe('what a forwarded span carries on', () => {
   it('keeps tracestate and dropped counts from decoding through toReadableSpan and both serializers', () => {
     const [received] = decodeExportTraceRequest({
