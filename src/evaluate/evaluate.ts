@@ -164,21 +164,23 @@ function spanIdsOf(calls: readonly ToolCall[]): string[] {
 /** Per dimension checked, in order of first appearance, the share of its checks that passed. */
 function scoresOf(results: readonly RuleResult[]): Partial<Record<Dimension, number>> {
   const scores: Partial<Record<Dimension, number>> = {};
-  // Counted at each dimension's place in DIMENSIONS.
-  const passed: number[] = new Array(DIMENSIONS.length).fill(0);
-  const total: number[] = new Array(DIMENSIONS.length).fill(0);
+  // Counted at each dimension's place in DIMENSIONS: the checks at 2 x slot, the passes after.
+  const counts: number[] = new Array(2 * DIMENSIONS.length).fill(0);
   for (let r = 0; r < results.length; r++) {
     const result = results[r] as RuleResult;
     const slot = DIMENSIONS.indexOf(result.dimension);
-    // A placeholder, set at the dimension's first check, fixes its place among the scores.
-    if (total[slot] === 0) scores[result.dimension] = 0;
-    total[slot] = (total[slot] as number) + 1;
-    if (result.status === 'pass') passed[slot] = (passed[slot] as number) + 1;
+    if (slot === -1) continue;
+    counts[2 * slot] = (counts[2 * slot] as number) + 1;
+    if (result.status === 'pass') counts[2 * slot + 1] = (counts[2 * slot + 1] as number) + 1;
   }
-  for (const dimension in scores) {
-    if (!Object.hasOwn(scores, dimension)) continue;
-    const slot = DIMENSIONS.indexOf(dimension as Dimension);
-    scores[dimension as Dimension] = (passed[slot] as number) / (total[slot] as number);
+  // Each score set once, in the order of its dimension's first check (a bit per slot says set).
+  let set = 0;
+  for (let r = 0; r < results.length; r++) {
+    const dimension = (results[r] as RuleResult).dimension;
+    const slot = DIMENSIONS.indexOf(dimension);
+    if (slot === -1 || (set & (1 << slot)) !== 0) continue;
+    set |= 1 << slot;
+    scores[dimension] = (counts[2 * slot + 1] as number) / (counts[2 * slot] as number);
   }
   return scores;
 }
