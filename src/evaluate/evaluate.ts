@@ -54,12 +54,15 @@ export function evaluate(trajectory: Trajectory, scenario: Scenario, options: Ev
   // Every family adds to one list, in the families' order.
   const results: RuleResult[] = [];
   try {
-    for (const [section, family] of FAMILY_LIST) {
+    // Indexed, not destructured by for-of: the pair iteration allocated per family and evaluation.
+    for (let f = 0; f < FAMILY_LIST.length; f++) {
+      const [section, family] = FAMILY_LIST[f] as [keyof Rules, RuleFamily<unknown>];
       const config = scenario.rules[section];
       if (config === undefined) continue;
       const returned = family(trajectory, config, results);
       // A family that builds its own list (the signature allows leaving `results` out) is kept too.
-      if (returned !== results) for (const result of returned) results.push(result);
+      if (returned !== results)
+        for (let r = 0; r < returned.length; r++) results.push(returned[r] as RuleResult);
     }
     // Each agent's rules, by the same families on its own calls (agents.ts).
     const agents = scenario.rules.agents;
@@ -82,12 +85,15 @@ export function evaluate(trajectory: Trajectory, scenario: Scenario, options: Ev
   const provisional = options.provisional === true;
   const findings: Finding[] = [];
   let referenceScores: ReferenceScores | undefined;
-  for (const result of results) {
+  for (let r = 0; r < results.length; r++) {
+    const result = results[r] as RuleResult;
     if (result.status !== 'pass')
       findings.push(findingOf(result, scenario.severity, trajectory, provisional));
     if (result.referenceScores !== undefined) referenceScores = result.referenceScores;
   }
-  for (const issue of trajectory.issues) findings.push(issueFinding(issue, trajectory));
+  const { issues } = trajectory;
+  for (let i = 0; i < issues.length; i++)
+    findings.push(issueFinding(issues[i] as TrajectoryIssue, trajectory));
   const verdict = decideVerdict(findings);
   const report: Report = {
     traceId: trajectory.traceId,
@@ -158,20 +164,23 @@ function spanIdsOf(calls: readonly ToolCall[]): string[] {
 /** Per dimension checked, in order of first appearance, the share of its checks that passed. */
 function scoresOf(results: readonly RuleResult[]): Partial<Record<Dimension, number>> {
   const scores: Partial<Record<Dimension, number>> = {};
-  // Counted at each dimension's place in DIMENSIONS.
-  const passed: number[] = new Array(DIMENSIONS.length).fill(0);
-  const total: number[] = new Array(DIMENSIONS.length).fill(0);
-  for (const result of results) {
+  // Counted at each dimension's place in DIMENSIONS: the checks at 2 x slot, the passes after.
+  const counts: number[] = new Array(2 * DIMENSIONS.length).fill(0);
+  for (let r = 0; r < results.length; r++) {
+    const result = results[r] as RuleResult;
     const slot = DIMENSIONS.indexOf(result.dimension);
-    // A placeholder, set at the dimension's first check, fixes its place among the scores.
-    if (total[slot] === 0) scores[result.dimension] = 0;
-    total[slot] = (total[slot] as number) + 1;
-    if (result.status === 'pass') passed[slot] = (passed[slot] as number) + 1;
+    if (slot === -1) continue;
+    counts[2 * slot] = (counts[2 * slot] as number) + 1;
+    if (result.status === 'pass') counts[2 * slot + 1] = (counts[2 * slot + 1] as number) + 1;
   }
-  for (const dimension in scores) {
-    if (!Object.hasOwn(scores, dimension)) continue;
-    const slot = DIMENSIONS.indexOf(dimension as Dimension);
-    scores[dimension as Dimension] = (passed[slot] as number) / (total[slot] as number);
+  // Each score set once, in the order of its dimension's first check (a bit per slot says set).
+  let set = 0;
+  for (let r = 0; r < results.length; r++) {
+    const dimension = (results[r] as RuleResult).dimension;
+    const slot = DIMENSIONS.indexOf(dimension);
+    if (slot === -1 || (set & (1 << slot)) !== 0) continue;
+    set |= 1 << slot;
+    scores[dimension] = (counts[2 * slot + 1] as number) / (counts[2 * slot] as number);
   }
   return scores;
 }
@@ -222,7 +231,8 @@ function issueFinding(issue: TrajectoryIssue, trajectory: Trajectory): Finding {
 /** A hard failure fails the verdict; otherwise a hard check that could not be decided makes it inconclusive. */
 function decideVerdict(findings: readonly Finding[]): Verdict {
   let verdict: Verdict = 'pass';
-  for (const finding of findings) {
+  for (let f = 0; f < findings.length; f++) {
+    const finding = findings[f] as Finding;
     if (finding.severity !== 'hard') continue;
     if (!finding.inconclusive && !finding.pending) return 'fail';
     verdict = 'inconclusive';
@@ -232,7 +242,8 @@ function decideVerdict(findings: readonly Finding[]): Verdict {
 
 function computeStats(trajectory: Trajectory): ReportStats {
   let errors = 0;
-  for (const call of trajectory.calls) if (call.outcome.status === 'error') errors++;
+  const { calls } = trajectory;
+  for (let c = 0; c < calls.length; c++) if ((calls[c] as ToolCall).outcome.status === 'error') errors++;
   return {
     calls: trajectory.calls.length,
     turns: trajectory.turns.length,

@@ -71,32 +71,48 @@ function checkBefore(precedence: Precedence, constraint: BeforeConstraint, index
   const afterTools = toolSet(constraint.after);
   // One walk down the causal listing: only a call listed earlier can happen-before a call, so
   // the candidates for an `after` call are the `before` calls met so far, tried in order.
-  const candidates: number[] = [];
+  // Sized up front and counted (pushing onto an empty list allocates room for 16).
+  const candidates = new Array<number>(listing.length);
+  let candidateCount = 0;
   /** Which positions hold a witnessed call or its witnesses, for the passing result; made at the first witness. */
   let chain: boolean[] | undefined;
   /** Made at the first unwitnessed call (most constraints hold), with the tools it lacked. */
   let unwitnessed: { call: ToolCall; missing: readonly string[] }[] | undefined;
+  /** Per wanted tool, the position of the `after` call's witness or -1: one list reused for every call. */
+  let found: number[] | undefined;
   for (let position = 0; position < listing.length; position++) {
     const call = listing[position] as ToolCall;
     if (afterTools.has(call.tool)) {
-      const { found, missing } = all
-        ? witnessesOfEach(precedence, listing, candidates, call, wantedTools)
-        : witnessOfAny(precedence, listing, candidates, call, wantedTools);
-      if (missing.length > 0) {
-        unwitnessed ??= [];
-        unwitnessed.push({ call, missing });
+      if (all) {
+        found ??= new Array<number>(wantedTools.length);
+        if (witnessesOfEach(precedence, listing, candidates, candidateCount, call, wantedTools, found)) {
+          chain ??= new Array<boolean>(listing.length).fill(false);
+          chain[position] = true;
+          for (const witness of found) chain[witness] = true;
+        } else {
+          unwitnessed ??= [];
+          unwitnessed.push({ call, missing: wantedTools.filter((_, k) => found?.[k] === -1) });
+        }
       } else {
-        chain ??= new Array<boolean>(listing.length).fill(false);
-        chain[position] = true;
-        for (const witness of found) chain[witness] = true;
+        const witness = witnessOfAny(precedence, listing, candidates, candidateCount, call);
+        // With no tools to want, none is missing: the call holds without a witness.
+        if (witness === -1 && wantedTools.length > 0) {
+          unwitnessed ??= [];
+          unwitnessed.push({ call, missing: wantedTools });
+        } else {
+          chain ??= new Array<boolean>(listing.length).fill(false);
+          chain[position] = true;
+          if (witness !== -1) chain[witness] = true;
+        }
       }
     }
-    if (beforeTools.has(call.tool)) candidates.push(position);
+    if (beforeTools.has(call.tool)) candidates[candidateCount++] = position;
   }
   if (unwitnessed === undefined) return pass('order.before', 'order', name, marked(listing, chain));
 
   // Only the calls a reason lists are explained: a trace with thousands keeps a bounded message.
-  const predecessors = candidates.map((position) => listing[position] as ToolCall);
+  const predecessors: ToolCall[] = [];
+  for (let k = 0; k < candidateCount; k++) predecessors.push(listing[candidates[k] as number] as ToolCall);
   const mentioned: ToolCall[] = [];
   const clauses = unwitnessed.slice(0, MAX_LISTED).map(({ call, missing }) => {
     const perTool = missing.map((tool) => {
@@ -115,39 +131,51 @@ function checkBefore(precedence: Precedence, constraint: BeforeConstraint, index
   return fail('order.before', 'order', name, capClauses(clauses, unwitnessed.length), calls);
 }
 
-/** For `call`, the first candidate of each tool that happened-before it, and the tools with none. */
+/**
+ * For `call`, the first candidate of each tool that happened-before it, into `found` (-1 for a
+ * tool with none); whether every tool had one. Plain loops: a closure per tool and call, and
+ * lists per call, were most of what a holding constraint allocated.
+ */
 function witnessesOfEach(
   precedence: Precedence,
   listing: readonly ToolCall[],
   candidates: readonly number[],
+  count: number,
   call: ToolCall,
   tools: readonly string[],
-): { found: number[]; missing: readonly string[] } {
-  const found: number[] = [];
-  const missing: string[] = [];
-  for (const tool of tools) {
-    const witness = candidates.find((candidate) => {
+  found: number[],
+): boolean {
+  let every = true;
+  for (let k = 0; k < tools.length; k++) {
+    const tool = tools[k] as string;
+    let witness = -1;
+    for (let c = 0; c < count; c++) {
+      const candidate = candidates[c] as number;
       const other = listing[candidate] as ToolCall;
-      return other.tool === tool && precedence.beforeListed(other, call);
-    });
-    if (witness === undefined) missing.push(tool);
-    else found.push(witness);
+      if (other.tool === tool && precedence.beforeListed(other, call)) {
+        witness = candidate;
+        break;
+      }
+    }
+    found[k] = witness;
+    if (witness === -1) every = false;
   }
-  return { found, missing };
+  return every;
 }
 
-/** For `call`, the first candidate that happened-before it; when there is none, every tool is missing. */
+/** For `call`, the first candidate that happened-before it, -1 for none (every tool is then missing). */
 function witnessOfAny(
   precedence: Precedence,
   listing: readonly ToolCall[],
   candidates: readonly number[],
+  count: number,
   call: ToolCall,
-  tools: readonly string[],
-): { found: number[]; missing: readonly string[] } {
-  const witness = candidates.find((candidate) =>
-    precedence.beforeListed(listing[candidate] as ToolCall, call),
-  );
-  return witness === undefined ? { found: [], missing: tools } : { found: [witness], missing: [] };
+): number {
+  for (let c = 0; c < count; c++) {
+    const candidate = candidates[c] as number;
+    if (precedence.beforeListed(listing[candidate] as ToolCall, call)) return candidate;
+  }
+  return -1;
 }
 
 /** `a`, `a and b`, `a, b and c`. */
@@ -198,38 +226,46 @@ export function checkTerminal(precedence: Precedence, tools: readonly string[]):
   const name = 'order.terminal';
   const terminal = toolSet(tools);
   const { calls: listing } = trajectory;
-  /** The positions of the terminal calls. */
-  const gates: number[] = [];
-  for (let position = 0; position < listing.length; position++) {
+  /** The positions of the terminal calls: counted first, so the list is made at its size. */
+  let gateCount = 0;
+  for (const call of listing)
+    if (terminal.has(call.tool) && call.outcome.status !== 'not_executed') gateCount++;
+  const gates = new Array<number>(gateCount);
+  for (let position = 0, next = 0; next < gateCount; position++) {
     const call = listing[position] as ToolCall;
-    if (terminal.has(call.tool) && call.outcome.status !== 'not_executed') gates.push(position);
+    if (terminal.has(call.tool) && call.outcome.status !== 'not_executed') gates[next++] = position;
   }
   // A call after two terminal calls is listed once, under the first: it is after both. So is a
   // terminal call after another, and everything after it is after the first one too.
-  const listed: boolean[] = [];
-  const clauses: string[] = [];
-  const involved: ToolCall[] = [];
+  // The lists of a failure are made at its first follower: most traces have none.
+  let listed: boolean[] | undefined;
+  let clauses: string[] | undefined;
+  let involved: ToolCall[] | undefined;
   for (const gatePosition of gates) {
-    if (listed[gatePosition] === true) continue;
+    if (listed?.[gatePosition] === true) continue;
     const gate = listing[gatePosition] as ToolCall;
     // Only calls listed after the gate can happen-after it.
-    const after: ToolCall[] = [];
+    let after: ToolCall[] | undefined;
     for (let position = gatePosition + 1; position < listing.length; position++) {
       const call = listing[position] as ToolCall;
-      if (listed[position] !== true && precedence.beforeListed(gate, call)) {
+      if (listed?.[position] !== true && precedence.beforeListed(gate, call)) {
+        after ??= [];
         after.push(call);
+        listed ??= [];
         listed[position] = true;
       }
     }
-    if (after.length === 0) continue;
+    if (after === undefined) continue;
     const failed = gate.outcome.status === 'error' ? ', which failed' : '';
     const followers = capList(after.map((call) => `${call.tool} (call ${call.id})`));
+    clauses ??= [];
     clauses.push(
       `${gate.tool} (call ${gate.id}${failed}) is terminal, but calls came after it: ${followers}`,
     );
+    involved ??= [];
     involved.push(gate, ...after);
   }
-  if (clauses.length === 0) {
+  if (clauses === undefined || involved === undefined) {
     const terminalCalls = gates.map((position) => listing[position] as ToolCall);
     const unsure = unreportedTerminal(trajectory, precedence, terminalCalls);
     if (unsure) return alwaysHard(undecided('order.terminal', 'safety', name, unsure.reason, unsure.calls));

@@ -60,6 +60,10 @@ const MAX_REMEMBERED = 10_000;
 /** Randomness is read from the trace id's last 13 hex digits (W3C trace ids end in random bits). */
 const RANDOM_HEX_DIGITS = 13;
 
+/** What {@link RiskSampler}'s look at one tool found, as bits: a tool that keeps its trace, a tool new to it. */
+const KEEP = 1;
+const NEW = 2;
+
 /** Decides per trace; remembers tools and scenario versions it has seen. */
 export class RiskSampler {
   private readonly ratio: number;
@@ -80,17 +84,19 @@ export class RiskSampler {
   /** The decision for `trace`; also records its tools and scenario versions as seen. */
   decide(trace: SampledTrace): SamplingDecision {
     // Remember every tool and version, whichever reason decides, so "new" means new.
-    let newTool = false;
-    let keepTool = false;
-    for (const tool of trace.tools) {
-      if (!keepTool && this.keepTools.has(tool)) keepTool = true;
-      if (!this.seenTools.has(tool) && this.seenTools.size < MAX_REMEMBERED) {
-        this.seenTools.add(tool);
-        newTool = true;
-      }
+    const { tools, reports } = trace;
+    // Indexed where the tools are a list (as the evaluator gives them): for-of allocated per trace.
+    let seen = 0;
+    if (Array.isArray(tools)) {
+      for (let t = 0; t < tools.length; t++) seen |= this.#see(tools[t] as string, (seen & KEEP) !== 0);
+    } else {
+      for (const tool of tools) seen |= this.#see(tool, (seen & KEEP) !== 0);
     }
+    const keepTool = (seen & KEEP) !== 0;
+    const newTool = (seen & NEW) !== 0;
     let newScenario = false;
-    for (const report of trace.reports) {
+    for (let r = 0; r < reports.length; r++) {
+      const report = reports[r] as Report;
       const label = `${report.scenario.id}@${report.scenario.version ?? ''}`;
       if (!this.seenScenarios.has(label) && this.seenScenarios.size < MAX_REMEMBERED) {
         this.seenScenarios.add(label);
@@ -110,6 +116,19 @@ export class RiskSampler {
     return { keep, reason: 'ratio', adjustedCount: keep ? 1 / this.ratio : 0 };
   }
 
+  /**
+   * Remembers `tool` as seen: {@link KEEP} when it keeps its trace (asked only until one did),
+   * {@link NEW} when it had not been seen.
+   */
+  #see(tool: string, kept: boolean): number {
+    let seen = !kept && this.keepTools.has(tool) ? KEEP : 0;
+    if (!this.seenTools.has(tool) && this.seenTools.size < MAX_REMEMBERED) {
+      this.seenTools.add(tool);
+      seen |= NEW;
+    }
+    return seen;
+  }
+
   private matchesAttribute(trace: SampledTrace): boolean {
     for (const attributes of trace.spanAttributes()) {
       for (const [key, wanted] of this.keepAttributes) {
@@ -127,9 +146,12 @@ function risk(reason: SamplingReason): SamplingDecision {
 }
 
 function hasHardFinding(reports: readonly Report[]): boolean {
-  for (const report of reports) {
-    for (const finding of report.findings)
+  for (let r = 0; r < reports.length; r++) {
+    const { findings } = reports[r] as Report;
+    for (let f = 0; f < findings.length; f++) {
+      const finding = findings[f] as Report['findings'][number];
       if (finding.severity === 'hard' && !finding.inconclusive) return true;
+    }
   }
   return false;
 }

@@ -267,12 +267,50 @@ export class TraceEvaluator {
  * synthetic run), else the trace's root span.
  */
 export function evaluatedSpanOf(trajectory: Trajectory): string | undefined {
+  const { agents } = trajectory;
+  if (agents.length <= FEW_RUNS) return evaluatedSpanAmong(agents) ?? trajectory.root?.spanId;
   const withSpan = new Map<string, AgentRun>();
   for (const run of trajectory.agents) if (run.spanId !== undefined) withSpan.set(run.id, run);
   for (const run of withSpan.values()) {
     if (run.parentRunId === undefined || !withSpan.has(run.parentRunId)) return run.spanId;
   }
   return trajectory.root?.spanId;
+}
+
+/** Up to this many agent runs, {@link evaluatedSpanOf} searches them in place rather than keying them. */
+const FEW_RUNS = 8;
+
+/**
+ * {@link evaluatedSpanOf}'s Map of the runs with a span by id, without the Map: an id stands at
+ * the place of its first run with a span and for its last such run, as a Map's entry would.
+ */
+function evaluatedSpanAmong(agents: readonly AgentRun[]): string | undefined {
+  for (let i = 0; i < agents.length; i++) {
+    const first = agents[i] as AgentRun;
+    if (first.spanId === undefined || runWithSpan(agents, first.id, 0, i) !== undefined) continue;
+    const run = runWithSpan(agents, first.id, i + 1, agents.length, true) ?? first;
+    if (run.parentRunId === undefined || runWithSpan(agents, run.parentRunId, 0, agents.length) === undefined)
+      return run.spanId;
+  }
+  return undefined;
+}
+
+/** A run with a span and id `id` among `agents[from .. to - 1]`: the first, or with `last` the last. */
+function runWithSpan(
+  agents: readonly AgentRun[],
+  id: string,
+  from: number,
+  to: number,
+  last = false,
+): AgentRun | undefined {
+  let found: AgentRun | undefined;
+  for (let k = from; k < to; k++) {
+    const run = agents[k] as AgentRun;
+    if (run.spanId === undefined || run.id !== id) continue;
+    if (!last) return run;
+    found = run;
+  }
+  return found;
 }
 
 /** A conversation judged on one trace alone cannot be trusted: inconclusive, and why. */

@@ -70,9 +70,14 @@ export class JudgementSinks {
 
   /** Records one judgement of trace `traceId`. Never throws. */
   record(traceId: string, judgement: Judgement): void {
-    for (const failure of judgement.failures) this.fail(failure);
-    for (const closed of judgement.conversations ?? []) this.recordConversation(closed);
-    for (const report of judgement.reports) {
+    // Indexed loops: for-of, and a `?? []` to loop over, allocated per trace.
+    const { failures, conversations, reports } = judgement;
+    for (let f = 0; f < failures.length; f++) this.fail(failures[f] as JudgingFailure);
+    if (conversations !== undefined)
+      for (let c = 0; c < conversations.length; c++)
+        this.recordConversation(conversations[c] as ConversationJudgement);
+    for (let r = 0; r < reports.length; r++) {
+      const report = reports[r] as Report;
       this.metrics.recordReport(report);
       if (!this.options.onReport) continue;
       try {

@@ -58,8 +58,12 @@ export class CausalGraph implements CausalOrder {
   /** Per node, its bit in the reachability masks and sets: -1 for nodes that are not calls. */
   readonly #callSlot: number[];
   #nodes = 0;
-  /** Node numbers by key; keys of nodes added by {@link addUnindexedNode} go in on first need. */
-  readonly #keyed = new Map<string, number>();
+  /**
+   * Node numbers by key, made on first need (a trajectory's questions go by call object, so a
+   * graph of unindexed and labelled nodes never needs it); keys of nodes added by
+   * {@link addUnindexedNode} go in on first need too.
+   */
+  #keyed: Map<string, number> | undefined;
   #unindexed: number[] = [];
   /**
    * Edges as they come, one pair per edge in two shared arrays (an array per node was most of
@@ -80,8 +84,11 @@ export class CausalGraph implements CausalOrder {
    * of a few dozen entries still costs a backing store of its own.
    */
   #rank: number[] | undefined;
+  /** The nodes in the order of {@link #rank} (its inverse), made by the same sort. */
+  #byRank: number[] | undefined;
   #reach: CallReach | undefined;
-  readonly #dropped: [string, string][] = [];
+  /** Made at the first dropped edge, or when asked for. */
+  #dropped: [string, string][] | undefined;
   readonly #intervalBudget: number | undefined;
 
   /**
@@ -129,14 +136,16 @@ export class CausalGraph implements CausalOrder {
 
   /** The key index, with the keys of unindexed nodes put in first (the earliest node of a key wins). */
   #index(): Map<string, number> {
+    this.#keyed ??= new Map();
+    const keyed = this.#keyed;
     if (this.#unindexed.length > 0) {
       for (const node of this.#unindexed) {
         const key = this.#keys[node] as string;
-        if (!this.#keyed.has(key)) this.#keyed.set(key, node);
+        if (!keyed.has(key)) keyed.set(key, node);
       }
       this.#unindexed = [];
     }
-    return this.#keyed;
+    return keyed;
   }
 
   /**
@@ -160,6 +169,7 @@ export class CausalGraph implements CausalOrder {
   #changed(): void {
     this.#adjacency = undefined;
     this.#rank = undefined;
+    this.#byRank = undefined;
     this.#reach = undefined;
   }
 
@@ -193,6 +203,7 @@ export class CausalGraph implements CausalOrder {
    */
   droppedEdges(): readonly [string, string][] {
     this.#ranks();
+    this.#dropped ??= [];
     return this.#dropped;
   }
 
@@ -301,14 +312,16 @@ export class CausalGraph implements CausalOrder {
     if (this.#rank) return this.#rank;
     const { start, target } = this.#edgesBySource();
     const n = this.#nodes;
-    const indegree: number[] = new Array(n).fill(0);
+    // One array for both: a node not placed yet holds -1 minus its in-edges still to follow (so
+    // -1 when it is ready), a placed node its rank.
+    const rank: number[] = new Array(n).fill(-1);
     for (let e = 0; e < this.#edges; e++) {
       const t = target[e] as number;
-      if (t !== -1) indegree[t] = (indegree[t] as number) + 1;
+      if (t !== -1) rank[t] = (rank[t] as number) - 1;
     }
-    const rank: number[] = new Array(n).fill(-1);
+    const byRank: number[] = new Array(n);
     const ready = new NodeHeap(this.#time, n);
-    for (let i = 0; i < n; i++) if (indegree[i] === 0) ready.push(i);
+    for (let i = 0; i < n; i++) if (rank[i] === -1) ready.push(i);
     let next = 0;
     while (next < n) {
       let node = ready.pop();
@@ -317,36 +330,43 @@ export class CausalGraph implements CausalOrder {
         node = this.#earliestUnplaced(rank);
         this.#dropEdgesInto(node, rank);
       }
+      byRank[next] = node;
       rank[node] = next++;
       for (let e = start[node] as number; e < (start[node + 1] as number); e++) {
         const t = target[e] as number;
-        if (t === -1) continue;
-        indegree[t] = (indegree[t] as number) - 1;
-        if (indegree[t] === 0 && rank[t] === -1) ready.push(t);
+        if (t === -1 || (rank[t] as number) >= 0) continue;
+        const left = (rank[t] as number) + 1;
+        rank[t] = left;
+        if (left === -1) ready.push(t);
       }
     }
     this.#rank = rank;
+    this.#byRank = byRank;
     return rank;
   }
 
+  /** The earliest node not placed yet (one whose entry in `rank` is negative). */
   #earliestUnplaced(rank: readonly number[]): number {
     let best = -1;
     for (let i = 0; i < rank.length; i++)
-      if (rank[i] === -1 && (best === -1 || earlier(this.#time, i, best))) best = i;
+      if ((rank[i] as number) < 0 && (best === -1 || earlier(this.#time, i, best))) best = i;
     return best;
   }
 
   #dropEdgesInto(node: number, rank: readonly number[]): void {
     const { start, target } = this.#edgesBySource();
     for (let from = 0; from < this.#nodes; from++) {
-      if (rank[from] !== -1) continue;
+      if ((rank[from] as number) >= 0) continue;
       let dropped = false;
       for (let e = start[from] as number; e < (start[from + 1] as number); e++) {
         if (target[e] !== node) continue;
         target[e] = -1;
         dropped = true;
       }
-      if (dropped) this.#dropped.push([this.#keys[from] as string, this.#keys[node] as string]);
+      if (dropped) {
+        this.#dropped ??= [];
+        this.#dropped.push([this.#keys[from] as string, this.#keys[node] as string]);
+      }
     }
   }
 
@@ -358,8 +378,7 @@ export class CausalGraph implements CausalOrder {
     if (this.#reach) return this.#reach;
     const rank = this.#ranks();
     const n = this.#nodes;
-    const byRank: number[] = new Array(n).fill(0);
-    for (let i = 0; i < n; i++) byRank[rank[i] as number] = i;
+    const byRank = this.#byRank as number[];
     const { start, target } = this.#edgesBySource();
     const dag: DagView = {
       nodes: n,
