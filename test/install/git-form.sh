@@ -18,7 +18,7 @@ npm install -D "git+file://$repo#$commit"
 spec="$(node -p 'require("./package.json").devDependencies.toolpath')"
 echo "package.json: toolpath $spec"
 case "$spec" in git+file:*) ;; *) echo "git-form: expected a git+file: spec" >&2; exit 1 ;; esac
-[ -f node_modules/toolpath/dist/cli/bin.js ] || { echo "git-form: prepare did not build dist/" >&2; exit 1; }
+[ -f node_modules/toolpath/dist/bin/toolpath.js ] || { echo "git-form: prepare did not build dist/" >&2; exit 1; }
 copies="$(find node_modules -path '*/@opentelemetry/api/package.json' | xargs -n1 node -p 'require(require("path").resolve(process.argv[1])).version' | sort | tr '\n' ' ')"
 [ "$copies" = "1.9.1 " ] || { echo "git-form: expected one @opentelemetry/api (1.9.1), found: $copies" >&2; exit 1; }
 npx toolpath init | tee init.out
