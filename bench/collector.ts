@@ -7,7 +7,8 @@
  *       as the receivers call it) + adapter.judgeAllNow() (normalize, evaluate against a realistic
  *       scenario, redact, sample) + the response body (`{}`);
  *   (3) bare protobufjs `ExportTraceServiceRequest.decode(buffer)` (the protobuf baseline);
- *   (4) protobuf end to end: decodeExportTraceProtobuf + exportOutcome + judgeAllNow + encodeExportTraceResponse.
+ *   (4) protobuf end to end: decodeExportTraceProtobuf (on the adapter's held texts, as the receivers
+ *       decode) + exportOutcome + judgeAllNow + encodeExportTraceResponse.
  * The request: ~1,000 spans of GenAI support-agent conversations (20-50 spans each: an
  * `invoke_agent` root, chat turns whose input messages hold the conversation so far, parallel
  * `execute_tool` calls with arguments and results), built as SpanRecords, turned into SDK
@@ -45,7 +46,7 @@ import type { TraceIngest } from '../src/collector/ingest.js';
 import { type DecodeResult, decodeOtlpJsonText } from '../src/collector/otlp-json.js';
 import { decodeExportTraceProtobuf, encodeExportTraceResponse } from '../src/collector/otlp-proto.js';
 import { ExportTraceServiceRequest } from '../src/collector/otlp-proto-schema.js';
-import { exportOutcome } from '../src/collector/receiver-common.js';
+import { decodeOptionsFor, exportOutcome } from '../src/collector/receiver-common.js';
 import { DEFAULT_SCENARIO } from '../src/collector/serve.js';
 import { toReadableSpan } from '../src/collector/to-readable-span.js';
 import type { Report } from '../src/model/report.js';
@@ -574,7 +575,8 @@ function contenders(requests: readonly Request[]): Contender[] {
         endToEnd(
           adapter as TraceAdapter,
           protobufs,
-          (protobuf) => decodeExportTraceProtobuf(protobuf),
+          // As the receivers decode: on the long values the adapter holds for the request's traces.
+          (protobuf) => decodeExportTraceProtobuf(protobuf, decodeOptionsFor(adapter as TraceAdapter)),
           (partial) => encodeExportTraceResponse(partial as Parameters<typeof encodeExportTraceResponse>[0]),
         ),
       finish,

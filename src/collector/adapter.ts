@@ -17,6 +17,7 @@ import type { AdapterOptions, AdapterStats } from './adapter-options.js';
 import { AdapterStorage } from './adapter-storage.js';
 import type { DurableTraces, RawRequest, Replay } from './durable-traces.js';
 import { takeOnce } from './durable-traces.js';
+import type { HeldTexts } from './extending-texts.js';
 import { type ForwardDropReason, ForwardQueue } from './forward-queue.js';
 import type { IngestResult, TraceIngest } from './ingest.js';
 import { JudgedOutput } from './judged-output.js';
@@ -141,6 +142,11 @@ export class TraceAdapter implements TraceIngest {
   /** False while stopping, and while the span log cannot be written (durable mode refuses spans then). */
   ready(): boolean {
     return !this.closing && this.durable?.log.failed === undefined;
+  }
+
+  /** See {@link TraceIngest.heldTexts}. */
+  heldTexts(traceId: string): HeldTexts | undefined {
+    return this.intake.buffer.get(traceId)?.state.texts;
   }
 
   ingest(decoded: DecodeResult, raw?: RawRequest): IngestResult {

@@ -14,12 +14,14 @@
  */
 import type { SpanRecord } from '../model/span-record.js';
 import { notesIn, noteText, type TextRef } from '../model/text-extensions.js';
-import { copyOf } from './extending-texts.js';
+import { copyOf, type HeldPrefix, type HeldTexts } from './extending-texts.js';
 
 /** The flat pieces a held text is joined from, the last first. */
 interface Pieces {
   readonly piece: string;
   readonly before: Pieces | undefined;
+  /** Whether the piece has no lone surrogate, once asked (bytesOfPieces). */
+  wellFormed: boolean | undefined;
 }
 
 /** A long value that a later one may continue: all of it but its last character. */
@@ -46,7 +48,7 @@ const TIPS_PER_KEY = 4;
 const END_CHARS = 16;
 
 /** A buffered trace's latest long values, by attribute key (the adapter's per-trace state). */
-export class TraceTexts {
+export class TraceTexts implements HeldTexts {
   /** Made with the first long value: most traces have none. */
   #byKey: Map<string, Tip[]> | undefined;
 
@@ -60,6 +62,33 @@ export class TraceTexts {
       if (shared >= text.length || text.substring(shared - tip.end.length, shared) !== tip.end) continue;
       if (startsWithPieces(text, shared, tip.pieces)) return tip;
     }
+    return undefined;
+  }
+
+  /**
+   * The latest value under `key` whose text the UTF-8 bytes `buf[start, end)` continue, and where
+   * in them its text ends: what the protobuf decoder builds a long value on, decoding only the
+   * bytes after it ({@link ExtendingTexts}). The held text is compared as its UTF-8 bytes,
+   * never decoded from the request's.
+   */
+  continuedBytes(key: string, buf: Buffer, start: number, end: number): HeldPrefix | undefined {
+    const tips = this.#byKey?.get(key);
+    if (tips === undefined) return undefined;
+    for (let i = tips.length - 1; i >= 0; i--) {
+      const tip = tips[i] as Tip;
+      // A character is one byte at least: a text as long as the bytes cannot leave any after it.
+      if (tip.open.length >= end - start) continue;
+      const at = bytesOfPieces(buf, start, end, tip.pieces);
+      if (at !== -1 && at < end) return { open: tip.open, ref: tip.ref, at };
+    }
+    return undefined;
+  }
+
+  /** The value under `key` that `ref` stands for, while it is the latest or nearly. */
+  tipOf(key: string, ref: TextRef): Tip | undefined {
+    const tips = this.#byKey?.get(key);
+    if (tips === undefined) return undefined;
+    for (const tip of tips) if (tip.ref === ref) return tip;
     return undefined;
   }
 
@@ -93,6 +122,51 @@ function startsWithPieces(text: string, shared: number, pieces: Pieces): boolean
   return end === 0;
 }
 
+/** Characters encoded and compared at a time; the scratch holds the UTF-8 of any chunk (3 bytes a code unit at most). */
+const CHUNK_CHARS = 16 * 1024;
+const scratch = Buffer.allocUnsafe(3 * CHUNK_CHARS);
+
+/**
+ * Where the UTF-8 of the text the pieces join to ends, if `buf[start, end)` starts with it; -1
+ * if not. Sound because UTF-8 is one to one on well-formed text: equal bytes decode to that text,
+ * and end on a character. A piece with a lone surrogate (JSON can write one) encodes as U+FFFD
+ * does, so it is never compared.
+ */
+function bytesOfPieces(buf: Buffer, start: number, end: number, pieces: Pieces): number {
+  const chain: Pieces[] = [];
+  for (let at: Pieces | undefined = pieces; at !== undefined; at = at.before) {
+    at.wellFormed ??= (at.piece as WellFormedCheck).isWellFormed();
+    if (!at.wellFormed) return -1;
+    chain.push(at);
+  }
+  let at = start;
+  for (let i = chain.length - 1; i >= 0 && at !== -1; i--)
+    at = bytesOf(buf, at, end, (chain[i] as Pieces).piece);
+  return at;
+}
+
+/** Where the UTF-8 of `text` ends, if `buf[at, end)` starts with it; -1 if not. A chunk at a time, a surrogate pair never split. */
+function bytesOf(buf: Buffer, at: number, end: number, text: string): number {
+  let offset = at;
+  for (let from = 0; from < text.length; ) {
+    let to = Math.min(from + CHUNK_CHARS, text.length);
+    if (to < text.length && isHighSurrogate(text.charCodeAt(to - 1))) to--;
+    const chunk = from === 0 && to === text.length ? text : text.substring(from, to);
+    const written = scratch.write(chunk, 0, scratch.length, 'utf8');
+    if (offset + written > end || buf.compare(scratch, 0, written, offset, offset + written) !== 0) return -1;
+    offset += written;
+    from = to;
+  }
+  return offset;
+}
+
+/** ES2024's String.prototype.isWellFormed, which Node 20 has (the project compiles against ES2022). */
+type WellFormedCheck = string & { isWellFormed(): boolean };
+
+function isHighSurrogate(code: number): boolean {
+  return code >= 0xd800 && code <= 0xdbff;
+}
+
 /** One request's long values as its spans are buffered, each by what stands for it. */
 export class ContinuedTexts {
   readonly #tips = new Map<TextRef, Tip>();
@@ -111,7 +185,14 @@ export class ContinuedTexts {
       if (extension !== undefined) {
         // The decoder built it on a value of this request: build it on that value as held now.
         const earlier = this.#tips.get(extension.earlier);
-        if (earlier === undefined) continue; // a value not buffered here: left as decoded
+        if (earlier === undefined) {
+          // Or on a value the trace held already (continuedBytes): built on it as held, nothing to redo.
+          const held = trace.tipOf(key, extension.earlier);
+          if (held === undefined) continue; // a value not buffered here: left as decoded
+          sharedInTrace += text.length - extension.added.length;
+          this.#remember(trace, key, continuing(held, extension.added, ref, false, trace), held);
+          continue;
+        }
         if (earlier.rebuilt) {
           const value = earlier.open + extension.added;
           attributes[key] = value;
@@ -154,7 +235,7 @@ function whole(text: string, ref: TextRef, owner: TraceTexts): Tip {
     ref,
     owner,
     open,
-    pieces: { piece: open, before: undefined },
+    pieces: { piece: open, before: undefined, wellFormed: undefined },
     end: endOf(open, ''),
     rebuilt: false,
   };
@@ -167,7 +248,7 @@ function continuing(earlier: Tip, added: string, ref: TextRef, rebuilt: boolean,
     ref,
     owner,
     open: earlier.open + piece,
-    pieces: { piece, before: earlier.pieces },
+    pieces: { piece, before: earlier.pieces, wellFormed: undefined },
     end: endOf(piece, earlier.end),
     rebuilt,
   };

@@ -41,7 +41,29 @@ function endsAlike(buf: Buffer, earlierStart: number, start: number, shared: num
   return true;
 }
 
-/** The recent long strings of one request body, by their bytes' place in it. */
+/**
+ * The long values held for one trace from earlier requests, which a value of this request may
+ * continue (the adapter's, continued-texts.ts).
+ */
+export interface HeldTexts {
+  /** The held value under `key` that the UTF-8 bytes `buf[start, end)` start with, if any. */
+  continuedBytes(key: string, buf: Buffer, start: number, end: number): HeldPrefix | undefined;
+}
+
+/** A held value the bytes of a request's value start with: its text, what stands for it, and where its bytes end. */
+export interface HeldPrefix {
+  /** The value but its last character, as held (never read: it may be joined from pieces). */
+  open: string;
+  ref: TextRef;
+  at: number;
+}
+
+/**
+ * The recent long strings of one request body, by their bytes' place in it; and, where the
+ * decoder says which trace and attribute key a string is the value of, the long values that
+ * trace holds from earlier requests (continued-texts.ts): a history continuing one received
+ * before is then decoded from its new bytes alone too.
+ */
 export class ExtendingTexts {
   readonly #starts: number[] = [];
   readonly #ends: number[] = [];
@@ -51,6 +73,10 @@ export class ExtendingTexts {
   #next = 0;
   /** What is known of the string last read, when it was long; for the decoder to note. */
   note: TextNote | undefined;
+  /** The texts held for the trace of the span being read, if the adapter holds it. */
+  held: HeldTexts | undefined;
+  /** The key of the span attribute being read; '' for any other string. */
+  key = '';
 
   /** The string the UTF-8 bytes `buf[start, end)` hold. */
   read(buf: Buffer & { utf8Slice(start: number, end: number): string }, start: number, end: number): string {
@@ -77,6 +103,22 @@ export class ExtendingTexts {
       const open = this.#opens[slot] as string;
       this.note = { ref, extension: { earlier: this.#refs[slot] as TextRef, added } };
       if (openable) this.#remember(slot, start, end, open + added.slice(0, -1), ref);
+      return open + added;
+    }
+    const held = this.key === '' ? undefined : this.held?.continuedBytes(this.key, buf, start, end);
+    if (held !== undefined) {
+      // The bytes before `held.at` encode the held text, so they end a character, as above.
+      const { open, at } = held;
+      const added = buf.utf8Slice(at, end);
+      this.note = { ref, extension: { earlier: held.ref, added } };
+      if (openable)
+        this.#remember(
+          starts.length < SLOTS ? starts.length : this.#nextSlot(),
+          start,
+          end,
+          open + added.slice(0, -1),
+          ref,
+        );
       return open + added;
     }
     const value = buf.utf8Slice(start, end);

@@ -31,6 +31,7 @@ import {
   acknowledged,
   bearerMatches,
   DEFAULT_IDLE_TIMEOUT_MS,
+  decodeOptionsFor,
   encodeRpcStatus,
   exportOutcome,
   hostForUrl,
@@ -184,7 +185,7 @@ async function exportCall(
     return failure(grpc.status.RESOURCE_EXHAUSTED, { code: grpc.status.RESOURCE_EXHAUSTED, message });
   }
   const outcome = await acknowledged(
-    exportOutcome(options.ingest, decodeExportTraceProtobuf(bytes), {
+    exportOutcome(options.ingest, decodeExportTraceProtobuf(bytes, decodeOptionsFor(options.ingest)), {
       format: 'protobuf',
       bytes,
     }),

@@ -3,6 +3,7 @@ import type { Socket } from 'node:net';
 import zlib from 'node:zlib';
 import { diag } from '@opentelemetry/api';
 import type { AdmittedConnection } from './connection-limit.js';
+import type { TraceIngest } from './ingest.js';
 import { type DecodeResult, decodeOtlpJsonText } from './otlp-json.js';
 import { decodeExportTraceProtobuf, encodeExportTraceResponse, type PartialSuccess } from './otlp-proto.js';
 import {
@@ -10,6 +11,7 @@ import {
   bearerMatches,
   cut,
   DEFAULT_IDLE_TIMEOUT_MS,
+  decodeOptionsFor,
   encodeRpcStatus,
   exportOutcome,
   hostForUrl,
@@ -126,7 +128,7 @@ async function handle(req: http.IncomingMessage, res: http.ServerResponse, optio
   if (body.kind !== 'ok') return refuse(body.kind === 'too_large' ? 413 : 400, body.message);
 
   const outcome = await acknowledged(
-    exportOutcome(options.ingest, decode(body.bytes, format), {
+    exportOutcome(options.ingest, decode(body.bytes, format, options.ingest), {
       format,
       bytes: body.bytes,
     }),
@@ -160,8 +162,8 @@ function formatOf(contentType: string | undefined): Format | undefined {
   return undefined;
 }
 
-function decode(bytes: Buffer, format: Format): DecodeResult {
-  if (format === 'protobuf') return decodeExportTraceProtobuf(bytes);
+function decode(bytes: Buffer, format: Format, ingest: TraceIngest): DecodeResult {
+  if (format === 'protobuf') return decodeExportTraceProtobuf(bytes, decodeOptionsFor(ingest));
   try {
     return decodeOtlpJsonText(bytes.toString('utf8'));
   } catch (error) {

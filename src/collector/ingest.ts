@@ -3,7 +3,9 @@
  * protocol: decode, check limits, answer; the adapter behind this interface buffers, judges and
  * forwards. One interface, so both receivers answer the same way for the same situation.
  */
+
 import type { RawRequest } from './durable-traces.js';
+import type { HeldTexts } from './extending-texts.js';
 import type { DecodeResult } from './otlp-json.js';
 
 /** What happened to one export request's spans. */
@@ -31,4 +33,9 @@ export interface TraceIngest {
   ingest(decoded: DecodeResult, raw?: RawRequest): IngestResult;
   /** False while starting or shutting down: readiness probes answer 503. */
   ready(): boolean;
+  /**
+   * The long values held for a buffered trace, which the protobuf decoder may build a request's
+   * values on (DecodeOptions.heldTexts); the receivers decode with it when there is one.
+   */
+  heldTexts?(traceId: string): HeldTexts | undefined;
 }

@@ -7,7 +7,7 @@ import type protobuf from 'protobufjs';
 import { MAX_JSON_DEPTH, TOO_DEEP_TEXT } from '../model/json-depth.js';
 import type { Attributes, AttributeValue } from '../model/span-record.js';
 import { noteText, type TextNote } from '../model/text-extensions.js';
-import type { ExtendingTexts } from './extending-texts.js';
+import type { ExtendingTexts, HeldTexts } from './extending-texts.js';
 import { Invalid, TooDeepValue } from './otlp-json-values.js';
 
 /**
@@ -21,6 +21,8 @@ export type ProtoReader = protobuf.Reader & {
   };
   /** The request's long string values, which later ones may extend. */
   texts: ExtendingTexts;
+  /** The texts the adapter holds for a trace, which a long value may continue (DecodeOptions). */
+  heldTexts: ((traceId: string) => HeldTexts | undefined) | undefined;
 };
 
 /**
@@ -326,7 +328,10 @@ function readKeyValue(
     const tag = reader.uint32();
     if (tag === 10) key = readCommonString(reader);
     else if (tag === 18) {
+      // A span attribute's value may continue the value its trace holds under the key.
+      reader.texts.key = depth === 0 ? key : '';
       value = readAnyValue(reader, lengthEnd(reader), depth);
+      reader.texts.key = '';
       // What the texts know of the string the value is (readAnyValue forgets it at each other field).
       note = typeof value === 'string' ? reader.texts.note : undefined;
     } else skipField(reader, tag, KEY_VALUE);

@@ -63,7 +63,7 @@ import { ExtendingTexts } from './extending-texts.js';
 export function decodeExportTraceProtobuf(bytes: Uint8Array, options: DecodeOptions = {}): DecodeResult {
   const out = startDecoding(options);
   try {
-    const reader = createReader(bytes);
+    const reader = createReader(bytes, options);
     let index = 0;
     while (reader.pos < reader.len) {
       const tag = reader.uint32();
@@ -104,12 +104,13 @@ function rejectSince(out: DecodeState, start: Mark, path: string, invalid: Inval
   out.rejectedSpans += rejected;
 }
 
-function createReader(bytes: Uint8Array): ProtoReader {
+function createReader(bytes: Uint8Array, options: DecodeOptions): ProtoReader {
   if (!(bytes instanceof Uint8Array)) throw new Malformed('expected the request body as bytes');
   // A Buffer view (no copy) gives protobufjs's BufferReader and native hex and UTF-8 decoding.
   const buf = Buffer.isBuffer(bytes) ? bytes : Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
   const reader = protobuf.Reader.create(buf) as ProtoReader;
   reader.texts = new ExtendingTexts();
+  reader.heldTexts = options.heldTexts;
   return reader;
 }
 
@@ -256,11 +257,14 @@ function readSpan(
   let attributeIndex = 0;
   let eventIndex = 0;
   let linkIndex = 0;
+  // Another span's trace must not lend its texts: only once this span's trace id is read.
+  reader.texts.held = undefined;
   while (reader.pos < end) {
     const tag = reader.uint32();
     switch (tag) {
       case 10: // 1 trace_id
         traceId = readId(reader, 16, '.traceId', traceIds);
+        reader.texts.held = typeof traceId === 'string' ? reader.heldTexts?.(traceId) : undefined;
         break;
       case 18: // 2 span_id
         spanId = readId(reader, 8, '.spanId');
@@ -322,6 +326,7 @@ function readSpan(
     }
   }
   verifyEnd(reader, end, 'Span');
+  reader.texts.held = undefined;
   // Checked in the JSON decoder's order, so both name the same first problem.
   if (traceId === undefined) return new Invalid('.traceId', 'expected a trace id of 16 bytes, got none');
   if (traceId instanceof Invalid) return traceId;

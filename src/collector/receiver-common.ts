@@ -10,7 +10,7 @@ import protobuf from 'protobufjs';
 import type { ConnectionLimit } from './connection-limit.js';
 import type { RawRequest } from './durable-traces.js';
 import type { IngestResult, TraceIngest } from './ingest.js';
-import type { DecodeError, DecodeResult } from './otlp-json.js';
+import type { DecodeError, DecodeOptions, DecodeResult } from './otlp-json.js';
 import type { PartialSuccess } from './otlp-proto.js';
 
 /** Where a receiver listens and what it hands spans to. */
@@ -76,6 +76,15 @@ export type ExportOutcome =
 const LISTED_ERRORS = 5;
 const LISTED_VIOLATIONS = 20;
 const MAX_MESSAGE = 1000;
+
+/**
+ * How a receiver decodes a request for `ingest`: on the long values it holds for the request's
+ * traces, when it can say (the protobuf decoder then decodes a history continuing one from its
+ * new bytes alone).
+ */
+export function decodeOptionsFor(ingest: TraceIngest): DecodeOptions {
+  return ingest.heldTexts === undefined ? {} : { heldTexts: (traceId) => ingest.heldTexts?.(traceId) };
+}
 
 /**
  * Decides a decoded request: unparsable (no spans, none counted as rejected, an error) is bad

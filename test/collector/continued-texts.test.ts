@@ -12,6 +12,7 @@ import { describe, expect, it, vi } from 'vitest';
 import { TraceAdapter } from '../../src/collector/adapter.js';
 import { type DecodeResult, decodeOtlpJsonText } from '../../src/collector/otlp-json.js';
 import { decodeExportTraceProtobuf } from '../../src/collector/otlp-proto.js';
+import { decodeOptionsFor } from '../../src/collector/receiver-common.js';
 import { toReadableSpan } from '../../src/collector/to-readable-span.js';
 import { fromReadableSpan } from '../../src/io/readable-span.js';
 import type { SpanRecord } from '../../src/model/span-record.js';
@@ -26,18 +27,29 @@ import {
 
 const NOW_NS = BigInt(Date.now()) * 1_000_000n;
 
-const DECODERS: Record<string, (spans: ReadableSpan[]) => DecodeResult> = {
+type Decode = (spans: ReadableSpan[], adapter: TraceAdapter) => DecodeResult;
+
+const DECODERS: Record<string, Decode> = {
+  // As durable mode's replay decodes: the request alone.
   protobuf: (spans) =>
     decodeExportTraceProtobuf(ProtobufTraceSerializer.serializeRequest(spans) as Uint8Array),
+  // As the receivers decode: on the values the adapter holds for the request's traces.
+  'protobuf on held texts': (spans, adapter) =>
+    decodeExportTraceProtobuf(
+      ProtobufTraceSerializer.serializeRequest(spans) as Uint8Array,
+      decodeOptionsFor(adapter),
+    ),
   json: (spans) =>
     decodeOtlpJsonText(new TextDecoder().decode(JsonTraceSerializer.serializeRequest(spans) as Uint8Array)),
 };
+const PROTOBUF = DECODERS.protobuf as Decode;
+const ON_HELD_TEXTS = DECODERS['protobuf on held texts'] as Decode;
 
 /**
  * The spans as the adapter holds them once every request is in: each request decoded and
  * ingested in turn, then all judged (onJudged hands over each trace's spans, in arrival order).
  */
-function ingestAll(requests: readonly ReadableSpan[][], decode: (spans: ReadableSpan[]) => DecodeResult) {
+function ingestAll(requests: readonly ReadableSpan[][], decode: Decode) {
   const held: SpanRecord[] = [];
   const adapter = new TraceAdapter({
     scenarios: [{ id: 'any', tools: { allowed: ['get_order'] } }],
@@ -45,7 +57,7 @@ function ingestAll(requests: readonly ReadableSpan[][], decode: (spans: Readable
     sweepIntervalMs: 1e9,
     onJudged: (spans) => held.push(...spans),
   });
-  for (const spans of requests) expect(adapter.ingest(decode(spans)).kind).toBe('accepted');
+  for (const spans of requests) expect(adapter.ingest(decode(spans, adapter)).kind).toBe('accepted');
   adapter.judgeAllNow();
   void adapter.shutdown();
   return held;
@@ -89,6 +101,35 @@ describe('histories continued across requests', () => {
     }
   }
 
+  it('decodes a history continuing one its trace holds from its new bytes alone, on held texts', () => {
+    // Bytes decoded into text, per request, with and without the held texts: a turn a request.
+    const decodedBytes = (decode: Decode) => {
+      const utf8Slice = vi.spyOn(Buffer.prototype, 'utf8Slice');
+      const held = ingestAll(chunks(spans, perTurn), decode);
+      const bytes = utf8Slice.mock.calls.reduce(
+        (sum, [start, end]) => sum + (Number(end) - Number(start)),
+        0,
+      );
+      utf8Slice.mockRestore();
+      return { held, bytes };
+    };
+    const alone = decodedBytes(PROTOBUF);
+    const onHeld = decodedBytes(ON_HELD_TEXTS);
+    const historyBytes = sent.reduce(
+      (sum, record) => sum + Buffer.byteLength(String(record.attributes[INPUT_MESSAGES] ?? '')),
+      0,
+    );
+    // Alone, every history is decoded whole, with the rest; on held texts, the rest is the same.
+    const otherBytes = alone.bytes - historyBytes;
+    expect(otherBytes).toBeGreaterThan(0);
+    expect(onHeld.bytes - otherBytes).toBeLessThan(historyBytes / 3);
+    expect(onHeld.held.map((record) => record.attributes)).toEqual(
+      alone.held.map((record) => record.attributes),
+    );
+    expectLaterTurnsNoted(onHeld.held, CONVERSATIONS, TURNS);
+    expect(normalizeEach(onHeld.held)).toEqual(normalizeEach(sent));
+  });
+
   it('continues each of several conversations of one trace (sub-agents) under the same key', () => {
     const oneTrace = spans.map((span) =>
       toReadableSpan({
@@ -96,10 +137,7 @@ describe('histories continued across requests', () => {
         traceId: fromReadableSpan(spans[0] as ReadableSpan).traceId,
       }),
     );
-    const held = ingestAll(
-      chunks(oneTrace, perTurn),
-      DECODERS.protobuf as (spans: ReadableSpan[]) => DecodeResult,
-    );
+    const held = ingestAll(chunks(oneTrace, perTurn), ON_HELD_TEXTS);
     expectLaterTurnsNoted(held, CONVERSATIONS, TURNS);
     const sentValues = bySpanId(sent);
     for (const record of held) expect(record.attributes).toEqual(sentValues.get(record.spanId));
@@ -116,7 +154,7 @@ describe('histories continued across requests', () => {
         });
       }),
     );
-    const held = ingestAll(requests, DECODERS.protobuf as (spans: ReadableSpan[]) => DecodeResult);
+    const held = ingestAll(requests, ON_HELD_TEXTS);
     expect(
       held.filter((record) => extensionOf(record.attributes, INPUT_MESSAGES) !== undefined),
     ).toHaveLength(0);
@@ -170,6 +208,63 @@ const growing = fc
     return texts;
   });
 
+/** One chat span of trace `trace` whose input history is `text`. */
+function historySpan(trace: string, n: number, text: string): ReadableSpan {
+  return toReadableSpan({
+    traceId: trace.repeat(32 / trace.length),
+    spanId: `${String(n).padStart(4, '0')}beef0000beef`,
+    parentSpanId: 'ffffffffffffffff',
+    name: 'chat',
+    kind: 'client',
+    startTimeUnixNano: NOW_NS + BigInt(n),
+    endTimeUnixNano: NOW_NS + 1_000n + BigInt(n),
+    attributes: { [INPUT_MESSAGES]: text },
+    status: { code: 'unset' },
+    events: [],
+    links: [],
+    resource: { attributes: {} },
+    scope: { name: 'test' },
+  });
+}
+
+describe('histories decoded on the texts their trace holds', () => {
+  it('compares a held text longer than a chunk by its bytes, a surrogate pair across the chunk edge', () => {
+    // 🙂 is two code units: one at either side of the 16,384th, where the comparison cuts its chunks.
+    const first = `[${'a'.repeat(16_382)}🙂${'ü'.repeat(20_000)}]`;
+    const second = `${first.slice(0, -1)},"☃ next"]`;
+    const held = ingestAll([[historySpan('ab', 0, first)], [historySpan('ab', 1, second)]], ON_HELD_TEXTS);
+    expect(held.map((record) => record.attributes[INPUT_MESSAGES])).toEqual([first, second]);
+    expect(extensionOf((held[1] as SpanRecord).attributes, INPUT_MESSAGES)?.added).toBe(',"☃ next"]');
+  });
+
+  it('never takes bytes for a held text with a lone surrogate, which UTF-8 writes as U+FFFD', () => {
+    // A JSON request can carry a lone surrogate; protobuf's UTF-8 cannot, and writes U+FFFD for it.
+    const first = `[${'x'.repeat(1_100)}\ud800]`;
+    expect((first as string & { isWellFormed(): boolean }).isWellFormed()).toBe(false);
+    const second = `${first.slice(0, -1)},1]`;
+    // The first request as JSON, the second as protobuf on the held texts.
+    const decoders = [DECODERS.json as Decode, ON_HELD_TEXTS];
+    let request = 0;
+    const held = ingestAll(
+      [[historySpan('cd', 0, first)], [historySpan('cd', 1, second)]],
+      (spans, adapter) => (decoders[request++] as Decode)(spans, adapter),
+    );
+    const replaced = `${second.slice(0, 1_101)}\ufffd,1]`;
+    expect((held[0] as SpanRecord).attributes[INPUT_MESSAGES]).toBe(first);
+    // What the bytes say, not the held text.
+    expect((held[1] as SpanRecord).attributes[INPUT_MESSAGES]).toBe(replaced);
+    expect(extensionOf((held[1] as SpanRecord).attributes, INPUT_MESSAGES)).toBeUndefined();
+  });
+
+  it('shares nothing with a held text the bytes differ from, however little', () => {
+    const first = `[${'é'.repeat(1_500)}]`;
+    const second = `[${'é'.repeat(700)}e${'é'.repeat(799)},2]`;
+    const held = ingestAll([[historySpan('ef', 0, first)], [historySpan('ef', 1, second)]], ON_HELD_TEXTS);
+    expect((held[1] as SpanRecord).attributes[INPUT_MESSAGES]).toBe(second);
+    expect(extensionOf((held[1] as SpanRecord).attributes, INPUT_MESSAGES)).toBeUndefined();
+  });
+});
+
 describe('continued values, whatever the texts and however they are split', () => {
   it('are the values sent, and every note is true', () => {
     let acrossRequests = 0;
@@ -202,7 +297,7 @@ describe('continued values, whatever the texts and however they are split', () =
             requests[requestOf[n] as number]?.push(toReadableSpan(record));
           const held = ingestAll(
             requests.filter((spans) => spans.length > 0),
-            DECODERS[decoder] as (spans: ReadableSpan[]) => DecodeResult,
+            DECODERS[decoder] as Decode,
           );
           expect(held).toHaveLength(records.length);
           const sentValues = bySpanId(records);

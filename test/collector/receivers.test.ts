@@ -23,6 +23,7 @@ import {
 import fc from 'fast-check';
 import protobuf from 'protobufjs';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { ContinuedTexts, TraceTexts } from '../../src/collector/continued-texts.js';
 import {
   type ExportResponse,
   startGrpcReceiver,
@@ -35,16 +36,35 @@ import type { DecodeResult } from '../../src/collector/otlp-json.js';
 import { decodeExportTraceProtobuf, decodeExportTraceResponse } from '../../src/collector/otlp-proto.js';
 import { ExportTraceServiceRequest } from '../../src/collector/otlp-proto-schema.js';
 import type { SpanRecord } from '../../src/model/span-record.js';
+import { extensionOf } from '../../src/model/text-extensions.js';
 
-/** A real TraceIngest that keeps what it took and answers as told. */
+/**
+ * A real TraceIngest that keeps what it took and answers as told; it holds its traces' long
+ * values as the adapter does, for the decoder to continue (TraceIngest.heldTexts).
+ */
 class RecordingIngest implements TraceIngest {
   taken: DecodeResult[] = [];
   answer: IngestResult | 'throw' = { kind: 'accepted' };
   isReady = true;
+  held = new Map<string, TraceTexts>();
+  /** What the decoder noted of each span's input history, as the span arrived (the ingest notes too). */
+  arrivedNoted: (string | undefined)[] = [];
   ingest(decoded: DecodeResult): IngestResult {
     if (this.answer === 'throw') throw new Error('adapter exploded');
-    if (this.answer.kind === 'accepted') this.taken.push(decoded);
+    if (this.answer.kind === 'accepted') {
+      this.taken.push(decoded);
+      const texts = new ContinuedTexts();
+      for (const span of decoded.spans) {
+        this.arrivedNoted.push(extensionOf(span.attributes, 'gen_ai.input.messages')?.added);
+        const held = this.held.get(span.traceId) ?? new TraceTexts();
+        this.held.set(span.traceId, held);
+        texts.take(span, held);
+      }
+    }
     return this.answer;
+  }
+  heldTexts(traceId: string): TraceTexts | undefined {
+    return this.held.get(traceId);
   }
   ready(): boolean {
     return this.isReady;
@@ -200,6 +220,8 @@ beforeAll(async () => {
 afterAll(() => Promise.all([plain, guarded, grpcPlain, grpcGuarded].map((r) => r?.close())));
 beforeEach(() => {
   ingest.taken = [];
+  ingest.held = new Map();
+  ingest.arrivedNoted = [];
   ingest.answer = { kind: 'accepted' };
   ingest.isReady = true;
 });
@@ -446,4 +468,40 @@ describe('OTLP/gRPC receiver', () => {
     await exporter.shutdown();
     expectIntact(ingest, spans);
   });
+});
+
+describe('both receivers, a history continued across requests', () => {
+  /** Two turns of one conversation, each a chat span whose input history holds the one before. */
+  function twoTurns(): [ReadableSpan, ReadableSpan, string] {
+    const memory = new InMemorySpanExporter();
+    const provider = new TracerProvider({ spanProcessors: [new SimpleSpanProcessor({ exporter: memory })] });
+    const tracer = provider.getTracer('receivers-test', '1.0.0');
+    const root = tracer.startSpan('invoke_agent');
+    const parent = trace.setSpan(context.active(), root);
+    const first = JSON.stringify([{ role: 'user', parts: [{ type: 'text', content: 'ü☃🙂 '.repeat(400) }] }]);
+    const added = ',{"role":"assistant","parts":[{"type":"text","content":"done ✓"}]}]';
+    for (const history of [first, `${first.slice(0, -1)}${added}`])
+      tracer.startSpan('chat', { attributes: { 'gen_ai.input.messages': history } }, parent).end();
+    root.end();
+    const [one, two] = memory.getFinishedSpans() as [ReadableSpan, ReadableSpan];
+    return [one, two, added];
+  }
+
+  for (const via of ['OTLP/HTTP protobuf', 'OTLP/gRPC']) {
+    it(`${via}: decoded from its new bytes on the value the ingest holds`, async () => {
+      const [one, two, added] = twoTurns();
+      const exporter =
+        via === 'OTLP/gRPC'
+          ? new GrpcExporter({ url: grpcPlain.url })
+          : new ProtoExporter({ url: traces(plain) });
+      expect((await exportWith(exporter, [one])).code).toBe(0);
+      expect((await exportWith(exporter, [two])).code).toBe(0);
+      await exporter.shutdown();
+      expectIntact(ingest, [one, two]);
+      const second = ingest.spans().find((span) => span.spanId === two.spanContext().spanId) as SpanRecord;
+      // Noted across requests as it arrived, before the ingest took it: only the decoder notes so.
+      expect(ingest.arrivedNoted).toEqual([undefined, added]);
+      expect(second.attributes['gen_ai.input.messages']).toBe(two.attributes['gen_ai.input.messages']);
+    });
+  }
 });
