@@ -688,7 +688,11 @@ export async function measureHeap(): Promise<void> {
     console.log(`  ${arrangement}`);
     for (const [name, decode] of [
       ['JSON', (r: Request) => decodeOtlpJsonText(r.json)],
-      ['protobuf', (r: Request) => decodeExportTraceProtobuf(r.protobuf)],
+      // As the receivers decode: on the values the adapter holds for the request's traces.
+      [
+        'protobuf',
+        (r: Request, on: TraceAdapter) => decodeExportTraceProtobuf(r.protobuf, decodeOptionsFor(on)),
+      ],
     ] as const) {
       const adapter = newAdapter();
       const before = heapAfterGc();
@@ -696,7 +700,7 @@ export async function measureHeap(): Promise<void> {
       for (let i = 0; i < HEAP_REQUESTS; i++) {
         for (const req of requestsOf(1_000 + i)) {
           wire += name === 'JSON' ? Buffer.byteLength(req.json) : req.protobuf.length;
-          const result = adapter.ingest(decode(req));
+          const result = adapter.ingest(decode(req, adapter));
           if (result.kind !== 'accepted') throw new Error(`not accepted: ${result.message}`);
         }
       }
@@ -717,7 +721,11 @@ export async function measureHeap(): Promise<void> {
 async function measureHttp(req: Request): Promise<void> {
   // The receiver takes spans through this; each request gets a fresh adapter.
   let adapter = newAdapter();
-  const ingest: TraceIngest = { ingest: (decoded) => adapter.ingest(decoded), ready: () => true };
+  const ingest: TraceIngest = {
+    ingest: (decoded) => adapter.ingest(decoded),
+    ready: () => true,
+    heldTexts: (traceId) => adapter.heldTexts(traceId),
+  };
   const receiver = await startHttpReceiver({ host: '127.0.0.1', port: 0, ingest, maxRequestBytes: 64 << 20 });
   const url = `${receiver.url}/v1/traces`;
   console.log(
@@ -760,11 +768,12 @@ async function measureHttp(req: Request): Promise<void> {
 
 // ---------------------------------------------------------------- run
 
-/** The reports of the traces in these requests, ingested one after another (protobuf), then judged. */
+/** The reports of the traces in these requests, ingested one after another (protobuf, as the receivers decode), then judged. */
 async function reportsOf(requests: readonly Request[]): Promise<Report[]> {
   const adapter = newAdapter();
   keepReports = true;
-  for (const req of requests) exportOutcome(adapter, decodeExportTraceProtobuf(req.protobuf));
+  for (const req of requests)
+    exportOutcome(adapter, decodeExportTraceProtobuf(req.protobuf, decodeOptionsFor(adapter)));
   adapter.judgeAllNow();
   keepReports = false;
   await adapter.shutdown();
