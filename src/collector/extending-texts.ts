@@ -105,7 +105,7 @@ export class ExtendingTexts {
       if (openable) this.#remember(slot, start, end, open + added.slice(0, -1), ref);
       return open + added;
     }
-    const held = this.key === '' ? undefined : this.held?.continuedBytes(this.key, buf, start, end);
+    const held = this.#heldPrefix(buf, start, end);
     if (held !== undefined) {
       // The bytes before `held.at` encode the held text, so they end a character, as above.
       const { open, at } = held;
@@ -132,6 +132,16 @@ export class ExtendingTexts {
         ref,
       );
     return value;
+  }
+
+  /** The held value the bytes start with; none when that cannot be told (a shortcut never costs a request). */
+  #heldPrefix(buf: Buffer, start: number, end: number): HeldPrefix | undefined {
+    if (this.key === '' || this.held === undefined) return undefined;
+    try {
+      return this.held.continuedBytes(this.key, buf, start, end);
+    } catch {
+      return undefined;
+    }
   }
 
   #nextSlot(): number {
