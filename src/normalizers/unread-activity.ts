@@ -142,12 +142,25 @@ export function unreadOnlyTrajectory(
   });
 }
 
+/** Finish reasons that mean anything but a tool call, as the providers write them. */
+const OTHER_FINISH_REASONS = new Set([
+  'stop',
+  'length',
+  'end_turn',
+  'max_tokens',
+  'stop_sequence',
+  'content_filter',
+  'STOP',
+  'MAX_TOKENS',
+]);
+
 /** Whether a finish reason means the model stopped to call tools (`tool_calls`, `tool_use`, `tool-calls`, ...). */
 export function isToolCallFinish(reason: string): boolean {
   // As written first: most producers write one of these exactly, and then no string is made.
   return (
     TOOL_FINISH_REASONS.has(reason) ||
-    TOOL_FINISH_REASONS.has(reason.trim().toLowerCase().replaceAll('-', '_'))
+    (!OTHER_FINISH_REASONS.has(reason) &&
+      TOOL_FINISH_REASONS.has(reason.trim().toLowerCase().replaceAll('-', '_')))
   );
 }
 

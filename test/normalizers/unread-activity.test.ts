@@ -11,6 +11,7 @@ import {
   InMemorySpanExporter,
   SimpleSpanProcessor,
 } from '@opentelemetry/sdk-trace-base';
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { evaluate } from '../../src/evaluate/evaluate.js';
 import { readStoredTraces } from '../../src/io/read-traces.js';
@@ -18,6 +19,7 @@ import { fromReadableSpan } from '../../src/io/readable-span.js';
 import type { SpanRecord } from '../../src/model/span-record.js';
 import { type Trajectory, UNREAD_TOOL_ACTIVITY } from '../../src/model/trajectory.js';
 import { normalizeSpans, normalizeTrace } from '../../src/normalizers/normalize.js';
+import { isToolCallFinish } from '../../src/normalizers/unread-activity.js';
 import { parseScenario } from '../../src/scenario/scenario.js';
 import { CORPUS_FILES, CORPUS_NOTE, corpusSpans, itCorpus } from '../helpers/corpus.js';
 
@@ -341,5 +343,25 @@ describe('the issue', () => {
       failed.end();
     });
     expect(unreadOf(trajectoryOf(spans))?.spanIds).toEqual([spanIdOf(spans, 'Function: refund')]);
+  });
+});
+
+describe('isToolCallFinish', () => {
+  // The oracle: a tool finish is one of these once lowercased, trimmed and with `-` as `_`.
+  const TOOL_FINISHES = ['tool_calls', 'tool_call', 'tool_use', 'function_call', 'function_calls'];
+  const oracle = (reason: string) => TOOL_FINISHES.includes(reason.trim().toLowerCase().replaceAll('-', '_'));
+
+  it('says a reason is a tool finish exactly when its normalized form is one', () => {
+    const written = fc.oneof(
+      fc.constantFrom(...TOOL_FINISHES, 'stop', 'STOP', 'length', 'end_turn', 'max_tokens', 'content_filter'),
+      fc.string(),
+    );
+    const reasons = fc
+      .tuple(written, fc.constantFrom('', ' ', '\t'), fc.boolean(), fc.boolean())
+      .map(([reason, pad, upper, dashes]) => {
+        const cased = upper ? reason.toUpperCase() : reason;
+        return `${pad}${dashes ? cased.replaceAll('_', '-') : cased}${pad}`;
+      });
+    fc.assert(fc.property(reasons, (reason) => isToolCallFinish(reason) === oracle(reason)));
   });
 });
