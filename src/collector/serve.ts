@@ -162,6 +162,7 @@ async function startLocked(
   const gate: TraceIngest = {
     ingest: (decoded, raw) => adapter?.ingest(decoded, raw) ?? STARTING,
     ready: () => adapter?.ready() ?? false,
+    heldTexts: (traceId) => adapter?.heldTexts(traceId),
   };
   const closers: (() => Promise<void>)[] = [];
   const closeReceivers = async () => {
