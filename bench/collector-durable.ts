@@ -38,7 +38,11 @@ async function round(requests: readonly Request[], scenario: Scenario, durable: 
     sweepIntervalMs: 1e9,
     ...(dir && { storage: { directory: dir } }),
   });
-  const ingest: TraceIngest = { ingest: (decoded, raw) => adapter.ingest(decoded, raw), ready: () => true };
+  const ingest: TraceIngest = {
+    ingest: (decoded, raw) => adapter.ingest(decoded, raw),
+    ready: () => true,
+    heldTexts: (traceId) => adapter.heldTexts(traceId),
+  };
   const receiver = await startHttpReceiver({ host: '127.0.0.1', port: 0, ingest, maxRequestBytes: 64 << 20 });
   const url = `${receiver.url}/v1/traces`;
   try {
