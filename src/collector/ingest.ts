@@ -35,7 +35,7 @@ export interface TraceIngest {
   ready(): boolean;
   /**
    * The long values held for a buffered trace, which the protobuf decoder may build a request's
-   * values on (DecodeOptions.heldTexts); the receivers decode with it when there is one.
+   * values on (ProtobufDecodeOptions.heldTexts); the receivers decode with it when there is one.
    */
   heldTexts?(traceId: string): HeldTexts | undefined;
 }

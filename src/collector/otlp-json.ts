@@ -13,7 +13,7 @@ import type {
   SpanRecord,
 } from '../model/span-record.js';
 import { addError, type DecodeState, finishDecoding, startDecoding } from './decode-state.js';
-import { ExtendingStrings, type HeldTexts } from './extending-texts.js';
+import { ExtendingStrings } from './extending-texts.js';
 import {
   decodeEnum,
   decodeId,
@@ -163,11 +163,6 @@ export interface DecodeError {
 export interface DecodeOptions {
   /** Errors listed at most (default 100); the rest are summed up in one last error, so memory stays bounded. */
   maxErrors?: number;
-  /**
-   * The long values the adapter holds for a trace (`TraceIngest.heldTexts`): the protobuf
-   * decoder decodes a value continuing one of them from its new bytes alone. Undefined for none.
-   */
-  heldTexts?: (traceId: string) => HeldTexts | undefined;
 }
 
 /** The spans that decoded, and why the others did not. */

@@ -21,7 +21,7 @@ export type ProtoReader = protobuf.Reader & {
   };
   /** The request's long string values, which later ones may extend. */
   texts: ExtendingTexts;
-  /** The texts the adapter holds for a trace, which a long value may continue (DecodeOptions). */
+  /** The texts the adapter holds for a trace, which a long value may continue (ProtobufDecodeOptions). */
   heldTexts: ((traceId: string) => HeldTexts | undefined) | undefined;
 };
 

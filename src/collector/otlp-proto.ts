@@ -51,7 +51,7 @@ export {
 } from './otlp-proto-schema.js';
 
 import { addError, type DecodeState, finishDecoding, startDecoding } from './decode-state.js';
-import { ExtendingTexts } from './extending-texts.js';
+import { ExtendingTexts, type HeldTexts } from './extending-texts.js';
 
 /**
  * Decodes an OTLP protobuf ExportTraceServiceRequest into the same {@link DecodeResult} as
@@ -60,7 +60,19 @@ import { ExtendingTexts } from './extending-texts.js';
  * deep) is left out with an error naming its path, every other span is kept; bytes that are
  * not an ExportTraceServiceRequest (truncated, wrong wire types) are one error and no spans.
  */
-export function decodeExportTraceProtobuf(bytes: Uint8Array, options: DecodeOptions = {}): DecodeResult {
+/** How a protobuf request is decoded: as JSON ones are, and on the long values held for its traces. */
+export interface ProtobufDecodeOptions extends DecodeOptions {
+  /**
+   * The long values the adapter holds for a trace (`TraceIngest.heldTexts`): a value continuing
+   * one of them is decoded from its new bytes alone. Undefined for none.
+   */
+  heldTexts?: (traceId: string) => HeldTexts | undefined;
+}
+
+export function decodeExportTraceProtobuf(
+  bytes: Uint8Array,
+  options: ProtobufDecodeOptions = {},
+): DecodeResult {
   const out = startDecoding(options);
   try {
     const reader = createReader(bytes, options);
@@ -104,7 +116,7 @@ function rejectSince(out: DecodeState, start: Mark, path: string, invalid: Inval
   out.rejectedSpans += rejected;
 }
 
-function createReader(bytes: Uint8Array, options: DecodeOptions): ProtoReader {
+function createReader(bytes: Uint8Array, options: ProtobufDecodeOptions): ProtoReader {
   if (!(bytes instanceof Uint8Array)) throw new Malformed('expected the request body as bytes');
   // A Buffer view (no copy) gives protobufjs's BufferReader and native hex and UTF-8 decoding.
   const buf = Buffer.isBuffer(bytes) ? bytes : Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);

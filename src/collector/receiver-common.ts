@@ -10,8 +10,8 @@ import protobuf from 'protobufjs';
 import type { ConnectionLimit } from './connection-limit.js';
 import type { RawRequest } from './durable-traces.js';
 import type { IngestResult, TraceIngest } from './ingest.js';
-import type { DecodeError, DecodeOptions, DecodeResult } from './otlp-json.js';
-import type { PartialSuccess } from './otlp-proto.js';
+import type { DecodeError, DecodeResult } from './otlp-json.js';
+import type { PartialSuccess, ProtobufDecodeOptions } from './otlp-proto.js';
 
 /** Where a receiver listens and what it hands spans to. */
 export interface ReceiverOptions {
@@ -82,7 +82,7 @@ const MAX_MESSAGE = 1000;
  * traces, when it can say (the protobuf decoder then decodes a history continuing one from its
  * new bytes alone).
  */
-export function decodeOptionsFor(ingest: TraceIngest): DecodeOptions {
+export function decodeOptionsFor(ingest: TraceIngest): ProtobufDecodeOptions {
   return ingest.heldTexts === undefined ? {} : { heldTexts: (traceId) => ingest.heldTexts?.(traceId) };
 }
 
