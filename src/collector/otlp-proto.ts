@@ -53,13 +53,6 @@ export {
 import { addError, type DecodeState, finishDecoding, startDecoding } from './decode-state.js';
 import { ExtendingTexts, type HeldTexts } from './extending-texts.js';
 
-/**
- * Decodes an OTLP protobuf ExportTraceServiceRequest into the same {@link DecodeResult} as
- * `decodeExportTraceRequest` gives for the same request in JSON. Never throws: a bad span
- * (an id of the wrong length or all zero, an unknown kind or status code, values nested too
- * deep) is left out with an error naming its path, every other span is kept; bytes that are
- * not an ExportTraceServiceRequest (truncated, wrong wire types) are one error and no spans.
- */
 /** How a protobuf request is decoded: as JSON ones are, and on the long values held for its traces. */
 export interface ProtobufDecodeOptions extends DecodeOptions {
   /**
@@ -69,6 +62,13 @@ export interface ProtobufDecodeOptions extends DecodeOptions {
   heldTexts?: (traceId: string) => HeldTexts | undefined;
 }
 
+/**
+ * Decodes an OTLP protobuf ExportTraceServiceRequest into the same {@link DecodeResult} as
+ * `decodeExportTraceRequest` gives for the same request in JSON. Never throws: a bad span
+ * (an id of the wrong length or all zero, an unknown kind or status code, values nested too
+ * deep) is left out with an error naming its path, every other span is kept; bytes that are
+ * not an ExportTraceServiceRequest (truncated, wrong wire types) are one error and no spans.
+ */
 export function decodeExportTraceProtobuf(
   bytes: Uint8Array,
   options: ProtobufDecodeOptions = {},

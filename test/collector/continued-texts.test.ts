@@ -208,23 +208,29 @@ const growing = fc
     return texts;
   });
 
-/** One chat span of trace `trace` whose input history is `text`. */
-function historySpan(trace: string, n: number, text: string): ReadableSpan {
-  return toReadableSpan({
-    traceId: trace.repeat(32 / trace.length),
-    spanId: `${String(n).padStart(4, '0')}beef0000beef`,
+/** Chat span `n` of a trace, with these attributes. */
+function chatRecord(traceId: string, n: number, attributes: SpanRecord['attributes']): SpanRecord {
+  return {
+    traceId,
+    spanId: `${String(n).padStart(4, '0')}cafe0000cafe`,
     parentSpanId: 'ffffffffffffffff',
     name: 'chat',
     kind: 'client',
+    // Now, not 1970: a span of an unknown trace that ended long ago is late, and dropped.
     startTimeUnixNano: NOW_NS + BigInt(n),
     endTimeUnixNano: NOW_NS + 1_000n + BigInt(n),
-    attributes: { [INPUT_MESSAGES]: text },
+    attributes,
     status: { code: 'unset' },
     events: [],
     links: [],
     resource: { attributes: {} },
     scope: { name: 'test' },
-  });
+  };
+}
+
+/** One chat span of trace `trace` (its id that text repeated) whose input history is `text`. */
+function historySpan(trace: string, n: number, text: string): ReadableSpan {
+  return toReadableSpan(chatRecord(trace.repeat(32 / trace.length), n, { [INPUT_MESSAGES]: text }));
 }
 
 describe('histories decoded on the texts their trace holds', () => {
@@ -275,22 +281,13 @@ describe('continued values, whatever the texts and however they are split', () =
         fc.constantFrom(...Object.keys(DECODERS)),
         fc.constantFrom('gen_ai.input.messages', 'other'),
         (texts, requestOf, decoder, secondKey) => {
-          const records: SpanRecord[] = texts.map(({ text, trace }, n) => ({
-            traceId: `${String(trace).padStart(2, '0')}${'ab'.repeat(15)}`,
-            spanId: `${String(n).padStart(4, '0')}cafe0000cafe`,
-            parentSpanId: 'ffffffffffffffff',
-            name: 'chat',
-            kind: 'client',
-            // Now, not 1970: a span of an unknown trace that ended long ago is late, and dropped.
-            startTimeUnixNano: NOW_NS + BigInt(n),
-            endTimeUnixNano: NOW_NS + 1_000n + BigInt(n),
-            attributes: n % 3 === 2 ? { [secondKey]: text, n } : { 'gen_ai.input.messages': text, n },
-            status: { code: 'unset' },
-            events: [],
-            links: [],
-            resource: { attributes: {} },
-            scope: { name: 'test' },
-          }));
+          const records: SpanRecord[] = texts.map(({ text, trace }, n) =>
+            chatRecord(
+              `${String(trace).padStart(2, '0')}${'ab'.repeat(15)}`,
+              n,
+              n % 3 === 2 ? { [secondKey]: text, n } : { 'gen_ai.input.messages': text, n },
+            ),
+          );
           // Requests in order: the spans of request 0, then 1, ...; each request in span order.
           const requests: ReadableSpan[][] = [[], [], [], []];
           for (const [n, record] of records.entries())
