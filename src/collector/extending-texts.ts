@@ -111,26 +111,12 @@ export class ExtendingTexts {
       const { open, at } = held;
       const added = buf.utf8Slice(at, end);
       this.note = { ref, extension: { earlier: held.ref, added } };
-      if (openable)
-        this.#remember(
-          starts.length < SLOTS ? starts.length : this.#nextSlot(),
-          start,
-          end,
-          open + added.slice(0, -1),
-          ref,
-        );
+      if (openable) this.#remember(this.#nextSlot(), start, end, open + added.slice(0, -1), ref);
       return open + added;
     }
     const value = buf.utf8Slice(start, end);
     this.note = { ref };
-    if (openable)
-      this.#remember(
-        starts.length < SLOTS ? starts.length : this.#nextSlot(),
-        start,
-        end,
-        value.slice(0, -1),
-        ref,
-      );
+    if (openable) this.#remember(this.#nextSlot(), start, end, value.slice(0, -1), ref);
     return value;
   }
 
@@ -144,7 +130,9 @@ export class ExtendingTexts {
     }
   }
 
+  /** Where a new string goes: a free slot while there is one, then the oldest in turn. */
   #nextSlot(): number {
+    if (this.#starts.length < SLOTS) return this.#starts.length;
     const slot = this.#next;
     this.#next = (slot + 1) % SLOTS;
     return slot;
