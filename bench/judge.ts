@@ -12,7 +12,10 @@
  * Medians over rounds; ratios to the reference. Twice: over the same 200 traces again and again
  * (warm: the usual micro-benchmark), and over fresh traces, each read once right after the tracer
  * made it (what the processor sees; everything, the reference included, costs more then), the
- * three taking turns trace by trace, so the verdict is the median of per-round (paired) ratios. Then
+ * contenders taking turns trace by trace, so the verdict is the median of per-round (paired) ratios.
+ * One more fresh row judges each trace a second time right after the first (untimed): what the
+ * same work costs when its code and data were just used, which tells how much of a fresh trace's
+ * cost is the caches rather than the work. Then
  * the bytes each allocates per trace (V8's
  * sampling heap profiler, objects already collected included): in an app, what judging allocates
  * costs more than its CPU time, because every extra scavenge copies the app's in-flight spans.
@@ -192,6 +195,14 @@ const freshRun = cpuPerFreshTrace([
   { from: (trace) => trace, each: judgeOne },
   { from: (trace) => trace, each: judgeAnswerOne },
   { from: (trace) => trace, each: judgeAgentsOne },
+  // Judged once untimed, then again: what the same work costs with its code and data just used.
+  {
+    from: (trace) => {
+      judgeOne(trace);
+      return trace;
+    },
+    each: judgeOne,
+  },
 ]);
 const fresh = {
   parse: freshRun.medians[0] as number,
@@ -199,6 +210,7 @@ const fresh = {
   judge: freshRun.medians[2] as number,
   answer: freshRun.medians[3] as number,
   agents: freshRun.medians[4] as number,
+  again: freshRun.medians[5] as number,
 };
 const freshPaired = {
   parse: 1,
@@ -206,6 +218,7 @@ const freshPaired = {
   judge: freshRun.paired[2] as number,
   answer: freshRun.paired[3] as number,
   agents: freshRun.paired[4] as number,
+  again: freshRun.paired[5] as number,
 };
 
 const bytes = texts.reduce((sum, list) => sum + list.reduce((n, text) => n + text.length, 0), 0) / TRACES;
@@ -218,9 +231,9 @@ console.log(
 console.log(
   'stage                                           µs/trace   ratio to JSON.parse   µs/trace   ratio to JSON.parse   paired',
 );
-const row = (name: string, key: keyof typeof warm) =>
+const row = (name: string, key: keyof typeof fresh) =>
   console.log(
-    `${name.padEnd(46)} ${warm[key].toFixed(1).padStart(9)}   ${(warm[key] / warm.parse).toFixed(2).padStart(6)}x` +
+    `${name.padEnd(46)} ${key in warm ? `${warm[key as keyof typeof warm].toFixed(1).padStart(9)}   ${(warm[key as keyof typeof warm] / warm.parse).toFixed(2).padStart(6)}x` : '        -         -'}` +
       `            ${fresh[key].toFixed(1).padStart(9)}   ${(fresh[key] / fresh.parse).toFixed(2).padStart(6)}x` +
       `               ${freshPaired[key].toFixed(2).padStart(5)}x`,
   );
@@ -229,6 +242,7 @@ row('normalizeTrace', 'normalize');
 row('TraceJudge.judge (normalize + evaluate + report)', 'judge');
 row('TraceJudge.judge, answer checks on', 'answer');
 row('TraceJudge.judge, per-agent rules on', 'agents');
+row('TraceJudge.judge, the same trace again at once', 'again');
 const judged = freshPaired.judge;
 const answered = freshPaired.answer;
 console.log(

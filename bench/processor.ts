@@ -445,10 +445,12 @@ function withProcessor(name: string, sink?: Sink, judging: Judging = 'here'): Co
  * For the breakdown: the processor with judging left out. Its judge answers every trace with the
  * judgement of the first trace that passed, pointed at the trace's own root, so buffering, span
  * records, the events on the root and forwarding cost what they cost in (b), and (b) - (c) is what
- * judging costs in the app. Reaches into the processor's private judge: a benchmark's diagnosis only.
+ * judging costs in the app. Reaches into the private judge of the processor's app-thread drain: a benchmark's diagnosis only.
  */
 function withoutJudging(processor: TrajectoryProcessor): void {
-  const judge = (processor as unknown as { judge: TraceJudge }).judge;
+  const judge = (processor as unknown as { appThread?: { judge?: TraceJudge } }).appThread?.judge;
+  if (!judge)
+    throw new Error('bench: the processor no longer judges through appThread.judge; update withoutJudging');
   const judgeForReal = judge.judge.bind(judge);
   let canned: Judgement | undefined;
   judge.judge = (traceId, spans, incomplete) => {
