@@ -119,6 +119,8 @@ class Walk {
   private readonly keepAny: boolean;
   private readonly hashAny: boolean;
   private readonly wantsNumbers: boolean;
+  /** The numbers whose text (`String(n)`) is a wanted token, at least {@link MIN_NUMBER_TEXT} long. */
+  private readonly numbers: ReadonlySet<number>;
 
   constructor(
     private readonly wanted: Wanted,
@@ -127,6 +129,7 @@ class Walk {
     this.keepAny = fields.keep.size > 0;
     this.hashAny = fields.hash.size > 0;
     this.wantsNumbers = wanted.tokens.size > 0;
+    this.numbers = numbersNamed(wanted.tokens);
   }
 
   visit(value: JsonValue, field: string | undefined, depth: number): void {
@@ -143,15 +146,18 @@ class Walk {
         this.collected.map.set(value, hashed ? this.fields.hashOf(value) : REDACTED);
     } else if (typeof value === 'number') {
       if (!this.wantsNumbers && this.collected.any) return;
-      const text = String(value);
-      if (text.length < MIN_NUMBER_TEXT) return;
+      // The integers 0 to 9, the numbers whose text is one character.
+      if (value >= 0 && value <= 9 && Number.isInteger(value)) return;
       this.collected.any = true;
-      if (this.wanted.tokens.has(text)) this.collected.map.set(text, REDACTED);
+      // Rendered only when some token reads as it: rendering a number costs more than the lookup.
+      if (this.numbers.has(value)) this.collected.map.set(String(value), REDACTED);
     } else if (Array.isArray(value)) {
       if (depth < MAX_DEPTH) for (const item of value) this.visit(item, field, depth + 1);
     } else if (value !== null && typeof value === 'object') {
+      // `for...in` over own keys: what Object.keys lists, without allocating the list.
       if (depth < MAX_DEPTH)
-        for (const key of Object.keys(value)) this.visit(value[key] as JsonValue, key, depth + 1);
+        for (const key in value)
+          if (Object.hasOwn(value, key)) this.visit(value[key] as JsonValue, key, depth + 1);
     }
   }
 
@@ -222,4 +228,26 @@ class Walk {
     for (const anchor of wanted.phraseAnchors) if (answer.includes(anchor)) return true;
     return false;
   }
+}
+
+const NO_NUMBERS: ReadonlySet<number> = new Set();
+
+/**
+ * The numbers `n` with `String(n)` among the tokens: those tokens `t` with `String(Number(t)) === t`
+ * (then `String(n) === t` exactly when `n` is `Number(t)`). Most tokens are words, told apart by
+ * their first character.
+ */
+function numbersNamed(tokens: ReadonlySet<string>): ReadonlySet<number> {
+  let numbers: Set<number> | undefined;
+  for (const token of tokens) {
+    if (token.length < MIN_NUMBER_TEXT) continue;
+    const first = token.charCodeAt(0);
+    // A number's text starts with a digit or a minus sign (or reads `Infinity` or `NaN`).
+    if (!((first >= 0x30 && first <= 0x39) || first === 0x2d || first === 0x49 || first === 0x4e)) continue;
+    const number = Number(token);
+    if (String(number) !== token) continue;
+    numbers ??= new Set();
+    numbers.add(number);
+  }
+  return numbers ?? NO_NUMBERS;
 }
