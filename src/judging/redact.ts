@@ -116,11 +116,15 @@ export class Redactor {
     const scrubbed = new Map<string, string>();
     // No token of the texts names a captured value: the bare pass would change nothing.
     const bare = missing.size > 0 || someIn(wanted.tokens, map);
-    if (!bare)
-      for (let i = 0; i < texts.length; i++) scrubbed.set(texts[i] as string, quotedDone[i] as string);
-    else
-      for (let i = 0; i < texts.length; i++)
-        scrubbed.set(texts[i] as string, scrubBare(quotedDone[i] as string, map));
+    let changed = false;
+    for (let i = 0; i < texts.length; i++) {
+      const text = texts[i] as string;
+      const done = bare ? scrubBare(quotedDone[i] as string, map) : (quotedDone[i] as string);
+      if (done !== text) changed = true;
+      scrubbed.set(text, done);
+    }
+    // Nothing quoted a captured value: the report as it is, not a copy of it.
+    if (!changed) return report;
     return {
       ...report,
       findings: report.findings.map((finding) => ({
