@@ -357,10 +357,12 @@ const CONCURRENT_AGENTS = 4;
 
 /**
  * One round: `agents` agent traces (4 at a time, round robin) and five ordinary requests per
- * agent trace, interleaved. Yields a microtask now and then, as a server between requests,
- * so the BatchSpanProcessor's exports finish. Returns the spans created.
+ * agent trace, interleaved. Yields now and then, so the BatchSpanProcessor's exports finish: a
+ * microtask (a burst of requests that never lets the event loop turn, so a worker's answers wait
+ * for the round's flush), or with `turning` to the event loop, as a server does between requests.
+ * Returns the spans created.
  */
-async function round(tracer: Tracer, agents: number, first: number): Promise<number> {
+async function round(tracer: Tracer, agents: number, first: number, turning = false): Promise<number> {
   const parent = context.active();
   let spans = 0;
   let next = 0;
@@ -379,7 +381,8 @@ async function round(tracer: Tracer, agents: number, first: number): Promise<num
         i++;
       }
     }
-    await null;
+    if (turning) await new Promise((resolve) => setImmediate(resolve));
+    else await null;
   }
   return spans;
 }
@@ -483,6 +486,12 @@ const MIXED: Workload = {
   agentTraces: AGENTS_PER_ROUND,
   rounds: 150,
   run: (tracer, r) => round(tracer, AGENTS_PER_ROUND, r * AGENTS_PER_ROUND),
+};
+
+const MIXED_TURNING: Workload = {
+  ...MIXED,
+  title: `${MIXED.title}, the event loop turning between requests`,
+  run: (tracer, r) => round(tracer, AGENTS_PER_ROUND, r * AGENTS_PER_ROUND, true),
 };
 
 const HTTP_ONLY: Workload = {
@@ -714,6 +723,12 @@ if (process.argv[1] !== undefined && import.meta.url === pathToFileURL(process.a
       ],
       { what: '(d) with worker: true', index: 3, limit: 1.25 },
     );
+    // Not a gate: what (d) costs an app that returns to its event loop between requests, where
+    // the worker's answers come back while the round runs instead of at its flush.
+    await timeProcessors(MIXED_TURNING, 'exporting OTLP/protobuf over loopback', [
+      baseline('(a) BatchSpanProcessor', sink),
+      withProcessor('(d) (b) judging on a worker', sink, 'worker'),
+    ]);
     await timeProcessors(MIXED, 'discarding exporter (span work alone: a lower bound for (a))', [
       baseline('(a) BatchSpanProcessor'),
       withProcessor('(b) trajectoryProcessor + BSP'),
