@@ -10,12 +10,10 @@
  */
 import { resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { ROOT_CONTEXT } from '@opentelemetry/api';
-import { type ReadableSpan, type SpanProcessor, TracerProvider } from '@opentelemetry/sdk-trace';
-import { fromReadableSpan } from '../src/io/readable-span.js';
 import { TraceJudge } from '../src/judging/trace-judge.js';
 import type { SpanRecord } from '../src/model/span-record.js';
-import { agentTrace, PROCESSOR_SCENARIO } from './processor.js';
+import { agentRecords } from './agent-records.js';
+import { PROCESSOR_SCENARIO } from './processor.js';
 
 const ROUNDS = 31;
 const PER_ROUND = 2_000;
@@ -45,24 +43,7 @@ async function otherJudge(root: string): Promise<Judge> {
   throw new Error(`${root}: no src/judging/trace-judge.ts or src/processor/trace-judge.ts`);
 }
 
-class Collecting implements SpanProcessor {
-  spans: ReadableSpan[] = [];
-  onStart(): void {}
-  onEnd(span: ReadableSpan): void {
-    this.spans.push(span);
-  }
-  async forceFlush(): Promise<void> {}
-  async shutdown(): Promise<void> {}
-}
-
-const collected = new Collecting();
-const tracer = new TracerProvider({ spanProcessors: [collected] }).getTracer('bench');
-const traces = Array.from({ length: 200 }, (_, n) => {
-  collected.spans = [];
-  const run = agentTrace(tracer, n, ROOT_CONTEXT);
-  while (!run.next().done);
-  return collected.spans.map(fromReadableSpan);
-});
+const traces = Array.from({ length: 200 }, (_, n) => agentRecords(n));
 
 /** CPU microseconds per trace over one round. */
 function round(judge: Judge): number {

@@ -8,43 +8,18 @@
  *
  *   npx tsx bench/judge-sections.ts
  */
-import { ROOT_CONTEXT } from '@opentelemetry/api';
-import { type ReadableSpan, type SpanProcessor, TracerProvider } from '@opentelemetry/sdk-trace';
-import { fromReadableSpan } from '../src/io/readable-span.js';
 import { TraceJudge } from '../src/judging/trace-judge.js';
 import type { SpanRecord } from '../src/model/span-record.js';
 import { normalizeTrace } from '../src/normalizers/normalize.js';
-import { agentTrace, PROCESSOR_SCENARIO } from './processor.js';
+import { agentRecords, jsonAttributes } from './agent-records.js';
+import { PROCESSOR_SCENARIO } from './processor.js';
 
 const TRACES = 200;
 const ROUNDS = 21;
 const PER_ROUND = 1_000;
 
-class Collecting implements SpanProcessor {
-  spans: ReadableSpan[] = [];
-  onStart(): void {}
-  onEnd(span: ReadableSpan): void {
-    this.spans.push(span);
-  }
-  async forceFlush(): Promise<void> {}
-  async shutdown(): Promise<void> {}
-}
-
-const collected = new Collecting();
-const tracer = new TracerProvider({ spanProcessors: [collected] }).getTracer('bench');
-const traces = Array.from({ length: TRACES }, (_, n) => {
-  collected.spans = [];
-  const run = agentTrace(tracer, n, ROOT_CONTEXT);
-  while (!run.next().done);
-  return collected.spans.map(fromReadableSpan);
-});
-const texts = traces.map((trace) => {
-  const list: string[] = [];
-  for (const span of trace)
-    for (const value of Object.values(span.attributes))
-      if (typeof value === 'string' && (value[0] === '{' || value[0] === '[')) list.push(value);
-  return list;
-});
+const traces = Array.from({ length: TRACES }, (_, n) => agentRecords(n));
+const texts = traces.map(jsonAttributes);
 
 const { id, version, appliesTo, tools, order, grounding, safety, efficiency } = PROCESSOR_SCENARIO;
 const head = { id, version, appliesTo };

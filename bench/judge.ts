@@ -25,54 +25,19 @@
  *   npx tsx bench/judge.ts
  */
 import { Session } from 'node:inspector';
-import { ROOT_CONTEXT } from '@opentelemetry/api';
-import { type ReadableSpan, type SpanProcessor, TracerProvider } from '@opentelemetry/sdk-trace';
-import { fromReadableSpan } from '../src/io/readable-span.js';
 import { TraceJudge } from '../src/judging/trace-judge.js';
 import type { SpanRecord } from '../src/model/span-record.js';
 import { normalizeTrace } from '../src/normalizers/normalize.js';
-import { agentTrace, PROCESSOR_SCENARIO } from './processor.js';
+import { agentRecords, jsonAttributes } from './agent-records.js';
+import { PROCESSOR_SCENARIO } from './processor.js';
 
 const TRACES = 200;
 const ROUNDS = 15;
 const PER_ROUND = 2_000;
 
-/**
- * Keeps the spans of the conversation being made. Not a SimpleSpanProcessor: in a loop that never
- * awaits, its pending-export promises pile up, and the growing heap would be timed as GC work.
- */
-class Collecting implements SpanProcessor {
-  spans: ReadableSpan[] = [];
-  onStart(): void {}
-  onEnd(span: ReadableSpan): void {
-    this.spans.push(span);
-  }
-  async forceFlush(): Promise<void> {}
-  async shutdown(): Promise<void> {}
-}
-
-const collected = new Collecting();
-const tracer = new TracerProvider({ spanProcessors: [collected] }).getTracer('bench');
-
-/** Conversation `n` (every 7th out of order, every 11th with a made-up id), as span records. */
-function conversation(n: number): SpanRecord[] {
-  collected.spans = [];
-  const run = agentTrace(tracer, n, ROOT_CONTEXT);
-  while (!run.next().done);
-  return collected.spans.map(fromReadableSpan);
-}
-
 /** TRACES distinct conversations. */
 function conversations(): SpanRecord[][] {
-  return Array.from({ length: TRACES }, (_, n) => conversation(n));
-}
-
-function jsonAttributes(trace: SpanRecord[]): string[] {
-  const texts: string[] = [];
-  for (const span of trace)
-    for (const value of Object.values(span.attributes))
-      if (typeof value === 'string' && (value[0] === '{' || value[0] === '[')) texts.push(value);
-  return texts;
+  return Array.from({ length: TRACES }, (_, n) => agentRecords(n));
 }
 
 /** Median CPU microseconds per call of `each` over the traces. */
@@ -107,7 +72,7 @@ function cpuPerFreshTrace(contenders: readonly FreshContender[]): { medians: num
   const perRound = PER_ROUND / 4;
   let n = TRACES;
   const once = (contender: FreshContender): number => {
-    const input = contender.from(conversation(n++));
+    const input = contender.from(agentRecords(n++));
     const start = process.cpuUsage();
     (contender.each as (input: unknown) => void)(input);
     const { user, system } = process.cpuUsage(start);

@@ -15,14 +15,12 @@ import { Session } from 'node:inspector';
 import { resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { isDeepStrictEqual } from 'node:util';
-import { ROOT_CONTEXT } from '@opentelemetry/api';
-import { type ReadableSpan, type SpanProcessor, TracerProvider } from '@opentelemetry/sdk-trace';
-import { fromReadableSpan } from '../src/io/readable-span.js';
 import { Redactor } from '../src/judging/redact.js';
 import { TraceJudge } from '../src/judging/trace-judge.js';
 import type { Report } from '../src/model/report.js';
 import type { Trajectory } from '../src/model/trajectory.js';
-import { agentTrace, PROCESSOR_SCENARIO } from './processor.js';
+import { agentRecords } from './agent-records.js';
+import { PROCESSOR_SCENARIO } from './processor.js';
 
 const TRACES = 200;
 const ROUNDS = 31;
@@ -43,18 +41,6 @@ const { Redactor: OtherRedactor } = (await import(
   pathToFileURL(resolve(other, 'src/judging/redact.ts')).href
 )) as { Redactor: new (options: typeof OPTIONS) => Redacting };
 
-class Collecting implements SpanProcessor {
-  spans: ReadableSpan[] = [];
-  onStart(): void {}
-  onEnd(span: ReadableSpan): void {
-    this.spans.push(span);
-  }
-  async forceFlush(): Promise<void> {}
-  async shutdown(): Promise<void> {}
-}
-
-const collected = new Collecting();
-const tracer = new TracerProvider({ spanProcessors: [collected] }).getTracer('bench');
 const inputs: { report: Report; trajectory: Trajectory }[] = [];
 const judge = new TraceJudge({
   scenarios: [PROCESSOR_SCENARIO],
@@ -65,10 +51,7 @@ const judge = new TraceJudge({
   },
 });
 for (let n = 0; n < TRACES; n++) {
-  collected.spans = [];
-  const run = agentTrace(tracer, n, ROOT_CONTEXT);
-  while (!run.next().done);
-  const records = collected.spans.map(fromReadableSpan);
+  const records = agentRecords(n);
   judge.judge(records[0]?.traceId as string, records);
 }
 
