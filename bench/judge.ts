@@ -15,8 +15,7 @@
  * contenders taking turns trace by trace, so the verdict is the median of per-round (paired) ratios.
  * One more fresh row judges each trace a second time right after the first (untimed): what the
  * same work costs when its code and data were just used, which tells how much of a fresh trace's
- * cost is the caches rather than the work. Then
- * the bytes each allocates per trace (V8's
+ * cost is the caches rather than the work. Then the bytes each allocates per trace (V8's
  * sampling heap profiler, objects already collected included): in an app, what judging allocates
  * costs more than its CPU time, because every extra scavenge copies the app's in-flight spans.
  * Budget (DESIGN.md): judging at most 1.5x JSON.parse of the JSON attributes the spans carry, on
@@ -196,9 +195,15 @@ console.log(
 console.log(
   'stage                                           µs/trace   ratio to JSON.parse   µs/trace   ratio to JSON.parse   paired',
 );
+/** A row's "the same 200 again" cells; a dash for what is timed on fresh traces only. */
+const warmCells = (key: keyof typeof fresh) => {
+  if (!(key in warm)) return '        -         -';
+  const value = warm[key as keyof typeof warm];
+  return `${value.toFixed(1).padStart(9)}   ${(value / warm.parse).toFixed(2).padStart(6)}x`;
+};
 const row = (name: string, key: keyof typeof fresh) =>
   console.log(
-    `${name.padEnd(46)} ${key in warm ? `${warm[key as keyof typeof warm].toFixed(1).padStart(9)}   ${(warm[key as keyof typeof warm] / warm.parse).toFixed(2).padStart(6)}x` : '        -         -'}` +
+    `${name.padEnd(46)} ${warmCells(key)}` +
       `            ${fresh[key].toFixed(1).padStart(9)}   ${(fresh[key] / fresh.parse).toFixed(2).padStart(6)}x` +
       `               ${freshPaired[key].toFixed(2).padStart(5)}x`,
   );
