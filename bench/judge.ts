@@ -15,7 +15,9 @@
  * contenders taking turns trace by trace, so the verdict is the median of per-round (paired) ratios.
  * One more fresh row judges each trace a second time right after the first (untimed): what the
  * same work costs when its code and data were just used, which tells how much of a fresh trace's
- * cost is the caches rather than the work. Then the bytes each allocates per trace (V8's
+ * cost is the caches rather than the work. Then judging and the reference again on longer
+ * conversations (bench/collector.ts's, 22-49 spans with whole histories), shown beside the budget's
+ * trace: how the ratio moves with a conversation's length. Then the bytes each allocates per trace (V8's
  * sampling heap profiler, objects already collected included): in an app, what judging allocates
  * costs more than its CPU time, because every extra scavenge copies the app's in-flight spans.
  * Budget (DESIGN.md): judging at most 1.5x JSON.parse of the JSON attributes the spans carry, on
@@ -28,11 +30,14 @@ import { TraceJudge } from '../src/judging/trace-judge.js';
 import type { SpanRecord } from '../src/model/span-record.js';
 import { normalizeTrace } from '../src/normalizers/normalize.js';
 import { agentRecords, jsonAttributes } from './agent-records.js';
+import { conversations as collectorConversations } from './collector.js';
 import { PROCESSOR_SCENARIO } from './processor.js';
 
 const TRACES = 200;
 const ROUNDS = 15;
 const PER_ROUND = 2_000;
+/** Longer conversations timed a round (each costs about 30 of the agent trace). */
+const LONGER_PER_ROUND = 60;
 
 /** TRACES distinct conversations. */
 function conversations(): SpanRecord[][] {
@@ -53,6 +58,23 @@ function cpuPerTrace<T>(inputs: T[], each: (input: T) => void): number {
   return samples[samples.length >> 1] as number;
 }
 
+let nextAgent = TRACES;
+/** A fresh agent trace, one not made before. */
+const nextAgentRecords = () => agentRecords(nextAgent++);
+
+/**
+ * Fresh longer conversations: bench/collector.ts's (22-49 spans, each chat turn's input messages
+ * holding the whole conversation so far), one at a time, made again for every pass over them.
+ */
+function collectorConversationMaker(): () => SpanRecord[] {
+  let seed = 1;
+  let queue: SpanRecord[][] = [];
+  return () => {
+    if (queue.length === 0) queue = collectorConversations(seed++);
+    return queue.shift() as SpanRecord[];
+  };
+}
+
 /** Something timed on fresh traces: how a fresh trace becomes its input (not timed), and the call timed. */
 interface FreshContender {
   from: (trace: SpanRecord[]) => unknown;
@@ -67,11 +89,13 @@ interface FreshContender {
  * on all of them alike. Per contender the median of the rounds' means, and per contender after
  * the first the median of the rounds' ratios to the first (paired).
  */
-function cpuPerFreshTrace(contenders: readonly FreshContender[]): { medians: number[]; paired: number[] } {
-  const perRound = PER_ROUND / 4;
-  let n = TRACES;
+function cpuPerFreshTrace(
+  contenders: readonly FreshContender[],
+  make: () => SpanRecord[] = nextAgentRecords,
+  perRound = PER_ROUND / 4,
+): { medians: number[]; paired: number[] } {
   const once = (contender: FreshContender): number => {
-    const input = contender.from(agentRecords(n++));
+    const input = contender.from(make());
     const start = process.cpuUsage();
     (contender.each as (input: unknown) => void)(input);
     const { user, system } = process.cpuUsage(start);
@@ -227,6 +251,33 @@ console.log(
 const perAgentRatio = freshPaired.agents;
 console.log(
   `with the per-agent rules on: ${perAgentRatio.toFixed(2)}x, ${perAgentRatio <= 1.5 ? 'met' : 'NOT MET'}; the same ${TRACES} again: ${(warm.agents / warm.parse).toFixed(2)}x`,
+);
+
+// The same two contenders on longer conversations: what a turn costs once its histories are long.
+const longer = cpuPerFreshTrace(
+  [
+    { from: jsonAttributes, each: parseAll },
+    { from: (trace) => trace, each: judgeOne },
+  ],
+  collectorConversationMaker(),
+  LONGER_PER_ROUND,
+);
+const sampleLonger = collectorConversations(0);
+const longerSpans = sampleLonger.map((trace) => trace.length);
+const longerKib =
+  sampleLonger.reduce(
+    (sum, trace) => sum + jsonAttributes(trace).reduce((n, text) => n + text.length, 0),
+    0,
+  ) /
+  sampleLonger.length /
+  1024;
+console.log(
+  `\nlonger conversations (bench/collector.ts's: ${Math.min(...longerSpans)}-${Math.max(...longerSpans)} spans, ` +
+    `${longerKib.toFixed(0)} KiB of JSON attributes each on average), fresh, taking turns, the same scenario:`,
+);
+console.log(
+  `  JSON.parse ${(longer.medians[0] as number).toFixed(0)} µs/trace, TraceJudge.judge ${(longer.medians[1] as number).toFixed(0)} µs/trace: ` +
+    `paired ${(longer.paired[1] as number).toFixed(2)}x (shown, not the budget's trace)`,
 );
 
 /** Bytes allocated per call of `each` (sampled every 512 bytes; what GC already took counted too). */
