@@ -324,13 +324,14 @@ export function decodeKeyValues(
     const entry = raw[i];
     if (!isObject(entry))
       return new Invalid(`${at}[${i}]`, `expected a {"key", "value"} object, got ${describe(entry)}`);
-    const key = entry.key;
-    if (typeof key !== 'string') {
+    const written = entry.key;
+    if (typeof written !== 'string') {
       return new Invalid(
         `${at}[${i}].key`,
-        key === undefined ? 'missing key' : `expected a string, got ${describe(key)}`,
+        written === undefined ? 'missing key' : `expected a string, got ${describe(written)}`,
       );
     }
+    const key = commonKey(written);
     let value = decodeAnyValue(entry.value, depth);
     // Too deep: the attribute says so and the span is kept; inside a kvlist, its attribute does.
     if (value instanceof TooDeepValue && depth === 0) value = TOO_DEEP_TEXT;
@@ -347,6 +348,45 @@ export function decodeKeyValues(
     if (note !== undefined) noteText(attributes, key, value as string, note);
   }
   return attributes;
+}
+
+/**
+ * Attribute keys repeat from span to span, but `JSON.parse` makes each a new string, and storing
+ * a property under a new string makes V8 hash it and look it up among its property names. So the
+ * keys seen last are kept in a few slots, and each slot remembers the slot read after it (spans
+ * of one kind write their keys in the same order): a key equal to the one expected next is
+ * that string, already a property name, found without hashing. Bounded: short keys only, one a slot.
+ */
+const KEY_SLOTS = 256;
+const MAX_CACHED_KEY = 64;
+const cachedKeys: string[] = new Array(KEY_SLOTS).fill('');
+/** The slot read after each slot the last time it was read. */
+const nextKeySlots = new Int32Array(KEY_SLOTS);
+let lastKeySlot = 0;
+
+/** `key`, or an equal key seen before (see above). */
+export function commonKey(key: string): string {
+  const expected = nextKeySlots[lastKeySlot] as number;
+  const predicted = cachedKeys[expected] as string;
+  if (predicted === key) {
+    lastKeySlot = expected;
+    return predicted;
+  }
+  if (key.length > MAX_CACHED_KEY) return key;
+  // Not the one expected: its slot by a hash of its length and a few of its characters.
+  const length = key.length;
+  const slot =
+    (Math.imul(length, 0x9e3779b1) ^
+      (key.charCodeAt(length >> 1) << 4) ^
+      (key.charCodeAt(length - 1) << 9) ^
+      key.charCodeAt(length >> 2)) &
+    (KEY_SLOTS - 1);
+  nextKeySlots[lastKeySlot] = slot;
+  lastKeySlot = slot;
+  const cached = cachedKeys[slot] as string;
+  if (cached === key) return cached;
+  cachedKeys[slot] = key;
+  return key;
 }
 
 /** A JSON object: not null, not an array. */

@@ -610,3 +610,65 @@ describe('ids and times read span after span', () => {
     );
   });
 });
+
+describe('attribute keys through the cache of repeated keys', () => {
+  // Keys are looked up in a few slots, each predicting the next: spans from small pools of keys
+  // (so slots are hit, predicted and collide), long, empty, unusual and `__proto__` keys, repeated
+  // keys, in any order, over many requests. Each span's attributes are exactly its list's entries,
+  // a repeated key with its last value, in the order an object given them one by one keeps.
+  const pooled = fc.constantFrom(
+    'gen_ai.operation.name',
+    'gen_ai.tool.name',
+    'gen_ai.tool.call.id',
+    'gen_ai.input.messages',
+    'gen_ai.output.messages',
+    'http.route',
+    'a',
+    'b',
+    'ab',
+    'ba',
+    '',
+    '__proto__',
+    'constructor',
+    'x'.repeat(65),
+    'x'.repeat(64),
+    'é',
+  );
+  const key = fc.oneof(
+    { weight: 4, arbitrary: pooled },
+    { weight: 1, arbitrary: fc.string({ maxLength: 80 }) },
+  );
+  const entry = fc.record({ key, value: fc.string({ maxLength: 8 }) });
+  const spanAttributes = fc.array(entry, { maxLength: 8 });
+
+  it('keeps every key as written, whatever came before', () => {
+    fc.assert(
+      fc.property(
+        fc.array(fc.array(spanAttributes, { minLength: 1, maxLength: 5 }), { minLength: 1, maxLength: 4 }),
+        (requests) => {
+          for (const lists of requests) {
+            const spans = lists.map((list) =>
+              span({ attributes: list.map((e) => ({ key: e.key, value: { stringValue: e.value } })) }),
+            );
+            const result = decodeExportTraceRequest(request(...spans));
+            expect(result.spans).toHaveLength(lists.length);
+            lists.forEach((list, i) => {
+              const expected: Record<string, string> = {};
+              for (const e of list)
+                Object.defineProperty(expected, e.key, {
+                  value: e.value,
+                  enumerable: true,
+                  writable: true,
+                  configurable: true,
+                });
+              const attributes = result.spans[i]?.attributes ?? {};
+              expect(Object.entries(attributes)).toEqual(Object.entries(expected));
+              expect(Object.getPrototypeOf(attributes)).toBe(Object.prototype);
+            });
+          }
+        },
+      ),
+      { numRuns: 500 },
+    );
+  });
+});
