@@ -355,7 +355,7 @@ export function decodeKeyValues(
  * a property under a new string makes V8 hash it and look it up among its property names. So the
  * keys seen last are kept in a few slots, and each slot remembers the slot read after it (spans
  * of one kind write their keys in the same order): a key equal to the one expected next is
- * that string, already a property name, found without hashing. Bounded: short keys only, one a slot.
+ * that string, made a property name when first stored, found without hashing. Bounded: short keys only, one a slot.
  */
 const KEY_SLOTS = 256;
 const MAX_CACHED_KEY = 64;
@@ -365,7 +365,7 @@ const nextKeySlots = new Int32Array(KEY_SLOTS);
 let lastKeySlot = 0;
 
 /** `key`, or an equal key seen before (see above). */
-export function commonKey(key: string): string {
+function commonKey(key: string): string {
   const expected = nextKeySlots[lastKeySlot] as number;
   const predicted = cachedKeys[expected] as string;
   if (predicted === key) {
