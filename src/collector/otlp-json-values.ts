@@ -355,7 +355,8 @@ export function decodeKeyValues(
  * a property under a new string makes V8 hash it and look it up among its property names. So the
  * keys seen last are kept in a few slots, and each slot remembers the slot read after it (spans
  * of one kind write their keys in the same order): a key equal to the one expected next is
- * that string, made a property name when first stored, found without hashing. Bounded: short keys only, one a slot.
+ * that string, made a property name when first stored, found without hashing. Bounded: short
+ * keys only, one a slot.
  */
 const KEY_SLOTS = 256;
 const MAX_CACHED_KEY = 64;
