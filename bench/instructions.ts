@@ -13,9 +13,10 @@
  * JSON attributes (the baseline of parsing), `JSON.parse` of them and TraceJudge.judge; or, given
  * another checkout, the baseline, this checkout's judge and the other's on the same traces. About
  * a quarter of an hour on two cores.
- * Needs valgrind (Debian's package `valgrind`).
+ * With `--cache`, the misses of the simulated first-level caches too (twice as long). Needs
+ * valgrind (Debian's package `valgrind`).
  *
- *   npx tsx bench/instructions.ts [OTHER_CHECKOUT]
+ *   npx tsx bench/instructions.ts [--cache] [OTHER_CHECKOUT]
  */
 import { spawn, spawnSync } from 'node:child_process';
 import { availableParallelism } from 'node:os';
@@ -27,7 +28,9 @@ import { availableParallelism } from 'node:os';
 const FROM = 7_000;
 const TO = 10_000;
 
-const other = process.argv[2];
+/** With `--cache`, callgrind also simulates this machine's first-level caches and counts their misses. */
+const cache = process.argv.includes('--cache');
+const other = process.argv.slice(2).find((arg) => arg !== '--cache');
 if (spawnSync('valgrind', ['--version']).error) {
   console.error('valgrind not found: it counts the instructions (Debian: apt-get install valgrind)');
   process.exit(2);
@@ -48,11 +51,15 @@ const CONTENDERS: Contender[] = other
   ? [MAKE, JUDGE, { name: `TraceJudge.judge of ${other}`, mode: 'judge', checkout: other }]
   : [MAKE, TEXTS, PARSE, JUDGE];
 
-/** Instructions one process executed, and what it printed of its work. */
-function count(contender: Contender, traces: number): Promise<{ instructions: number; said: string }> {
+/** Callgrind's counts by event (`Ir` instructions, `I1mr` first-level instruction misses, …). */
+type Events = Record<string, number>;
+
+/** What one process executed, and what it printed of its work. */
+function count(contender: Contender, traces: number): Promise<{ events: Events; said: string }> {
   const args = [
     '--tool=callgrind',
     '--callgrind-out-file=/dev/null',
+    ...(cache ? ['--cache-sim=yes'] : []),
     process.execPath,
     '--predictable',
     '--random-seed=1',
@@ -75,12 +82,16 @@ function count(contender: Contender, traces: number): Promise<{ instructions: nu
     });
     child.on('error', reject);
     child.on('close', (code) => {
-      const collected = /Collected : (\d+)/.exec(err);
-      if (code !== 0 || !collected) {
+      const names = /Events {3,4}: ([\w ]+)/.exec(err)?.[1]?.trim().split(/\s+/);
+      const values = /Collected : ([\d ]+)/.exec(err)?.[1]?.trim().split(/\s+/).map(Number);
+      if (code !== 0 || !names || !values || names.length !== values.length) {
         reject(new Error(`${contender.mode} ${traces} exited ${code}:\n${err.slice(-2_000)}`));
         return;
       }
-      resolve({ instructions: Number(collected[1]), said: out.trim() });
+      resolve({
+        events: Object.fromEntries(names.map((name, at) => [name, values[at] as number])),
+        said: out.trim(),
+      });
     });
   });
 }
@@ -101,34 +112,51 @@ async function inParallel<T>(jobs: (() => Promise<T>)[]): Promise<T[]> {
 
 const jobs = CONTENDERS.flatMap((contender) => [FROM, TO].map((traces) => () => count(contender, traces)));
 const runs = await inParallel(jobs);
-/** Instructions per trace of each contender, between the two counts. */
-const perTrace = CONTENDERS.map((_, k) => {
-  const [from, to] = [runs[2 * k], runs[2 * k + 1]] as [{ instructions: number }, { instructions: number }];
-  return (to.instructions - from.instructions) / (TO - FROM);
-});
-const at = (contender: Contender) => perTrace[CONTENDERS.indexOf(contender)] as number;
-const make = at(MAKE);
-const judgeOnly = at(JUDGE) - make;
-const kilo = (instructions: number) => `${(instructions / 1e3).toFixed(0)}k`;
-
-console.log(
-  `instructions per fresh agent trace (bench/judge.ts's: 11 spans), traces ${FROM}-${TO} of each process, callgrind`,
-);
-console.log(`${MAKE.name}: ${kilo(make)}`);
-if (other) {
-  const otherOnly = (perTrace[2] as number) - make;
-  console.log(
-    `${JUDGE.name}: ${kilo(judgeOnly)} over the baseline; ${CONTENDERS[2]?.name}: ${kilo(otherOnly)}`,
+/** Each event's count per trace of each contender, between the two counts. */
+const perTrace: Events[] = CONTENDERS.map((_, k) => {
+  const [from, to] = [runs[2 * k], runs[2 * k + 1]] as [{ events: Events }, { events: Events }];
+  return Object.fromEntries(
+    Object.keys(to.events).map((name) => [
+      name,
+      ((to.events[name] as number) - (from.events[name] as number)) / (TO - FROM),
+    ]),
   );
+});
+const at = (contender: Contender) => perTrace[CONTENDERS.indexOf(contender)] as Events;
+/** Per trace, what `of` counted beyond `base`. */
+const over = (of: Events, base: Events): Events =>
+  Object.fromEntries(Object.keys(of).map((name) => [name, (of[name] as number) - (base[name] as number)]));
+const kilo = (value: number | undefined) => `${((value ?? 0) / 1e3).toFixed(1)}k`;
+/** Instructions, and with `--cache` the misses of the first-level caches. */
+const counts = (events: Events) =>
+  `${kilo(events.Ir)} instructions` +
+  (cache
+    ? `, ${kilo(events.I1mr)} L1 instruction misses, ${kilo(events.D1mr)} L1 data read misses, ${kilo(events.D1mw)} write misses`
+    : '');
+
+const make = at(MAKE);
+const judgeOnly = over(at(JUDGE), make);
+console.log(
+  `per fresh agent trace (bench/judge.ts's: 11 spans), traces ${FROM}-${TO} of each process, callgrind${cache ? ' with its cache simulation' : ''}`,
+);
+console.log(`${MAKE.name}: ${counts(make)}`);
+if (other) {
+  const otherOnly = over(perTrace[2] as Events, make);
+  console.log(`${JUDGE.name}, over the baseline: ${counts(judgeOnly)}`);
+  console.log(`${CONTENDERS[2]?.name}, over the baseline: ${counts(otherOnly)}`);
   console.log(
-    `this checkout's judging / the other's: ${(judgeOnly / otherOnly).toFixed(3)}x in instructions`,
+    `this checkout's judging / the other's: ${((judgeOnly.Ir as number) / (otherOnly.Ir as number)).toFixed(3)}x in instructions`,
   );
 } else {
-  const parseOnly = at(PARSE) - at(TEXTS);
-  console.log(`${TEXTS.name}: ${kilo(at(TEXTS))}`);
-  console.log(`${PARSE.name}: ${kilo(parseOnly)} over its baseline`);
+  const parseOnly = over(at(PARSE), at(TEXTS));
+  console.log(`${TEXTS.name}: ${counts(at(TEXTS))}`);
+  console.log(`${PARSE.name}, over its baseline: ${counts(parseOnly)}`);
+  console.log(`${JUDGE.name}, over its baseline: ${counts(judgeOnly)}`);
   console.log(
-    `${JUDGE.name}: ${kilo(judgeOnly)} over its baseline, ${(judgeOnly / parseOnly).toFixed(2)}x JSON.parse`,
+    `TraceJudge.judge / JSON.parse: ${((judgeOnly.Ir as number) / (parseOnly.Ir as number)).toFixed(2)}x in instructions` +
+      (cache
+        ? `, ${((judgeOnly.I1mr as number) / (parseOnly.I1mr as number)).toFixed(1)}x in L1 instruction misses`
+        : ''),
   );
 }
 console.log(
