@@ -8,15 +8,9 @@
  *
  *   npx tsx bench/instructions-run.ts make|texts|parse|judge COUNT [CHECKOUT]
  */
-import { resolve } from 'node:path';
-import { pathToFileURL } from 'node:url';
 import type { SpanRecord } from '../src/model/span-record.js';
 import { agentRecords, jsonAttributes } from './agent-records.js';
-import { PROCESSOR_SCENARIO } from './processor.js';
-
-interface Judge {
-  judge(traceId: string, spans: SpanRecord[]): { reports: readonly { verdict: string }[] };
-}
+import { checkoutJudge } from './checkout-judge.js';
 
 const [mode, countText, root = '.'] = process.argv.slice(2);
 const count = Number(countText);
@@ -29,22 +23,7 @@ if (
   process.exit(2);
 }
 
-/** A checkout's TraceJudge: src/judging/ today, src/processor/ before the core moved. */
-async function judgeOf(checkout: string): Promise<Judge> {
-  for (const path of ['src/judging/trace-judge.ts', 'src/processor/trace-judge.ts']) {
-    try {
-      const module = (await import(pathToFileURL(resolve(checkout, path)).href)) as {
-        TraceJudge: new (options: { scenarios: unknown[] }) => Judge;
-      };
-      return new module.TraceJudge({ scenarios: [PROCESSOR_SCENARIO] });
-    } catch (error) {
-      if ((error as NodeJS.ErrnoException).code !== 'ERR_MODULE_NOT_FOUND') throw error;
-    }
-  }
-  throw new Error(`${checkout}: no src/judging/trace-judge.ts or src/processor/trace-judge.ts`);
-}
-
-const judge = mode === 'judge' ? await judgeOf(root) : undefined;
+const judge = mode === 'judge' ? await checkoutJudge(root) : undefined;
 let values = 0;
 const verdicts: Record<string, number> = {};
 for (let n = 0; n < count; n++) {

@@ -8,19 +8,14 @@
  *   git worktree add ../baseline HEAD~1 && cp -al node_modules ../baseline/
  *   npx tsx bench/judge-pair.ts ../baseline
  */
-import { resolve } from 'node:path';
-import { pathToFileURL } from 'node:url';
 import { TraceJudge } from '../src/judging/trace-judge.js';
 import type { SpanRecord } from '../src/model/span-record.js';
 import { agentRecords } from './agent-records.js';
+import { type CheckoutJudge, checkoutJudge } from './checkout-judge.js';
 import { PROCESSOR_SCENARIO } from './processor.js';
 
 const ROUNDS = 31;
 const PER_ROUND = 2_000;
-
-interface Judge {
-  judge(traceId: string, spans: SpanRecord[]): unknown;
-}
 
 const other = process.argv[2];
 if (!other) {
@@ -28,25 +23,10 @@ if (!other) {
   process.exit(2);
 }
 
-/** The other checkout's TraceJudge: src/judging/ today, src/processor/ before the core moved. */
-async function otherJudge(root: string): Promise<Judge> {
-  for (const path of ['src/judging/trace-judge.ts', 'src/processor/trace-judge.ts']) {
-    try {
-      const module = (await import(pathToFileURL(resolve(root, path)).href)) as {
-        TraceJudge: new (options: { scenarios: unknown[] }) => Judge;
-      };
-      return new module.TraceJudge({ scenarios: [PROCESSOR_SCENARIO] });
-    } catch (error) {
-      if ((error as NodeJS.ErrnoException).code !== 'ERR_MODULE_NOT_FOUND') throw error;
-    }
-  }
-  throw new Error(`${root}: no src/judging/trace-judge.ts or src/processor/trace-judge.ts`);
-}
-
 const traces = Array.from({ length: 200 }, (_, n) => agentRecords(n));
 
 /** CPU microseconds per trace over one round. */
-function round(judge: Judge): number {
+function round(judge: CheckoutJudge): number {
   const start = process.cpuUsage();
   for (let i = 0; i < PER_ROUND; i++) {
     const trace = traces[i % traces.length] as SpanRecord[];
@@ -57,7 +37,7 @@ function round(judge: Judge): number {
 }
 
 const here = new TraceJudge({ scenarios: [PROCESSOR_SCENARIO] });
-const there = await otherJudge(other);
+const there = await checkoutJudge(other);
 for (let i = 0; i < 3; i++) {
   round(here);
   round(there);
