@@ -2,9 +2,9 @@
  * One process of bench/instructions.ts, run under callgrind: makes `count` fresh agent traces
  * (bench/judge.ts's) with a real TracerProvider and does one thing with each: nothing more
  * (`make`, the baseline), takes out its JSON attributes (`texts`, the baseline of `parse`),
- * `JSON.parse` of those (`parse`), or TraceJudge.judge
- * against the processor benchmark's scenario (`judge`, this checkout's or, given a root, another
- * checkout's). Prints what it did, so a run that judged nothing is seen.
+ * `JSON.parse` of those (`parse`), or TraceJudge.judge against the processor benchmark's
+ * scenario (`judge`, this checkout's or, given a root, another checkout's). Prints what it did,
+ * so a run that judged nothing is seen.
  *
  *   npx tsx bench/instructions-run.ts make|texts|parse|judge COUNT [CHECKOUT]
  */

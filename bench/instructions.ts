@@ -4,17 +4,15 @@
  * `--predictable`, so it compiles and collects on the main thread in the same order each time:
  * two runs agree within about 0.1%). So a change of a few percent, which timings on this shared
  * machine cannot tell apart, shows here, and so does how much of bench:judge's ratio is work
- * rather than waiting on memory (instructions say nothing of cache misses: a fresh trace's share
- * of those is in bench:judge's time, not here).
+ * rather than waiting on memory (instructions say nothing of cache misses; `--cache` counts those
+ * of the simulated first-level caches, taking twice as long).
  *
  * Each contender runs in its own process (bench/instructions-run.ts) at two trace counts; the
  * difference divided by the traces between is what one trace costs, start-up and most of the
  * compiling left out. Contenders: making the trace (the baseline of judging), taking out its
  * JSON attributes (the baseline of parsing), `JSON.parse` of them and TraceJudge.judge; or, given
  * another checkout, the baseline, this checkout's judge and the other's on the same traces. About
- * a quarter of an hour on two cores.
- * With `--cache`, the misses of the simulated first-level caches too (twice as long). Needs
- * valgrind (Debian's package `valgrind`).
+ * a quarter of an hour on two cores. Needs valgrind (Debian's package `valgrind`).
  *
  *   npx tsx bench/instructions.ts [--cache] [OTHER_CHECKOUT]
  */

@@ -46,8 +46,9 @@ function conversations(): SpanRecord[][] {
 
 /**
  * Calls each contender is warmed up with, all of them before any is timed: judging's code is
- * still being compiled thousands of traces in (the instructions a trace takes, bench/instructions.ts,
- * still fall past 7,000), and the first judge timed would pay for what the later ones reuse.
+ * still being compiled thousands of traces in (the instructions a trace takes still fall between
+ * 4,000 and 10,000: docs/performance.md), and the first judge timed would pay for what the later
+ * ones reuse.
  */
 const WARM_UP = 10_000;
 
