@@ -44,10 +44,9 @@ const MAKE: Contender = { name: 'making the trace (baseline of judging)', mode: 
 const TEXTS: Contender = { name: 'taking out its JSON attributes (baseline of parsing)', mode: 'texts' };
 const PARSE: Contender = { name: 'JSON.parse of the JSON attributes', mode: 'parse' };
 const JUDGE: Contender = { name: 'TraceJudge.judge', mode: 'judge' };
+const OTHER: Contender = { name: `TraceJudge.judge of ${other}`, mode: 'judge', checkout: other };
 /** Against another checkout, the parse is left out: the two judges' ratio needs only the baseline. */
-const CONTENDERS: Contender[] = other
-  ? [MAKE, JUDGE, { name: `TraceJudge.judge of ${other}`, mode: 'judge', checkout: other }]
-  : [MAKE, TEXTS, PARSE, JUDGE];
+const CONTENDERS: Contender[] = other ? [MAKE, JUDGE, OTHER] : [MAKE, TEXTS, PARSE, JUDGE];
 
 /** Callgrind's counts by event (`Ir` instructions, `I1mr` first-level instruction misses, …). */
 type Events = Record<string, number>;
@@ -110,20 +109,16 @@ async function inParallel<T>(jobs: (() => Promise<T>)[]): Promise<T[]> {
 
 const jobs = CONTENDERS.flatMap((contender) => [FROM, TO].map((traces) => () => count(contender, traces)));
 const runs = await inParallel(jobs);
-/** Each event's count per trace of each contender, between the two counts. */
-const perTrace: Events[] = CONTENDERS.map((_, k) => {
-  const [from, to] = [runs[2 * k], runs[2 * k + 1]] as [{ events: Events }, { events: Events }];
-  return Object.fromEntries(
-    Object.keys(to.events).map((name) => [
-      name,
-      ((to.events[name] as number) - (from.events[name] as number)) / (TO - FROM),
-    ]),
+/** What `of` counted beyond `base`, divided by `per`. */
+const over = (of: Events, base: Events, per = 1): Events =>
+  Object.fromEntries(
+    Object.keys(of).map((name) => [name, ((of[name] as number) - (base[name] as number)) / per]),
   );
-});
+/** Each event's count per trace of each contender, between the two counts. */
+const perTrace: Events[] = CONTENDERS.map((_, k) =>
+  over((runs[2 * k + 1] as { events: Events }).events, (runs[2 * k] as { events: Events }).events, TO - FROM),
+);
 const at = (contender: Contender) => perTrace[CONTENDERS.indexOf(contender)] as Events;
-/** Per trace, what `of` counted beyond `base`. */
-const over = (of: Events, base: Events): Events =>
-  Object.fromEntries(Object.keys(of).map((name) => [name, (of[name] as number) - (base[name] as number)]));
 const kilo = (value: number | undefined) => `${((value ?? 0) / 1e3).toFixed(1)}k`;
 /** Instructions, and with `--cache` the misses of the first-level caches. */
 const counts = (events: Events) =>
@@ -139,9 +134,9 @@ console.log(
 );
 console.log(`${MAKE.name}: ${counts(make)}`);
 if (other) {
-  const otherOnly = over(perTrace[2] as Events, make);
+  const otherOnly = over(at(OTHER), make);
   console.log(`${JUDGE.name}, over the baseline: ${counts(judgeOnly)}`);
-  console.log(`${CONTENDERS[2]?.name}, over the baseline: ${counts(otherOnly)}`);
+  console.log(`${OTHER.name}, over the baseline: ${counts(otherOnly)}`);
   console.log(
     `this checkout's judging / the other's: ${((judgeOnly.Ir as number) / (otherOnly.Ir as number)).toFixed(3)}x in instructions`,
   );
