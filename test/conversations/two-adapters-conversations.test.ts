@@ -101,11 +101,15 @@ async function adapter(
   );
   const running = await startService(config, { baseDir: dir, log: () => {} });
   cleanup.push(() => running.close());
-  const reports = () =>
-    readFileSync(join(dir, `${name}.jsonl`), 'utf8')
+  // Whole lines only: polled while the sink appends, the last line may be half written.
+  const reports = () => {
+    const text = readFileSync(join(dir, `${name}.jsonl`), 'utf8');
+    return text
+      .slice(0, text.lastIndexOf('\n') + 1)
       .split('\n')
       .filter(Boolean)
       .map((line) => JSON.parse(line) as Report);
+  };
   return { running, reports };
 }
 
