@@ -91,10 +91,14 @@ export class GroundingSources {
     return source.outcome.status === 'ok' && this.trajectory.happensBefore(source, call);
   }
 
-  /** The sources that succeeded but whose result cannot be read, computed once. */
+  /**
+   * The sources that succeeded but whose result cannot be read, computed once: from the result's
+   * state alone, as {@link read} decides it, without reading the values of every other result.
+   */
   unreadableOk(): readonly ToolCall[] {
     this.#blind ??= this.sources.filter(
-      (source) => source.outcome.status === 'ok' && !this.read(source).readable,
+      ({ outcome, result }) =>
+        outcome.status === 'ok' && (!result.captured || result.parseError !== undefined),
     );
     return this.#blind;
   }
@@ -119,9 +123,9 @@ export class GroundingSources {
     }
     const index = new Map<JsonScalar, ToolCall[]>();
     for (const source of this.sources) {
-      const read = this.read(source);
-      if (!read.readable) continue;
-      for (const field of read.values) {
+      const values = this.#valuesOf(source);
+      if (values === undefined) continue;
+      for (const field of values) {
         if (field !== null && typeof field === 'object') continue;
         const holders = index.get(field);
         // Sources are indexed one after another: a source already last holds this value once.
@@ -167,6 +171,20 @@ export class GroundingSources {
         return typeof value === 'string' && value !== '' && field.includes(value);
       return Array.isArray(field) && field.some((item) => deepEqualJson(item, value));
     });
+  }
+
+  /**
+   * The values of the source's result the rule reads, undefined when it cannot be read: as
+   * {@link read} has them, else read without keeping them (building the index reads every
+   * source once, and keeping each read made the index cost a second table as large).
+   */
+  #valuesOf(source: ToolCall): JsonValue[] | undefined {
+    const kept = this.#fields?.get(source);
+    if (kept) return kept.readable ? kept.values : undefined;
+    const { result } = source;
+    if (!result.captured || result.parseError !== undefined) return undefined;
+    if (this.fromPath === undefined) return jsonValues(result.value);
+    return readPath(result.value, this.fromPath).map((hit) => hit.value);
   }
 
   /** The source's result as the rule reads it, read on first use. */
