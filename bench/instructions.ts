@@ -68,7 +68,10 @@ function count(contender: Contender, traces: number): Promise<{ events: Events; 
     ...(contender.checkout ? [contender.checkout] : []),
   ];
   return new Promise((resolve, reject) => {
-    const child = spawn('valgrind', args, { stdio: ['ignore', 'pipe', 'pipe'] });
+    // tsx's transform cache off: a run that found the other checkout's files transformed by a
+    // run before it would count less than its pair by the transforming, not by the judging.
+    const env = { ...process.env, TSX_DISABLE_CACHE: '1' };
+    const child = spawn('valgrind', args, { stdio: ['ignore', 'pipe', 'pipe'], env });
     let out = '';
     let err = '';
     child.stdout.on('data', (chunk: Buffer) => {
