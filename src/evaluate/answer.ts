@@ -8,7 +8,7 @@
  */
 import { distance } from 'fastest-levenshtein';
 import type { JsonValue } from '../model/json.js';
-import type { ToolCall, Trajectory, Turn } from '../model/trajectory.js';
+import { isReadable, type ToolCall, type Trajectory, type Turn } from '../model/trajectory.js';
 import { readPath } from '../scenario/json-path.js';
 import type { AnswerSection } from '../scenario/native-answer.js';
 import { OfferedKeys, SoughtKeys } from './answer-keys.js';
@@ -188,7 +188,7 @@ function readable(earlier: readonly ToolCall[]): { ok: ToolCall[]; unread: ToolC
   const unread: ToolCall[] = [];
   for (const call of earlier) {
     if (call.outcome.status !== 'ok') continue;
-    if (call.result.captured && call.result.parseError === undefined) ok.push(call);
+    if (isReadable(call.result)) ok.push(call);
     else unread.push(call);
   }
   return { ok, unread };
@@ -213,7 +213,7 @@ function groundedCheck(
   let argsUnread = false;
   if (withArguments) {
     for (const call of answer.earlier) {
-      if (!call.args.captured || call.args.parseError !== undefined) argsUnread = true;
+      if (!isReadable(call.args)) argsUnread = true;
       else if (!sought.allFound) offeredKeys(call.args.value, sought);
     }
   }

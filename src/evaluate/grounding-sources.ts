@@ -4,7 +4,7 @@
  * value, by scan or by an index built when a rule looks up several values.
  */
 import type { JsonValue } from '../model/json.js';
-import { type ToolCall, type Trajectory, unreadable } from '../model/trajectory.js';
+import { isReadable, type ToolCall, type Trajectory, unreadable } from '../model/trajectory.js';
 import {
   holdsAt,
   holdsScalar,
@@ -79,7 +79,7 @@ export class GroundingSources {
     for (const source of this.sources) {
       if (!this.grounds(source, call)) continue;
       const { result } = source;
-      if (!result.captured || result.parseError !== undefined) continue;
+      if (!isReadable(result)) continue;
       if (path === undefined ? holdsScalar(result.value, value) : holdsAt(result.value, path, value))
         return true;
     }
@@ -97,8 +97,7 @@ export class GroundingSources {
    */
   unreadableOk(): readonly ToolCall[] {
     this.#blind ??= this.sources.filter(
-      ({ outcome, result }) =>
-        outcome.status === 'ok' && (!result.captured || result.parseError !== undefined),
+      ({ outcome, result }) => outcome.status === 'ok' && !isReadable(result),
     );
     return this.#blind;
   }
@@ -145,8 +144,7 @@ export class GroundingSources {
         // Any field of the result: walked with an early exit, nothing collected or kept, as
         // most rules look up one value.
         const { result } = source;
-        if (result.captured && result.parseError === undefined && holdsScalar(result.value, value))
-          holders.push(source);
+        if (isReadable(result) && holdsScalar(result.value, value)) holders.push(source);
         continue;
       }
       const read = this.read(source);
@@ -182,7 +180,7 @@ export class GroundingSources {
     const kept = this.#fields?.get(source);
     if (kept) return kept.readable ? kept.values : undefined;
     const { result } = source;
-    if (!result.captured || result.parseError !== undefined) return undefined;
+    if (!isReadable(result)) return undefined;
     if (this.fromPath === undefined) return jsonValues(result.value);
     return readPath(result.value, this.fromPath).map((hit) => hit.value);
   }

@@ -6,7 +6,7 @@
  * outcome is asked, make the pair "unknown", never a match.
  */
 import { isJsonObject, type JsonValue } from '../model/json.js';
-import { type Captured, type ToolCall, unreadable } from '../model/trajectory.js';
+import { type Captured, isReadable, type ToolCall, unreadable } from '../model/trajectory.js';
 import type { JsonObject } from '../scenario/assertions.js';
 import { readPath } from '../scenario/json-path.js';
 import type { ReferenceSection } from '../scenario/native.js';
@@ -97,7 +97,7 @@ export function classifyArguments(
   if (reference.args === undefined) return 'match';
   const mode = modeFor(call.tool, section);
   if (mode === 'ignore') return 'match';
-  if (!call.args.captured || call.args.parseError !== undefined) return 'unknown';
+  if (!isReadable(call.args)) return 'unknown';
   if (Array.isArray(mode))
     return comparePaths(mode, reference.args, call.args, section.ignore).status as 'match' | 'mismatch';
   const ignore = ignorePaths(section.ignore);

@@ -5,7 +5,7 @@
  * gated tool run without approval.
  */
 import type { JsonValue } from '../model/json.js';
-import { type ToolCall, type Trajectory, unreadable } from '../model/trajectory.js';
+import { isReadable, type ToolCall, type Trajectory, unreadable } from '../model/trajectory.js';
 import { everyValueAt, type PathHit, readPath, scalarKey, walkJson } from '../scenario/json-path.js';
 import type { SafetySection } from '../scenario/native.js';
 import { checkApproval } from './approval.js';
@@ -247,7 +247,7 @@ function trackedLeaves(value: JsonValue): PathHit[] {
 
 /** The parsed value of captured, valid JSON; undefined otherwise. */
 function readable(captured: ToolCall['args']): JsonValue | undefined {
-  return captured.captured && captured.parseError === undefined ? captured.value : undefined;
+  return isReadable(captured) ? captured.value : undefined;
 }
 
 function named(call: ToolCall): string {

@@ -41,6 +41,11 @@ export function tooDeep(): Captured<JsonValue> {
   };
 }
 
+/** Whether a value was captured and reads as JSON: what every rule that compares values asks first. */
+export function isReadable<T>(value: Captured<T>): value is { captured: true; value: T } {
+  return value.captured && value.parseError === undefined;
+}
+
 /**
  * Why a captured value cannot be compared, as a phrase after "arguments are": `not valid JSON
  * (...)` or `nested deeper than 64 levels`; undefined when it can be (or was not captured).

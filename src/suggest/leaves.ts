@@ -4,7 +4,7 @@
  * rest is counted, so a huge search result never makes mining quadratic in its size.
  */
 import type { JsonValue } from '../model/json.js';
-import type { Captured } from '../model/trajectory.js';
+import { type Captured, isReadable } from '../model/trajectory.js';
 import { type PathHit, walkJson } from '../scenario/json-path.js';
 
 /** Leaves read from one value at most; past it the value's other leaves are not mined. */
@@ -21,7 +21,7 @@ export interface LeafTally {
  * or cannot be read). Booleans and null are left out: too common to say where a value came from.
  */
 export function leavesOf(value: Captured<JsonValue>, tally: LeafTally): PathHit[] {
-  if (!value.captured || value.parseError !== undefined) return [];
+  if (!isReadable(value)) return [];
   const leaves: PathHit[] = [];
   for (const hit of walkJson(value.value)) {
     if (hit.path === '' || !isMinable(hit.value)) continue;

@@ -5,7 +5,7 @@
  * Needs two runs at least: in one run every value is "the same in every run".
  */
 import { canonicalJson, isJsonObject, type JsonValue } from '../model/json.js';
-import type { Trajectory } from '../model/trajectory.js';
+import { isReadable, type Trajectory } from '../model/trajectory.js';
 import type { SuggestedRule, Supported } from './rules.js';
 import { compareText } from './runs.js';
 
@@ -30,7 +30,7 @@ export function mineArguments(
     const tools = new Set<string>();
     for (const call of trajectory.calls) {
       tools.add(call.tool);
-      const args = call.args.captured && call.args.parseError === undefined ? call.args.value : undefined;
+      const args = isReadable(call.args) ? call.args.value : undefined;
       const keys = constant.get(call.tool);
       if (!isJsonObject(args)) {
         // Arguments not captured (or not an object) make every constant of the tool unknowable.
