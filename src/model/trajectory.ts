@@ -41,8 +41,13 @@ export function tooDeep(): Captured<JsonValue> {
   };
 }
 
-/** Whether a value was captured and reads as JSON: what every rule that compares values asks first. */
-export function isReadable<T>(value: Captured<T>): value is { captured: true; value: T } {
+/**
+ * Whether a value was captured and reads as JSON: what every rule that compares values asks first.
+ * Narrows to a value without `parseError`, so the other branch keeps an unreadable captured one.
+ */
+export function isReadable<T>(
+  value: Captured<T>,
+): value is { captured: true; value: T; parseError?: undefined; tooDeep?: undefined } {
   return value.captured && value.parseError === undefined;
 }
 
