@@ -20,7 +20,8 @@ const MAX_CALLS = 100;
 /** The longest argument text kept per call. */
 const MAX_ARGUMENT_CHARS = 2_000;
 
-const FENCED = /```(?:py|python)?[ \t]*\r?\n([\s\S]*?)```/g;
+/** The closing fence starts a line (as smolagents reads it): a string holding ``` stays code. */
+const FENCED = /```(?:py|python)?[ \t]*\r?\n((?:[\s\S]*?\n)?)[ \t]*```/g;
 const TAGGED = /<code>([\s\S]*?)<\/code>/g;
 const CODE_LABEL = /(^|\n)\s*Code:\s*(\r?\n|$)/;
 const DECLARED = /\bdef ([A-Za-z_][A-Za-z0-9_]*)\(/g;

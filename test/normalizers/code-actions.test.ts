@@ -58,6 +58,17 @@ describe('calls read from code', () => {
     expect(request?.args).toMatchObject({ value: '"a (b", k=")"' });
   });
 
+  it('ends a fenced block at a fence starting a line, not at ``` inside a string', () => {
+    const [request] = codeActions(coded('search_agent("```")\nfinal_answer(1)'), TOOLS).requested;
+    expect(request?.args).toMatchObject({ value: '"```"' });
+    expect(toolsCalled(coded('search_agent("```")\nfinal_answer(1)'))).toEqual([
+      'search_agent',
+      'final_answer',
+    ]);
+    expect(toolsCalled('Code:\n```py\n```')).toEqual([]);
+    expect(toolsCalled('Code:\n```py\nfinal_answer(1)\n  ```\nsearch_agent(2)')).toEqual(['final_answer']);
+  });
+
   it('reads the same calls whatever else the code holds (fast-check)', () => {
     const names = fc.constantFrom('search_agent', 'final_answer', 'print', 'len', 'helper');
     const literal = fc.string({ maxLength: 20 }).map((text) => JSON.stringify(text));
