@@ -14,10 +14,23 @@
  * another checkout, the baseline, this checkout's judge and the other's on the same traces. About
  * a quarter of an hour on two cores. Needs valgrind (Debian's package `valgrind`).
  *
+ * With `--by-function`, the baseline and this checkout's judge only, cache misses counted, and
+ * then judging's counts function by function (bench/callgrind-functions.ts): what each function
+ * of toolpath, V8's JSON parser and the rest of V8 take per trace, the making subtracted.
+ *
  *   npx tsx bench/instructions.ts [--cache] [OTHER_CHECKOUT]
+ *   npx tsx bench/instructions.ts --by-function
  */
 import { spawn, spawnSync } from 'node:child_process';
-import { availableParallelism } from 'node:os';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { availableParallelism, tmpdir } from 'node:os';
+import { join } from 'node:path';
+import {
+  countsBetween,
+  type FunctionCounts,
+  functionTable,
+  readCallgrindFiles,
+} from './callgrind-functions.js';
 
 /**
  * Traces made before the counted ones: V8 is still compiling judging's code thousands of traces
@@ -26,9 +39,14 @@ import { availableParallelism } from 'node:os';
 const FROM = 7_000;
 const TO = 10_000;
 
+const byFunction = process.argv.includes('--by-function');
 /** With `--cache`, callgrind also simulates this machine's first-level caches and counts their misses. */
-const cache = process.argv.includes('--cache');
-const other = process.argv.slice(2).find((arg) => arg !== '--cache');
+const cache = byFunction || process.argv.includes('--cache');
+const other = process.argv.slice(2).find((arg) => !arg.startsWith('--'));
+if (byFunction && other) {
+  console.error('--by-function counts this checkout only');
+  process.exit(2);
+}
 if (spawnSync('valgrind', ['--version']).error) {
   console.error('valgrind not found: it counts the instructions (Debian: apt-get install valgrind)');
   process.exit(2);
@@ -46,20 +64,33 @@ const PARSE: Contender = { name: 'JSON.parse of the JSON attributes', mode: 'par
 const JUDGE: Contender = { name: 'TraceJudge.judge', mode: 'judge' };
 const OTHER: Contender = { name: `TraceJudge.judge of ${other}`, mode: 'judge', checkout: other };
 /** Against another checkout, the parse is left out: the two judges' ratio needs only the baseline. */
-const CONTENDERS: Contender[] = other ? [MAKE, JUDGE, OTHER] : [MAKE, TEXTS, PARSE, JUDGE];
+const CONTENDERS: Contender[] = byFunction
+  ? [MAKE, JUDGE]
+  : other
+    ? [MAKE, JUDGE, OTHER]
+    : [MAKE, TEXTS, PARSE, JUDGE];
+/** Where callgrind writes its files with `--by-function`. */
+const outDir = byFunction ? mkdtempSync(join(tmpdir(), 'toolpath-callgrind-')) : '';
 
 /** Callgrind's counts by event (`Ir` instructions, `I1mr` first-level instruction misses, …). */
 type Events = Record<string, number>;
 
-/** What one process executed, and what it printed of its work. */
-function count(contender: Contender, traces: number): Promise<{ events: Events; said: string }> {
+/** What one process executed (by function with `--by-function`), and what it printed of its work. */
+function count(
+  contender: Contender,
+  traces: number,
+): Promise<{ events: Events; said: string; functions?: FunctionCounts }> {
   const args = [
     '--tool=callgrind',
-    '--callgrind-out-file=/dev/null',
+    ...(byFunction
+      ? ['--dump-instr=yes', `--callgrind-out-file=${join(outDir, 'callgrind.%p')}`]
+      : ['--callgrind-out-file=/dev/null']),
     ...(cache ? ['--cache-sim=yes'] : []),
     process.execPath,
     '--predictable',
     '--random-seed=1',
+    // V8 names the code it compiles in /tmp/perf-PID.map, and leaves it where the map says.
+    ...(byFunction ? ['--perf-basic-prof', '--no-compact-code-space'] : []),
     '--import',
     'tsx',
     'bench/instructions-run.ts',
@@ -88,12 +119,22 @@ function count(contender: Contender, traces: number): Promise<{ events: Events; 
         reject(new Error(`${contender.mode} ${traces} exited ${code}:\n${err.slice(-2_000)}`));
         return;
       }
-      resolve({
-        events: Object.fromEntries(names.map((name, at) => [name, values[at] as number])),
-        said: out.trim(),
-      });
+      const events = Object.fromEntries(names.map((name, at) => [name, values[at] as number]));
+      resolve({ events, said: out.trim(), ...(byFunction && { functions: functionsOf(child.pid) }) });
     });
   });
+}
+
+/** The by-function counts of process `pid`, its files removed once read. */
+function functionsOf(pid: number | undefined): FunctionCounts {
+  const callgrindFile = join(outDir, `callgrind.${pid}`);
+  const perfMap = `/tmp/perf-${pid}.map`;
+  try {
+    return readCallgrindFiles(callgrindFile, perfMap, process.cwd());
+  } finally {
+    rmSync(callgrindFile, { force: true });
+    rmSync(perfMap, { force: true });
+  }
 }
 
 /** Runs the jobs, as many at once as there are processors. */
@@ -136,7 +177,17 @@ console.log(
   `per fresh agent trace (bench/judge.ts's: 11 spans), traces ${FROM}-${TO} of each process, callgrind${cache ? ' with its cache simulation' : ''}`,
 );
 console.log(`${MAKE.name}: ${counts(make)}`);
-if (other) {
+if (byFunction) {
+  console.log(`${JUDGE.name}, over the baseline: ${counts(judgeOnly)}`);
+  const [makeFrom, makeTo, judgeFrom, judgeTo] = runs.map((run) => run.functions as FunctionCounts);
+  const judging = countsBetween(
+    countsBetween(makeFrom as FunctionCounts, makeTo as FunctionCounts, TO - FROM),
+    countsBetween(judgeFrom as FunctionCounts, judgeTo as FunctionCounts, TO - FROM),
+    1,
+  );
+  for (const line of functionTable(judging)) console.log(line);
+  rmSync(outDir, { recursive: true, force: true });
+} else if (other) {
   const otherOnly = over(at(OTHER), make);
   console.log(`${JUDGE.name}, over the baseline: ${counts(judgeOnly)}`);
   console.log(`${OTHER.name}, over the baseline: ${counts(otherOnly)}`);
