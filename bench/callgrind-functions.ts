@@ -94,14 +94,13 @@ export function readCallgrind(text: string, perfMap: PerfMap, root: string): Fun
   const named = new Map<number, string>();
   let fn = '';
   let address = 0;
-  let line = 0;
   let skipNext = false;
   for (const row of text.split('\n')) {
     const first = row.charCodeAt(0);
     if ((first >= 48 && first <= 57) || first === 43 || first === 45 || first === 42) {
       const fields = row.split(' ');
+      // The instruction's address first; the costs after every position field (the line's).
       address = position(fields[0] as string, address);
-      if (positions > 1) line = position(fields[1] as string, line);
       if (skipNext) {
         skipNext = false;
         continue;
