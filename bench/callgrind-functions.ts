@@ -181,6 +181,11 @@ export function groupOf(name: string): string {
 }
 
 const ROWS = 25;
+const LEGEND: Record<string, string> = {
+  Ir: 'instructions',
+  I1mr: 'L1 instruction misses',
+  D1mr: 'L1 data read misses',
+};
 
 /**
  * Counts per trace as a table: the groups' totals, then the functions taking the most
@@ -190,7 +195,9 @@ export function functionTable({ events, functions }: FunctionCounts): string[] {
   const shown = ['Ir', 'I1mr', 'D1mr'].map((event) => events.indexOf(event)).filter((at) => at >= 0);
   const kilo = (value: number) => `${(value / 1e3).toFixed(1)}k`.padStart(9);
   const row = (counts: readonly number[]) => shown.map((at) => kilo(counts[at] ?? 0)).join('');
-  const header = `${shown.map((at) => (events[at] as string).padStart(9)).join('')}   (per trace: instructions, L1 instruction misses, L1 data read misses)`;
+  const header = `${shown.map((at) => (events[at] as string).padStart(9)).join('')}   (per trace: ${shown
+    .map((at) => LEGEND[events[at] as string])
+    .join(', ')})`;
   const groups = new Map<string, number[]>();
   for (const [name, counts] of functions) {
     const group = groupOf(name);
